@@ -1,0 +1,131 @@
+# rm-tools: see README.md.  `make` builds bin/, `make check` runs every test.
+# GNU make.  Variables for packagers first; the warnings live in WARN so
+# that `make CFLAGS=...` keeps them.
+
+VERSION   = 0.1.0
+PREFIX    = /usr/local
+BINDIR    = $(PREFIX)/bin
+MANDIR    = $(PREFIX)/share/man
+DOCDIR    = $(PREFIX)/share/doc/rm-tools
+COMPDIR   = $(PREFIX)/share/bash-completion/completions
+DESTDIR   =
+
+CC        = cc
+CFLAGS    = -O2 -g
+WARN      = -Wall -Wextra -Wshadow -Wformat=2 -Wpointer-arith -Wvla
+STD       = -std=gnu11 -D_GNU_SOURCE
+CPPFLAGS  =
+LDFLAGS   =
+LDLIBS    = -lm -ldl
+
+# make check SAN=1: AddressSanitizer + UndefinedBehaviorSanitizer build of
+# everything the tests run, in its own object tree.
+SAN       =
+ifeq ($(SAN),1)
+FLAVOR    = san
+SANFLAGS  = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+FLAVOR    = std
+SANFLAGS  =
+endif
+BUILD     = build/$(FLAVOR)
+ALL_CFLAGS = $(STD) $(WARN) $(CFLAGS) $(SANFLAGS) -Ilib -DRM_VERSION='"$(VERSION)"' -MMD -MP
+
+LIB_SRC   = $(wildcard lib/*.c)
+LIB_OBJ   = $(LIB_SRC:lib/%.c=$(BUILD)/lib/%.o)
+LIBA      = $(BUILD)/librmtools.a
+
+# A command is src/rm-x.c, or src/rm-x/*.c once it outgrows one file.
+SRC_ONE   = $(wildcard src/rm-*.c)
+SRC_DIRS  = $(patsubst %/,%,$(wildcard src/rm-*/))
+PROGS     = $(sort $(SRC_ONE:src/%.c=%) $(SRC_DIRS:src/%=%))
+SCRIPTS   = $(notdir $(wildcard scripts/rm-* scripts/resource-monitor.sh))
+
+UNIT_SRC  = $(wildcard tests/unit/t_*.c)
+UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TEST_HELPERS_SRC = $(wildcard tests/helpers/*.c)
+TEST_HELPERS = $(TEST_HELPERS_SRC:tests/helpers/%.c=$(BUILD)/tests/%)
+# Stub shared libraries the tests load in place of real ones (NVML).
+STUB_SRC  = $(wildcard tests/stubs/*.c)
+STUBS     = $(STUB_SRC:tests/stubs/%.c=$(BUILD)/tests/%.so)
+# libFuzzer targets: tests/fuzz/fz_NAME.c, run by `make fuzz`.
+FUZZ_SRC  = $(wildcard tests/fuzz/fz_*.c)
+FUZZ_BIN  = $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+FUZZ_CC   = clang
+FUZZ_SECONDS = 10
+
+.PHONY: all check lint bench install uninstall clean fuzz
+.SUFFIXES:
+
+all: bin-stamp
+
+# bin/ always holds the flavour built last: copy only what changed.
+bin-stamp: $(PROGS:%=$(BUILD)/bin/%) $(SCRIPTS:%=scripts/%)
+	@mkdir -p bin
+	@for p in $(PROGS); do cmp -s $(BUILD)/bin/$$p bin/$$p || cp $(BUILD)/bin/$$p bin/$$p; done
+	@for s in $(SCRIPTS); do cmp -s scripts/$$s bin/$$s || { cp scripts/$$s bin/$$s; chmod 755 bin/$$s; }; done
+
+.PHONY: bin-stamp
+
+$(BUILD)/lib/%.o: lib/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -c -o $@ $<
+
+$(BUILD)/src/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -c -o $@ $<
+
+$(LIBA): $(LIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $(LIB_OBJ)
+
+define prog_rule
+$(BUILD)/bin/$(1): $(patsubst src/%.c,$(BUILD)/src/%.o,$(wildcard src/$(1).c src/$(1)/*.c)) $(LIBA)
+	@mkdir -p $$(@D)
+	$$(CC) $$(ALL_CFLAGS) $$(LDFLAGS) -o $$@ $$(filter %.o,$$^) $(LIBA) $$(LDLIBS)
+endef
+$(foreach p,$(PROGS),$(eval $(call prog_rule,$(p))))
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIBA)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIBA) $(LDLIBS)
+
+$(BUILD)/tests/%: tests/helpers/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
+
+$(BUILD)/tests/%.so: tests/stubs/%.c
+	@mkdir -p $(@D)
+	$(CC) $(STD) $(WARN) $(CFLAGS) -fPIC -shared -o $@ $<
+
+# Fuzzers link the lib sources directly, built with the fuzzer's flags.
+build/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Ilib -o $@ $< $(LIB_SRC) $(LDLIBS)
+
+fuzz: $(FUZZ_BIN)
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz/run.sh $(FUZZ_BIN)
+
+-include $(LIB_OBJ:.o=.d) $(wildcard $(BUILD)/src/*.d $(BUILD)/src/*/*.d)
+
+# The whole suite: C unit tests, bats, shellcheck.  Last line: N passed, N failed.
+check: all $(UNIT_BIN) $(TEST_HELPERS) $(STUBS)
+	@RM_BUILD=$(BUILD) RM_FLAVOR=$(FLAVOR) VALGRIND=$(VALGRIND) bash tests/run.sh
+
+lint:
+	shellcheck -x scripts/rm-* scripts/*.sh tests/*.sh tests/test_helper/*.bash .ci/run
+
+bench: all $(TEST_HELPERS) $(STUBS)
+	@RM_BUILD=$(BUILD) bash tests/bench/run.sh
+
+install: all
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	for p in $(PROGS) $(SCRIPTS); do cp bin/$$p $(DESTDIR)$(BINDIR)/$$p; chmod 755 $(DESTDIR)$(BINDIR)/$$p; done
+	for m in docs/*.1; do [ -f "$$m" ] || continue; cp $$m $(DESTDIR)$(MANDIR)/man1/; chmod 644 $(DESTDIR)$(MANDIR)/man1/$${m#docs/}; done
+
+uninstall:
+	for p in $(PROGS) $(SCRIPTS); do rm -f $(DESTDIR)$(BINDIR)/$$p; done
+	for m in docs/*.1; do rm -f $(DESTDIR)$(MANDIR)/man1/$${m#docs/}; done
+
+clean:
+	rm -rf build bin bin-stamp

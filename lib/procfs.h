@@ -1,0 +1,52 @@
+/*
+ * procfs: the proc and sys roots, and bounded reads of small kernel files.
+ *
+ * Every read of /proc or /sys in the toolkit goes through here, so that
+ * RM_PROC_ROOT and RM_SYS_ROOT re-root all of them (tests point them at
+ * fixture trees).  Reads retry EINTR, never block (O_NONBLOCK, so a FIFO
+ * planted where a file was expected reads as empty), reserve one byte for
+ * the terminating NUL and never read more than the buffer holds.
+ */
+#ifndef RM_PROCFS_H
+#define RM_PROCFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The roots, from the environment once, without a trailing slash. */
+const char *rm_proc_root(void);
+const char *rm_sys_root(void);
+
+/* An O_DIRECTORY descriptor of the proc root, opened once; -1 on failure. */
+int rm_proc_dirfd(void);
+
+/*
+ * Format a path into buf.  Returns 0, or -1 with errno ENAMETOOLONG when
+ * it does not fit.
+ */
+int rm_pathf(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Read at most size-1 bytes of the file at path (relative to dirfd, or
+ * absolute with AT_FDCWD) into buf and NUL-terminate it.  Returns the
+ * number of bytes read, or -1 with errno set (ENOENT and ESRCH mean the
+ * process or file went away).
+ */
+ssize_t rm_read_at(int dirfd, const char *path, char *buf, size_t size);
+ssize_t rm_read_file(const char *path, char *buf, size_t size);
+
+/* Read from an open descriptor until EOF or size-1 bytes; NUL-terminates. */
+ssize_t rm_read_fd(int fd, char *buf, size_t size);
+
+/*
+ * Read a sysfs-style file holding one unsigned decimal number.  Returns 0
+ * and sets *out, or -1 with errno (EINVAL when the text is not a number).
+ */
+int rm_read_u64(const char *path, uint64_t *out);
+
+/* Parse one unsigned decimal number followed only by whitespace. */
+int rm_parse_u64(const char *s, uint64_t *out);
+
+#endif

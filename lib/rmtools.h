@@ -1,0 +1,43 @@
+/*
+ * rmtools: what every command includes: the version, the shared exit
+ * codes, and the lib modules.
+ */
+#ifndef RM_RMTOOLS_H
+#define RM_RMTOOLS_H
+
+#ifndef RM_VERSION
+#define RM_VERSION "0.1.0"
+#endif
+
+#define RM_EXIT_OK 0
+#define RM_EXIT_FAIL 1
+#define RM_EXIT_USAGE 2
+
+#include "cli.h"
+#include "disk.h"
+#include "emit.h"
+#include "logtail.h"
+#include "procfs.h"
+#include "proctab.h"
+#include "sysinfo.h"
+#include "text.h"
+#include "tick.h"
+
+/*
+ * Print "PROG: msg" and the usage line to stderr and exit 2.  Defined in
+ * lib so that every command words usage errors the same way.
+ */
+void rm_usage_error(const char *prog, const char *usage_line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4), noreturn));
+
+/*
+ * Flush stdout at exit and report a failed write ("PROG: write error:
+ * why" and exit 1), staying quiet on EPIPE.  Returns the status to exit with.
+ */
+int rm_finish_stdout(const char *prog, int status);
+
+/* Write a buffer to stdout; on EPIPE exit 0 quietly, on other errors
+ * print "PROG: cannot write output: why" and exit 1. */
+void rm_out(const char *prog, struct rm_buf *b);
+
+#endif

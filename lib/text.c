@@ -1,0 +1,290 @@
+/*
+ * text: see text.h.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "text.h"
+
+/* Length of a valid UTF-8 sequence at s (n bytes left), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t len;
+	unsigned min;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2, min = 0x80;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3, min = 0x800;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4, min = 0x10000;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	unsigned cp = c & (0xff >> (len + 1));
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	/* C1 controls (U+0080..U+009F) are controls too. */
+	if (cp >= 0x80 && cp <= 0x9f)
+		return 0;
+	return len;
+}
+
+/* Skip an escape sequence starting at s[0] == ESC; returns bytes to skip. */
+static size_t esc_len(const unsigned char *s, size_t n)
+{
+	size_t i;
+
+	if (n < 2)
+		return n;
+	if (s[1] == '[') {
+		/* CSI: parameters and intermediates, then a final byte 0x40-0x7e. */
+		for (i = 2; i < n; i++)
+			if (s[i] >= 0x40 && s[i] <= 0x7e)
+				return i + 1;
+		return n;
+	}
+	if (s[1] == ']' || s[1] == 'P' || s[1] == '_' || s[1] == '^') {
+		/* OSC, DCS, APC, PM: until BEL or ST (ESC \). */
+		for (i = 2; i < n; i++) {
+			if (s[i] == 0x07)
+				return i + 1;
+			if (s[i] == 0x1b && i + 1 < n && s[i + 1] == '\\')
+				return i + 2;
+		}
+		return n;
+	}
+	/* ESC followed by intermediates (0x20-0x2f) and one final byte. */
+	for (i = 1; i < n && s[i] >= 0x20 && s[i] <= 0x2f; i++)
+		;
+	return i < n ? i + 1 : n;
+}
+
+size_t rm_sanitize(const char *in, size_t len, char *out, size_t size)
+{
+	const unsigned char *s = (const unsigned char *)in;
+	size_t o = 0, i = 0, limit;
+
+	if (size == 0)
+		return 0;
+	limit = size - 1;
+	if (limit > RM_TEXT_MAX)
+		limit = RM_TEXT_MAX;
+	/* What a terminal shows of "a\rb" is b: start after the last CR
+	 * that still has text after it. */
+	for (size_t k = len; k > 0; k--) {
+		if (s[k - 1] == '\r' && k < len) {
+			int rest = 0;
+			for (size_t j = k; j < len; j++)
+				if (s[j] != '\r' && s[j] != '\n' && s[j] != ' ') {
+					rest = 1;
+					break;
+				}
+			if (rest) {
+				i = k;
+				break;
+			}
+		}
+	}
+	while (i < len) {
+		unsigned c = s[i];
+		size_t n;
+
+		if (c == 0x1b) {
+			i += esc_len(s + i, len - i);
+			continue;
+		}
+		if (c == '\t') {
+			if (o + 1 > limit)
+				break;
+			out[o++] = ' ';
+			i++;
+			continue;
+		}
+		if (c < 0x20 || c == 0x7f) {
+			i++;
+			continue;
+		}
+		n = utf8_len(s + i, len - i);
+		if (n == 0) {
+			/* U+FFFD for one invalid byte; C1 controls (c2 80..c2 9f) dropped. */
+			if (c == 0xc2 && i + 1 < len && s[i + 1] >= 0x80 && s[i + 1] <= 0x9f) {
+				i += 2;
+				continue;
+			}
+			if (o + 3 > limit)
+				break;
+			memcpy(out + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+			continue;
+		}
+		if (o + n > limit)
+			break;
+		memcpy(out + o, s + i, n);
+		o += n;
+		i += n;
+	}
+	while (o > 0 && out[o - 1] == ' ')
+		o--;
+	out[o] = '\0';
+	return o;
+}
+
+void rm_buf_reset(struct rm_buf *b)
+{
+	b->len = 0;
+}
+
+void rm_buf_free(struct rm_buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+static int buf_grow(struct rm_buf *b, size_t need)
+{
+	size_t cap;
+	char *p;
+
+	if (b->oom)
+		return -1;
+	if (b->len + need + 1 <= b->cap)
+		return 0;
+	cap = b->cap ? b->cap : 1024;
+	while (cap < b->len + need + 1)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (!p) {
+		b->oom = 1;
+		return -1;
+	}
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+void rm_buf_add(struct rm_buf *b, const char *s, size_t n)
+{
+	if (buf_grow(b, n) < 0)
+		return;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+void rm_buf_adds(struct rm_buf *b, const char *s)
+{
+	rm_buf_add(b, s, strlen(s));
+}
+
+void rm_buf_addc(struct rm_buf *b, char c)
+{
+	rm_buf_add(b, &c, 1);
+}
+
+void rm_buf_addf(struct rm_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || buf_grow(b, (size_t)n) < 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void rm_buf_csv(struct rm_buf *b, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		rm_buf_adds(b, s);
+		return;
+	}
+	rm_buf_addc(b, '"');
+	for (; *s; s++) {
+		if (*s == '"')
+			rm_buf_addc(b, '"');
+		rm_buf_addc(b, *s);
+	}
+	rm_buf_addc(b, '"');
+}
+
+void rm_buf_json(struct rm_buf *b, const char *s)
+{
+	rm_buf_addc(b, '"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			rm_buf_addc(b, '\\');
+			rm_buf_addc(b, (char)c);
+		} else if (c < 0x20 || c == 0x7f) {
+			rm_buf_addf(b, "\\u%04x", c);
+		} else {
+			rm_buf_addc(b, (char)c);
+		}
+	}
+	rm_buf_addc(b, '"');
+}
+
+void rm_buf_num(struct rm_buf *b, double v, int prec)
+{
+	char tmp[64];
+	int n;
+
+	if (!isfinite(v)) {
+		rm_buf_adds(b, "0");
+		return;
+	}
+	n = snprintf(tmp, sizeof(tmp), "%.*f", prec, v);
+	if (n > 0 && tmp[0] == '-') {
+		/* "-0.000" prints as "0.000". */
+		int zero = 1;
+		for (int i = 1; i < n; i++)
+			if (tmp[i] != '0' && tmp[i] != '.')
+				zero = 0;
+		if (zero) {
+			rm_buf_add(b, tmp + 1, (size_t)n - 1);
+			return;
+		}
+	}
+	rm_buf_add(b, tmp, (size_t)n);
+}
+
+int rm_buf_write(int fd, const struct rm_buf *b)
+{
+	size_t off = 0;
+
+	if (b->oom) {
+		errno = ENOMEM;
+		return -1;
+	}
+	while (off < b->len) {
+		ssize_t n = write(fd, b->p + off, b->len - off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	return 0;
+}

@@ -1,0 +1,204 @@
+/*
+ * tick: see tick.h.
+ */
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "tick.h"
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+static int open_pidfd(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	const char *no = getenv("RM_NO_PIDFD");
+	if (no && *no && strcmp(no, "0") != 0)
+		return -1;
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+double rm_now_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double rm_now_epoch(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void rm_fmt_iso(double epoch, char *buf, size_t size)
+{
+	/* Round once to whole milliseconds so iso agrees with epoch's %.3f. */
+	long long total = llround(epoch * 1000.0);
+	time_t s = (time_t)(total / 1000);
+	int ms = (int)(total % 1000);
+	struct tm tm;
+
+	gmtime_r(&s, &tm);
+	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+		 tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+}
+
+int rm_tick_init(struct rm_tick *t, double interval, long count, pid_t watch_pid)
+{
+	struct sigaction sa;
+	sigset_t set;
+
+	memset(t, 0, sizeof(*t));
+	t->interval = interval;
+	t->count = count;
+	t->watch_pid = watch_pid;
+	t->pidfd = -1;
+	t->extra_fd = -1;
+	if (watch_pid > 0) {
+		t->pidfd = open_pidfd(watch_pid);
+		if (t->pidfd < 0 && kill(watch_pid, 0) < 0 && errno == ESRCH)
+			return -1;
+		if (t->pidfd < 0 && errno == ESRCH)
+			return -1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t->start);
+	return 0;
+}
+
+double rm_tick_elapsed(const struct rm_tick *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t->start.tv_sec) +
+	       (double)(now.tv_nsec - t->start.tv_nsec) / 1e9;
+}
+
+static int pid_gone(struct rm_tick *t)
+{
+	if (t->watch_pid <= 0)
+		return 0;
+	if (t->pidfd >= 0) {
+		struct pollfd p = { t->pidfd, POLLIN, 0 };
+		return poll(&p, 1, 0) > 0;
+	}
+	return kill(t->watch_pid, 0) < 0 && errno == ESRCH;
+}
+
+int rm_tick_stopping(struct rm_tick *t)
+{
+	sigset_t pending;
+
+	if (!got_signal && sigpending(&pending) == 0 &&
+	    (sigismember(&pending, SIGINT) || sigismember(&pending, SIGTERM) ||
+	     sigismember(&pending, SIGHUP))) {
+		/* Let the pending signal through to the handler. */
+		sigset_t empty;
+		sigemptyset(&empty);
+		struct timespec zero = { 0, 0 };
+		ppoll(NULL, 0, &zero, &empty);
+	}
+	if (got_signal) {
+		t->end = RM_END_SIGNAL;
+		t->signo = got_signal;
+		return 1;
+	}
+	return 0;
+}
+
+int rm_tick_sleep_until(struct rm_tick *t, double sec)
+{
+	sigset_t empty;
+
+	sigemptyset(&empty);
+	for (;;) {
+		struct pollfd p[2];
+		nfds_t n = 0;
+		double left;
+		struct timespec ts;
+
+		if (rm_tick_stopping(t))
+			return 0;
+		if (pid_gone(t)) {
+			t->end = RM_END_PID;
+			return 0;
+		}
+		left = sec - rm_tick_elapsed(t);
+		if (left <= 0)
+			return 1;
+		if (t->pidfd >= 0) {
+			p[n].fd = t->pidfd;
+			p[n].events = POLLIN;
+			n++;
+		} else if (t->watch_pid > 0 && left > 0.02) {
+			left = 0.02;
+		}
+		if (t->extra_fd >= 0) {
+			p[n].fd = t->extra_fd;
+			p[n].events = POLLIN;
+			n++;
+		}
+		ts.tv_sec = (time_t)left;
+		ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+		int r = ppoll(n ? p : NULL, n, &ts, &empty);
+		if (r > 0 && t->extra_fd >= 0 && (p[n - 1].revents & (POLLIN | POLLHUP)))
+			return 1;
+	}
+}
+
+int rm_tick_next(struct rm_tick *t)
+{
+	double due;
+
+	if (t->count > 0 && t->done >= t->count) {
+		t->end = RM_END_COUNT;
+		return 0;
+	}
+	due = (double)t->slot * t->interval;
+	if (t->slot > 0) {
+		/* A sample that overran whole intervals skips those deadlines
+		 * rather than bursting to catch up. */
+		double el = rm_tick_elapsed(t);
+		if (el > due + t->interval) {
+			t->slot += (long)floor((el - due) / t->interval);
+			due = (double)t->slot * t->interval;
+		}
+	}
+	if (!rm_tick_sleep_until(t, due))
+		return 0;
+	t->slot++;
+	t->done++;
+	return 1;
+}

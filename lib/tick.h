@@ -1,0 +1,65 @@
+/*
+ * tick: the streaming loop shared by every command.
+ *
+ * Ticks fall on absolute CLOCK_MONOTONIC deadlines (start + k * interval),
+ * so a slow sample never makes the stream drift.  SIGINT, SIGTERM and
+ * SIGHUP are blocked while a row is being made and only delivered inside
+ * the wait, so a stream always ends after a whole row.  A watched PID is
+ * followed through a pidfd in the same poll, so its end is noticed at
+ * once; where pidfd_open is missing (or RM_NO_PIDFD is set) the wait wakes
+ * every 20 ms to check it with kill(pid, 0).
+ */
+#ifndef RM_TICK_H
+#define RM_TICK_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+enum rm_tick_end { RM_END_NONE, RM_END_COUNT, RM_END_SIGNAL, RM_END_PID };
+
+struct rm_tick {
+	double interval;       /* seconds */
+	long count;            /* ticks to run; 0 = unbounded */
+	long done;             /* ticks handed out so far */
+	long slot;             /* index of the next deadline */
+	pid_t watch_pid;       /* 0 = none */
+	int pidfd;             /* -1 when polling */
+	int extra_fd;          /* another fd to wake on (readable), or -1 */
+	struct timespec start; /* monotonic */
+	enum rm_tick_end end;
+	int signo;             /* the signal that ended it */
+};
+
+/*
+ * Set up the loop and the signal handling.  Returns 0, or -1 with errno
+ * ESRCH when watch_pid does not exist.
+ */
+int rm_tick_init(struct rm_tick *t, double interval, long count, pid_t watch_pid);
+
+/*
+ * Wait for the next tick.  The first call returns at once.  Returns 1
+ * when a row is due, 0 when the stream is over (t->end says why).
+ */
+int rm_tick_next(struct rm_tick *t);
+
+/*
+ * Sleep until the deadline `sec` seconds after start while honouring the
+ * same stop conditions; returns 0 when the stream should stop.
+ */
+int rm_tick_sleep_until(struct rm_tick *t, double sec);
+
+/* Seconds since t->start on the monotonic clock. */
+double rm_tick_elapsed(const struct rm_tick *t);
+
+/* Has a stop signal arrived (checked without waiting)? */
+int rm_tick_stopping(struct rm_tick *t);
+
+/* Current wall-clock time as epoch seconds with sub-second precision. */
+double rm_now_epoch(void);
+double rm_now_mono(void);
+
+/* Format epoch seconds as RFC 3339 UTC with milliseconds and Z. */
+void rm_fmt_iso(double epoch, char *buf, size_t size);
+
+#endif

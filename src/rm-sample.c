@@ -1,0 +1,397 @@
+/*
+ * rm-sample: one system-wide row per tick, for the build monitor.
+ *
+ * usage: rm-sample [-H] [-i SEC] [-n COUNT] [--watch-pid PID] [-f csv|jsonl|prom]
+ *                  [--disk-path PATH] [--stage-file FILE] [--stage-log-dir DIR]
+ *                  [--context-match ERE] [--compilers LIST]
+ *
+ * Without -i, prints the header and one row, its CPU % measured over a
+ * short window.  With -i, prints a row every SEC seconds (on absolute
+ * deadlines) until COUNT rows, the end of PID, or SIGINT/SIGTERM/SIGHUP.
+ *
+ *   -i, --interval SEC     seconds between rows (0.001 to 86400)
+ *   -n, --count COUNT      stop after COUNT rows
+ *       --watch-pid PID    stop as soon as PID ends
+ *   -f, --format FMT       csv (default), jsonl or prom
+ *   -H, --no-header        no CSV header line
+ *       --disk-path PATH   filesystem for disk_avail_gb, disk_pct (default /)
+ *       --stage-file FILE  stage = first line of FILE
+ *       --stage-log-dir DIR
+ *                          stage = newest *.log in DIR (without .log) unless
+ *                          --stage-file; context = its last non-empty line
+ *       --context-match ERE
+ *                          context = the last line matching ERE instead
+ *       --compilers LIST   comma-separated process names counted in
+ *                          compilers (default cc1plus,cc1,cc1obj,clang,
+ *                          clang++,rustc,lto1,ld,ld.lld,ld.gold,mold,lld)
+ *   -h, --help             this help
+ *       --version          the version
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rmtools.h"
+
+static const char prog[] = "rm-sample";
+static const char usage_line[] =
+	"usage: rm-sample [-H] [-i SEC] [-n COUNT] [--watch-pid PID] [-f csv|jsonl|prom]\n"
+	"                 [--disk-path PATH] [--stage-file FILE] [--stage-log-dir DIR]\n"
+	"                 [--context-match ERE] [--compilers LIST]";
+
+static const char help_text[] =
+	"\n"
+	"Print one system-wide row: load, CPU, memory, swap, disk, live compilers,\n"
+	"build stage and log context, OOM kills and pressure.  With -i, a row\n"
+	"every SEC seconds.\n"
+	"\n"
+	"  -i, --interval SEC     seconds between rows (0.001 to 86400)\n"
+	"  -n, --count COUNT      stop after COUNT rows\n"
+	"      --watch-pid PID    stop as soon as PID ends\n"
+	"  -f, --format FMT       csv (default), jsonl or prom\n"
+	"  -H, --no-header        no CSV header line\n"
+	"      --disk-path PATH   filesystem for disk_avail_gb, disk_pct (default /)\n"
+	"      --stage-file FILE  stage = first line of FILE\n"
+	"      --stage-log-dir DIR\n"
+	"                         stage = newest *.log in DIR (without .log) unless\n"
+	"                         --stage-file; context = its last non-empty line\n"
+	"      --context-match ERE\n"
+	"                         context = the last line matching ERE instead\n"
+	"      --compilers LIST   comma-separated names counted in compilers (default\n"
+	"                         cc1plus,cc1,cc1obj,clang,clang++,rustc,lto1,ld,\n"
+	"                         ld.lld,ld.gold,mold,lld)\n"
+	"  -h, --help             this help\n"
+	"      --version          print the version\n";
+
+#define DEFAULT_COMPILERS "cc1plus,cc1,cc1obj,clang,clang++,rustc,lto1,ld,ld.lld,ld.gold,mold,lld"
+#define MAX_NAMES 64
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+enum {
+	C_EPOCH, C_ISO, C_ELAPSED, C_LOAD1, C_CPU, C_MEMUSED, C_MEMAVAIL, C_MEMPCT,
+	C_SWAP, C_DISKAVAIL, C_DISKPCT, C_COMPILERS, C_STAGE, C_CONTEXT,
+	C_OOM, C_PSI_MEM_SOME, C_PSI_MEM_FULL, C_PSI_IO_FULL, C_PSI_CPU_SOME,
+	C_NCOLS
+};
+
+static const struct rm_col cols[C_NCOLS] = {
+	{ "epoch", RM_P_NONE, NULL, NULL, 0 },
+	{ "iso", RM_P_NONE, NULL, NULL, 0 },
+	{ "elapsed_s", RM_P_GAUGE, "rm_elapsed_seconds", "Seconds since the stream started.", 0 },
+	{ "load1", RM_P_GAUGE, "rm_load1", "One-minute load average.", 0 },
+	{ "cpu_pct", RM_P_GAUGE, "rm_cpu_busy_ratio", "Machine CPU busy over the last interval (1 = every core busy).", 0.01 },
+	{ "mem_used_mb", RM_P_GAUGE, "rm_memory_used_bytes", "MemTotal minus MemAvailable.", 1048576.0 },
+	{ "mem_avail_mb", RM_P_GAUGE, "rm_memory_available_bytes", "MemAvailable.", 1048576.0 },
+	{ "mem_pct", RM_P_GAUGE, "rm_memory_used_ratio", "Memory used over MemTotal.", 0.01 },
+	{ "swap_used_mb", RM_P_GAUGE, "rm_swap_used_bytes", "SwapTotal minus SwapFree.", 1048576.0 },
+	{ "disk_avail_gb", RM_P_GAUGE, "rm_disk_available_bytes", "Bytes a non-root user can still write on the disk path.", GIB },
+	{ "disk_pct", RM_P_GAUGE, "rm_disk_used_ratio", "Disk used as df computes it.", 0.01 },
+	{ "compilers", RM_P_GAUGE, "rm_compilers", "Live compiler and linker processes.", 0 },
+	{ "stage", RM_P_LABEL, "stage", NULL, 0 },
+	{ "context", RM_P_NONE, NULL, NULL, 0 },
+	{ "oom_kills", RM_P_COUNTER, "rm_oom_kills_total", "OOM kills since the stream started.", 0 },
+	{ "psi_mem_some", RM_P_GAUGE, "rm_pressure_memory_some_ratio", "PSI memory some avg10.", 0.01 },
+	{ "psi_mem_full", RM_P_GAUGE, "rm_pressure_memory_full_ratio", "PSI memory full avg10.", 0.01 },
+	{ "psi_io_full", RM_P_GAUGE, "rm_pressure_io_full_ratio", "PSI io full avg10.", 0.01 },
+	{ "psi_cpu_some", RM_P_GAUGE, "rm_pressure_cpu_some_ratio", "PSI cpu some avg10.", 0.01 },
+};
+
+struct opts {
+	double interval;
+	long count;
+	pid_t watch_pid;
+	enum rm_fmt fmt;
+	int header;
+	const char *disk_path;
+	const char *stage_file;
+	const char *log_dir;
+	regex_t ctx_re;
+	int has_re;
+	char *names_store;
+	const char *names[MAX_NAMES];
+	int nnames;
+};
+
+struct state {
+	struct rm_cputimes cpu_prev;
+	uint64_t oom_base;
+	int oom_known;
+	char stage[RM_TEXT_MAX + 1];
+	char context[RM_TEXT_MAX + 1];
+	char log_path[4096];
+	char iso[40];
+};
+
+static void split_names(struct opts *o, const char *list)
+{
+	char *p, *tok, *save = NULL;
+
+	free(o->names_store);
+	o->names_store = strdup(list);
+	if (!o->names_store) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		exit(RM_EXIT_FAIL);
+	}
+	o->nnames = 0;
+	for (p = o->names_store; (tok = strtok_r(p, ",", &save)) != NULL; p = NULL) {
+		if (o->nnames == MAX_NAMES)
+			rm_usage_error(prog, usage_line, "too many names in --compilers (at most %d)", MAX_NAMES);
+		o->names[o->nnames++] = tok;
+	}
+	if (o->nnames == 0)
+		rm_usage_error(prog, usage_line, "empty --compilers list");
+}
+
+static void parse_args(int argc, char **argv, struct opts *o)
+{
+	enum { O_WATCH = 256, O_DISK, O_STAGEFILE, O_LOGDIR, O_CTX, O_COMP, O_VERSION };
+	static const struct option longopts[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "no-header", no_argument, NULL, 'H' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "watch-pid", required_argument, NULL, O_WATCH },
+		{ "disk-path", required_argument, NULL, O_DISK },
+		{ "stage-file", required_argument, NULL, O_STAGEFILE },
+		{ "stage-log-dir", required_argument, NULL, O_LOGDIR },
+		{ "context-match", required_argument, NULL, O_CTX },
+		{ "compilers", required_argument, NULL, O_COMP },
+		{ "version", no_argument, NULL, O_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, rc;
+	long n;
+
+	memset(o, 0, sizeof(*o));
+	o->header = 1;
+	o->disk_path = "/";
+	split_names(o, DEFAULT_COMPILERS);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":i:n:f:Hh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			if (rm_parse_seconds(optarg, 0.001, 86400, &o->interval) < 0)
+				rm_usage_error(prog, usage_line,
+					       "invalid interval '%s': seconds from 0.001 to 86400", optarg);
+			break;
+		case 'n':
+			if (rm_parse_long(optarg, 1, 1000000000L, &n) < 0)
+				rm_usage_error(prog, usage_line, "invalid count '%s': a whole number from 1", optarg);
+			o->count = n;
+			break;
+		case 'f':
+			if (rm_fmt_parse(optarg, &o->fmt) < 0)
+				rm_usage_error(prog, usage_line, "invalid format '%s': csv, jsonl or prom", optarg);
+			break;
+		case 'H':
+			o->header = 0;
+			break;
+		case 'h':
+			printf("%s\n%s", usage_line, help_text);
+			exit(rm_finish_stdout(prog, RM_EXIT_OK));
+		case O_VERSION:
+			printf("rm-sample %s\n", RM_VERSION);
+			exit(rm_finish_stdout(prog, RM_EXIT_OK));
+		case O_WATCH:
+			if (rm_parse_pid(optarg, &o->watch_pid) < 0)
+				rm_usage_error(prog, usage_line, "invalid PID '%s' for --watch-pid", optarg);
+			break;
+		case O_DISK:
+			o->disk_path = optarg;
+			break;
+		case O_STAGEFILE:
+			o->stage_file = optarg;
+			break;
+		case O_LOGDIR:
+			o->log_dir = optarg;
+			break;
+		case O_CTX:
+			if (o->has_re)
+				regfree(&o->ctx_re);
+			rc = regcomp(&o->ctx_re, optarg, REG_EXTENDED | REG_NOSUB);
+			if (rc != 0) {
+				char msg[256];
+				regerror(rc, &o->ctx_re, msg, sizeof(msg));
+				rm_usage_error(prog, usage_line, "invalid --context-match '%s': %s", optarg, msg);
+			}
+			o->has_re = 1;
+			break;
+		case O_COMP:
+			split_names(o, optarg);
+			break;
+		case ':':
+			rm_usage_error(prog, usage_line, "option '%s' needs a value", argv[optind - 1]);
+		default:
+			rm_usage_error(prog, usage_line, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		rm_usage_error(prog, usage_line, "unexpected argument '%s'", argv[optind]);
+	if (o->count && !o->interval)
+		o->interval = 1;
+	if (o->watch_pid && !o->interval)
+		rm_usage_error(prog, usage_line, "--watch-pid needs -i SEC");
+}
+
+/* Stage and context: what the build is doing now. */
+static void read_stage(const struct opts *o, struct state *s)
+{
+	char stage[RM_TEXT_MAX + 1] = "";
+	int have_log = 0;
+
+	if (o->log_dir)
+		have_log = rm_log_newest(o->log_dir, s->log_path, sizeof(s->log_path),
+					 stage, sizeof(stage)) == 0;
+	if (o->stage_file) {
+		if (rm_first_line(o->stage_file, s->stage, sizeof(s->stage)) < 0)
+			s->stage[0] = '\0';
+	} else if (have_log) {
+		rm_sanitize(stage, strlen(stage), s->stage, sizeof(s->stage));
+	} else {
+		s->stage[0] = '\0';
+	}
+	if (have_log) {
+		/* No match in the tail keeps the previous context. */
+		char ctx[RM_TEXT_MAX + 1];
+		if (rm_log_last_line(s->log_path, o->has_re ? &o->ctx_re : NULL, ctx, sizeof(ctx)) == 1)
+			memcpy(s->context, ctx, sizeof(ctx));
+	}
+}
+
+static void sample(const struct opts *o, struct state *s, double elapsed,
+		   struct rm_val *v)
+{
+	struct rm_loadavg la;
+	struct rm_cputimes ct;
+	struct rm_meminfo mi;
+	struct rm_disk dk;
+	struct rm_psi psi;
+	uint64_t oom;
+	double epoch = rm_now_epoch();
+	double pct;
+	long comp;
+
+	for (int i = 0; i < C_NCOLS; i++)
+		v[i] = rm_none();
+	v[C_EPOCH] = rm_num(epoch, 3);
+	rm_fmt_iso(epoch, s->iso, sizeof(s->iso));
+	v[C_ISO] = rm_str(s->iso);
+	v[C_ELAPSED] = rm_num(elapsed, 3);
+
+	if (rm_loadavg_read(&la) == 0)
+		v[C_LOAD1] = rm_num(la.load1, 2);
+	rm_cputimes_read(&ct);
+	pct = rm_cputimes_pct(&s->cpu_prev, &ct);
+	if (pct >= 0)
+		v[C_CPU] = rm_num(pct, 1);
+	s->cpu_prev = ct;
+
+	if (rm_meminfo_read(&mi) == 0) {
+		if (mi.has & RM_MI_AVAIL) {
+			uint64_t used = mi.total_kib > mi.avail_kib ? mi.total_kib - mi.avail_kib : 0;
+			v[C_MEMUSED] = rm_num((double)used / 1024.0, 0);
+			v[C_MEMAVAIL] = rm_num((double)mi.avail_kib / 1024.0, 0);
+			if (mi.total_kib)
+				v[C_MEMPCT] = rm_num(100.0 * (double)used / (double)mi.total_kib, 1);
+		}
+		if ((mi.has & RM_MI_SWAPTOTAL) && (mi.has & RM_MI_SWAPFREE)) {
+			uint64_t su = mi.swap_total_kib > mi.swap_free_kib ? mi.swap_total_kib - mi.swap_free_kib : 0;
+			v[C_SWAP] = rm_num((double)su / 1024.0, 0);
+		}
+	}
+	if (rm_disk_read(o->disk_path, &dk) == 0) {
+		v[C_DISKAVAIL] = rm_num((double)dk.avail_bytes / GIB, 2);
+		v[C_DISKPCT] = rm_num(dk.used_pct, 0);
+	}
+	comp = rm_proc_count_names(o->names, o->nnames);
+	if (comp >= 0)
+		v[C_COMPILERS] = rm_num((double)comp, 0);
+
+	read_stage(o, s);
+	v[C_STAGE] = rm_str(s->stage);
+	v[C_CONTEXT] = rm_str(s->context);
+
+	if (s->oom_known && rm_vmstat_oom_read(&oom) == 0)
+		v[C_OOM] = rm_num((double)(oom >= s->oom_base ? oom - s->oom_base : 0), 0);
+	if (rm_psi_read("memory", &psi) == 0) {
+		if (psi.has_some)
+			v[C_PSI_MEM_SOME] = rm_num(psi.some10, 2);
+		if (psi.has_full)
+			v[C_PSI_MEM_FULL] = rm_num(psi.full10, 2);
+	}
+	if (rm_psi_read("io", &psi) == 0 && psi.has_full)
+		v[C_PSI_IO_FULL] = rm_num(psi.full10, 2);
+	if (rm_psi_read("cpu", &psi) == 0 && psi.has_some)
+		v[C_PSI_CPU_SOME] = rm_num(psi.some10, 2);
+}
+
+static void emit(const struct opts *o, struct rm_buf *b, const struct rm_val *v)
+{
+	switch (o->fmt) {
+	case RM_FMT_CSV:
+		rm_emit_csv_row(b, cols, v, C_NCOLS);
+		break;
+	case RM_FMT_JSONL:
+		rm_emit_jsonl(b, cols, v, C_NCOLS);
+		break;
+	case RM_FMT_PROM:
+		rm_emit_prom(b, cols, v, C_NCOLS, 1, NULL);
+		break;
+	}
+	rm_out(prog, b);
+}
+
+/*
+ * Sample the system once, or on every tick of the stream, and print each
+ * row whole with one write.
+ */
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct state s;
+	struct rm_tick t;
+	struct rm_buf b = { 0 };
+	struct rm_val v[C_NCOLS];
+	struct rm_disk dk;
+
+	signal(SIGPIPE, SIG_IGN);
+	parse_args(argc, argv, &o);
+	memset(&s, 0, sizeof(s));
+
+	if (rm_disk_read(o.disk_path, &dk) < 0) {
+		fprintf(stderr, "%s: cannot read disk path '%s': %s\n", prog, o.disk_path, strerror(errno));
+		return RM_EXIT_FAIL;
+	}
+	if (rm_proc_dirfd() < 0) {
+		fprintf(stderr, "%s: cannot open '%s': %s\n", prog, rm_proc_root(), strerror(errno));
+		return RM_EXIT_FAIL;
+	}
+	if (rm_tick_init(&t, o.interval, o.interval ? o.count : 1, o.watch_pid) < 0) {
+		fprintf(stderr, "%s: cannot watch PID %d: %s\n", prog, (int)o.watch_pid, strerror(errno));
+		return RM_EXIT_FAIL;
+	}
+	s.oom_known = rm_vmstat_oom_read(&s.oom_base) == 0;
+	rm_cputimes_read(&s.cpu_prev);
+
+	if (o.header && o.fmt == RM_FMT_CSV) {
+		rm_emit_csv_header(&b, cols, C_NCOLS);
+		rm_out(prog, &b);
+	}
+	/* The first row's CPU % needs a window: 100 ms, or the interval when
+	 * that is shorter. */
+	if (!rm_tick_sleep_until(&t, o.interval && o.interval < 0.1 ? o.interval : 0.1))
+		return rm_finish_stdout(prog, RM_EXIT_OK);
+	clock_gettime(CLOCK_MONOTONIC, &t.start);
+	while (rm_tick_next(&t)) {
+		sample(&o, &s, rm_tick_elapsed(&t), v);
+		emit(&o, &b, v);
+	}
+	rm_buf_free(&b);
+	return rm_finish_stdout(prog, RM_EXIT_OK);
+}
