@@ -89,7 +89,7 @@ size_t rm_sanitize(const char *in, size_t len, char *out, size_t size)
 		if (s[k - 1] == '\r' && k < len) {
 			int rest = 0;
 			for (size_t j = k; j < len; j++)
-				if (s[j] != '\r' && s[j] != '\n' && s[j] != ' ') {
+				if (s[j] > 0x20 && s[j] != 0x7f && s[j] != 0x1b) {
 					rest = 1;
 					break;
 				}

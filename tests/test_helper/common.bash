@@ -3,6 +3,8 @@
 # build locations, and small helpers used across files.
 # shellcheck disable=SC2034  # variables here are used by the .bats files
 
+bats_require_minimum_version 1.5.0
+
 RM_TOP=${RM_TOP:-$(cd "$BATS_TEST_DIRNAME/.." && pwd)}
 RM_BUILD=${RM_BUILD:-$RM_TOP/build/std}
 FIXTURES="$RM_TOP/tests/fixtures"

@@ -1,0 +1,246 @@
+#!/usr/bin/env bats
+# rm-sample as a user runs it: options, errors, streaming, formats, hostile
+# input, and readings checked against the kernel's files and trusted tools.
+
+setup() {
+  load test_helper/common
+}
+
+teardown() {
+  local p
+  for p in "${KILL_PIDS[@]:-}"; do
+    [[ -n "$p" ]] && kill "$p" 2>/dev/null
+  done
+  return 0
+}
+
+KILL_PIDS=()
+
+# Start a copy of sleep under another process name; its PID in KILL_PIDS.
+spawn_named() {
+  [[ -e "$BATS_TEST_TMPDIR/$1" ]] || cp /bin/sleep "$BATS_TEST_TMPDIR/$1"
+  "$BATS_TEST_TMPDIR/$1" 60 &
+  KILL_PIDS+=("$!")
+}
+
+@test "--help prints the usage to stdout and exits 0; --version" {
+  run -0 --separate-stderr rm-sample --help
+  [[ "${lines[0]}" == "usage: rm-sample "* ]]
+  [[ "$output" == *"--context-match ERE"* ]]
+  [[ -z "$stderr" ]]
+  run -0 rm-sample --version
+  [[ "$output" =~ ^rm-sample\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+}
+
+@test "usage errors exit 2 with one line naming the bad argument, then the usage" {
+  local args
+  for args in "-i 0" "-i -1" "-i abc" "-n 0" "--watch-pid abc" "--bogus" "-f xml" "-i"; do
+    # shellcheck disable=SC2086  # each case is a word list on purpose
+    run -2 --separate-stderr rm-sample $args
+    [[ -z "$output" ]]
+    [[ "${stderr_lines[1]}" == "usage: rm-sample "* ]]
+    case "$args" in
+      "-i 0") [[ "${stderr_lines[0]}" == "rm-sample: invalid interval '0'"* ]] ;;
+      "-i -1") [[ "${stderr_lines[0]}" == "rm-sample: invalid interval '-1'"* ]] ;;
+      "-i abc") [[ "${stderr_lines[0]}" == "rm-sample: invalid interval 'abc'"* ]] ;;
+      "-n 0") [[ "${stderr_lines[0]}" == "rm-sample: invalid count '0'"* ]] ;;
+      "--watch-pid abc") [[ "${stderr_lines[0]}" == "rm-sample: invalid PID 'abc'"* ]] ;;
+      "--bogus") [[ "${stderr_lines[0]}" == "rm-sample: unknown option '--bogus'" ]] ;;
+      "-f xml") [[ "${stderr_lines[0]}" == "rm-sample: invalid format 'xml'"* ]] ;;
+      "-i") [[ "${stderr_lines[0]}" == "rm-sample: option '-i' needs a value" ]] ;;
+    esac
+  done
+}
+
+@test "a PID that does not exist and a disk path that does not exist exit 1, naming them" {
+  local dead
+  sh -c 'exit 0' &
+  dead=$!
+  wait "$dead"
+  run -1 --separate-stderr rm-sample -i 1 --watch-pid "$dead"
+  [[ "$stderr" == "rm-sample: cannot watch PID $dead: No such process" ]]
+  run -1 --separate-stderr rm-sample --disk-path /nonexistent/dir
+  [[ "$stderr" == "rm-sample: cannot read disk path '/nonexistent/dir': No such file or directory" ]]
+}
+
+@test "-n 5 prints the header and 5 rows, each with the header's column count" {
+  rm-sample -i 0.05 -n 5 >"$BATS_TEST_TMPDIR/out.csv"
+  run -0 wc -l <"$BATS_TEST_TMPDIR/out.csv"
+  [[ "$output" == 6 ]]
+  run -0 csv_cols "$BATS_TEST_TMPDIR/out.csv"
+  [[ "$output" == 19 ]]
+  run -0 head -n 1 "$BATS_TEST_TMPDIR/out.csv"
+  [[ "$output" == "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,oom_kills,psi_mem_some,psi_mem_full,psi_io_full,psi_cpu_some" ]]
+  # -H drops the header; a one-shot is one row.
+  run -0 rm-sample -H
+  [[ "${#lines[@]}" == 1 && "${lines[0]}" =~ ^[0-9]+\.[0-9]{3},20 ]]
+}
+
+@test "ticks keep to absolute deadlines: 20 rows at 0.05 s span 0.95 s" {
+  rm-sample -i 0.05 -n 20 >"$BATS_TEST_TMPDIR/out.csv"
+  run -0 "$PY" -c 'import csv,sys
+r=list(csv.DictReader(open(sys.argv[1])))
+e=[float(x["elapsed_s"]) for x in r]
+print(len(r), round(e[-1]-e[0],2), max(abs(v - i*0.05) for i,v in enumerate(e)) < 0.04)' "$BATS_TEST_TMPDIR/out.csv"
+  [[ "$output" == "20 0.95 True" ]]
+}
+
+@test "with -i 10 --watch-pid the stream ends within 0.5 s of the PID's exit (pidfd and polling)" {
+  local mode start end pid
+  for mode in 0 1; do
+    sleep 1 &
+    pid=$!
+    start=$(date +%s.%N)
+    RM_NO_PIDFD=$mode rm-sample -i 10 --watch-pid "$pid" >"$BATS_TEST_TMPDIR/out.csv"
+    end=$(date +%s.%N)
+    run -0 awk -v s="$start" -v e="$end" 'BEGIN { d = e - s; print (d > 0.9 && d < 1.5) ? "ok" : d }'
+    [[ "$output" == ok ]]
+    run -0 wc -l <"$BATS_TEST_TMPDIR/out.csv"
+    [[ "$output" == 2 ]]
+  done
+}
+
+@test "SIGTERM, SIGINT and SIGHUP mid-stream leave only whole rows and exit 0" {
+  local sig pid
+  for sig in TERM INT HUP; do
+    rm-sample -i 0.01 >"$BATS_TEST_TMPDIR/$sig.csv" &
+    pid=$!
+    sleep 0.3
+    kill -"$sig" "$pid"
+    run -0 wait "$pid"
+    run -0 csv_cols "$BATS_TEST_TMPDIR/$sig.csv"
+    [[ "$output" == 19 ]]
+    run -0 tail -c 1 "$BATS_TEST_TMPDIR/$sig.csv"
+    [[ "$output" == "" ]]
+    [[ $(wc -l <"$BATS_TEST_TMPDIR/$sig.csv") -gt 5 ]]
+  done
+}
+
+@test "-f jsonl parses with jq, unknown readings are null; -f prom has HELP and TYPE for every metric" {
+  run -0 bash -c 'rm-sample -f jsonl -i 0.05 -n 3 | jq -c "[.mem_avail_mb > 0, (.iso|test(\"Z$\")), .context]"'
+  [[ "${lines[0]}" == '[true,true,""]' && "${#lines[@]}" == 3 ]]
+  RM_PROC_ROOT="$FIXTURES/proc-old" rm-sample -f jsonl >"$BATS_TEST_TMPDIR/old.jsonl"
+  run -0 jq -c '[.mem_avail_mb, .psi_mem_some, .oom_kills, .load1]' "$BATS_TEST_TMPDIR/old.jsonl"
+  [[ "$output" == '[null,null,null,0.5]' ]]
+  rm-sample -f prom >"$BATS_TEST_TMPDIR/out.prom"
+  run -0 awk '
+    /^# HELP / { help[$3] = 1; next }
+    /^# TYPE / { type[$3] = 1; next }
+    /^#/ { next }
+    { name = $1; sub(/\{.*/, "", name); n++
+      if (!(name in help) || !(name in type)) { print "missing HELP/TYPE: " name; bad = 1 } }
+    END { if (!bad) print n " samples ok" }' "$BATS_TEST_TMPDIR/out.prom"
+  [[ "$output" =~ ^1[0-9]\ samples\ ok$ ]]
+  grep -q '^rm_memory_available_bytes{stage=""} [0-9]\+$' "$BATS_TEST_TMPDIR/out.prom"
+  grep -q '^# TYPE rm_oom_kills_total counter$' "$BATS_TEST_TMPDIR/out.prom"
+}
+
+@test "an old kernel's /proc (no MemAvailable, no pressure, no oom_kill) gives empty fields, not 0" {
+  RM_PROC_ROOT="$FIXTURES/proc-old" rm-sample --compilers cc1plus,rustc >"$BATS_TEST_TMPDIR/o.csv"
+  run -0 "$PY" -c 'import csv,sys
+r=next(csv.DictReader(open(sys.argv[1])))
+print(",".join(r[k] for k in ["load1","mem_used_mb","mem_avail_mb","mem_pct","swap_used_mb","compilers","oom_kills","psi_mem_some","psi_mem_full","psi_io_full","psi_cpu_some"]))' "$BATS_TEST_TMPDIR/o.csv"
+  # swap lines are absent too; the zombie rustc is not a live compiler.
+  [[ "$output" == "0.50,,,,,1,,,,," ]]
+}
+
+@test "stage comes from --stage-file, else the newest log; context is its last (matching) line" {
+  local d="$BATS_TEST_TMPDIR/logs"
+  mkdir -p "$d"
+  printf 'configure done\n' >"$d/01-configure.log"
+  touch -d '1 hour ago' "$d/01-configure.log"
+  printf '[1/2] Building CXX a.cc\nwarning: unused\n[2/2] Building CXX b.cc\n\n' >"$d/02-build.log"
+  run -0 rm-sample --stage-log-dir "$d"
+  [[ "$(csv_get <(printf '%s\n' "${lines[@]}") stage)" == 02-build ]]
+  [[ "$(csv_get <(printf '%s\n' "${lines[@]}") context)" == "[2/2] Building CXX b.cc" ]]
+  run -0 rm-sample --stage-log-dir "$d" --context-match '^warning'
+  [[ "$(csv_get <(printf '%s\n' "${lines[@]}") context)" == "warning: unused" ]]
+  printf 'link-stage\nignored\n' >"$BATS_TEST_TMPDIR/stage"
+  run -0 rm-sample --stage-log-dir "$d" --stage-file "$BATS_TEST_TMPDIR/stage"
+  [[ "$(csv_get <(printf '%s\n' "${lines[@]}") stage)" == link-stage ]]
+  [[ "$(csv_get <(printf '%s\n' "${lines[@]}") context)" == "[2/2] Building CXX b.cc" ]]
+  run -2 --separate-stderr rm-sample --context-match '('
+  [[ "${stderr_lines[0]}" == "rm-sample: invalid --context-match '('"* ]]
+}
+
+@test "hostile log and process names lose nothing: every row parses with the header's columns" {
+  local d="$BATS_TEST_TMPDIR/logs" w
+  mkdir -p "$d"
+  spawn_named 'x,"y) z'
+  spawn_named 'q"r) s'
+  # A writer appends colour codes, progress bars, commas, quotes, a 1 MiB
+  # line, invalid UTF-8 and NUL bytes while rm-sample follows the log.
+  (
+    for i in $(seq 1 30); do
+      printf '\033[1;32m[%d/30]\033[0m Building "CXX" a,b.cc\r\n' "$i"
+      printf ' 10%%\r 50%%\r100%% ok\r'
+      printf 'bad \xff\xfe utf8 \x00 nul\n'
+      if ((i == 10)); then head -c 1048576 /dev/zero | tr '\0' 'x'; printf '\n'; fi
+      sleep 0.02
+    done
+    printf '\033[31mfinal, "line"\033[0m \xc3\xa9\n'
+  ) >>"$d/build.log" &
+  w=$!
+  rm-sample -i 0.02 -n 60 --stage-log-dir "$d" --compilers 'q"r) s' >"$BATS_TEST_TMPDIR/out.csv"
+  wait "$w"
+  rm-sample --stage-log-dir "$d" -H >>"$BATS_TEST_TMPDIR/out.csv"
+  run -0 csv_cols "$BATS_TEST_TMPDIR/out.csv"
+  [[ "$output" == 19 ]]
+  run -0 csv_get "$BATS_TEST_TMPDIR/out.csv" context 61
+  [[ "$output" == 'final, "line" é' ]]
+  run -0 "$PY" -c 'import csv,sys
+rows=list(csv.DictReader(open(sys.argv[1], encoding="utf-8")))
+bad=[r["context"] for r in rows if any(ord(c) < 32 or c == "\x7f" for c in r["context"]) or len(r["context"]) > 512]
+print(len(bad), max(int(r["compilers"]) for r in rows[:-1]))' "$BATS_TEST_TMPDIR/out.csv"
+  [[ "$output" == "0 1" ]]
+}
+
+@test "mem_avail_mb agrees with /proc/meminfo and python3-psutil within 2 %" {
+  run -0 bash -c 'rm-sample | tail -n 1 | cut -d, -f7; awk "/MemAvailable/ {print int(\$2/1024)}" /proc/meminfo; '"$PY"' -c "import psutil; print(psutil.virtual_memory().available // 1048576)"'
+  local ours=${lines[0]} kernel=${lines[1]} ps=${lines[2]}
+  run -0 awk -v a="$ours" -v b="$kernel" -v c="$ps" 'BEGIN { ok = (a - b) ^ 2 <= (0.02 * b) ^ 2 && (a - c) ^ 2 <= (0.02 * c) ^ 2; print ok ? "ok" : a " " b " " c }'
+  [[ "$output" == ok ]]
+}
+
+@test "disk_avail_gb and disk_pct agree with df (0.1 GiB, 1 point)" {
+  local path
+  for path in / "$BATS_TEST_TMPDIR"; do
+    run -0 bash -c "rm-sample --disk-path '$path' | tail -n 1 | cut -d, -f10,11; df -B1 --output=avail,pcent '$path' | tail -n 1"
+    run -0 awk -v a="${lines[0]}" -v b="${lines[1]}" 'BEGIN {
+      split(a, x, ","); split(b, y, " "); sub(/%/, "", y[2])
+      ga = x[1]; gb = y[1] / 1073741824
+      ok = (ga - gb) ^ 2 <= 0.01 && (x[2] - y[2]) ^ 2 <= 1
+      print ok ? "ok" : a " vs " b }'
+    [[ "$output" == ok ]]
+  done
+}
+
+@test "compilers agrees with pgrep -c -x while two cc1plus and one rustc sleep" {
+  spawn_named cc1plus
+  spawn_named cc1plus
+  spawn_named rustc
+  wait_for 5 pgrep -x rustc
+  local try ours theirs
+  # Another build on this machine may start or end a compiler between the
+  # two reads: compare a few times and accept the first agreement.
+  for try in 1 2 3 4 5; do
+    ours=$(rm-sample -H | cut -d, -f12)
+    theirs=$(pgrep -c -x 'cc1plus|cc1|cc1obj|clang|clang\+\+|rustc|lto1|ld|ld\.lld|ld\.gold|mold|lld')
+    [[ "$ours" == "$theirs" ]] && break
+  done
+  [[ "$ours" == "$theirs" && "$ours" -ge 3 ]]
+  run -0 rm-sample -H --compilers rustc
+  [[ "$(cut -d, -f12 <<<"$output")" == 1 ]]
+}
+
+@test "cpu_pct is near 50 % on this 2-core machine while one core spins (and near 100/N elsewhere)" {
+  local n expect
+  n=$(nproc)
+  expect=$((100 / n))
+  bash -c 'while :; do :; done' &
+  KILL_PIDS+=("$!")
+  sleep 0.3
+  run -0 bash -c "rm-sample -i 1 -n 2 | tail -n 1 | cut -d, -f5"
+  run -0 awk -v v="$output" -v e="$expect" 'BEGIN { print (v >= e - 15 && v <= e + 15) ? "ok" : v }'
+  [[ "$output" == ok ]]
+}

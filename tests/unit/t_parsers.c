@@ -1,0 +1,266 @@
+/*
+ * Unit tests of the pure parsers in lib/ on fixture strings.
+ */
+#include <regex.h>
+#include <stdlib.h>
+
+#include "rmtools.h"
+#include "tap.h"
+
+static void meminfo_full(void)
+{
+	struct rm_meminfo mi;
+	const char *t = "MemTotal:       16384000 kB\nMemFree:         1000000 kB\n"
+			"MemAvailable:    8192000 kB\nBuffers: 1 kB\nSwapTotal:       2097148 kB\n"
+			"SwapFree:        1048576 kB\n";
+
+	CHECK(rm_meminfo_parse(t, &mi) == 0);
+	CHECK_U64(mi.total_kib, 16384000);
+	CHECK_U64(mi.avail_kib, 8192000);
+	CHECK_U64(mi.swap_total_kib, 2097148);
+	CHECK_U64(mi.swap_free_kib, 1048576);
+	CHECK(mi.has & RM_MI_AVAIL);
+}
+
+static void meminfo_without_memavailable(void)
+{
+	/* Kernels before 3.14 have no MemAvailable: it must read as unknown. */
+	struct rm_meminfo mi;
+	const char *t = "MemTotal:  1000 kB\nMemFree:  500 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n";
+
+	CHECK(rm_meminfo_parse(t, &mi) == 0);
+	CHECK(!(mi.has & RM_MI_AVAIL));
+	CHECK_U64(mi.avail_kib, 0);
+	CHECK(mi.has & RM_MI_SWAPTOTAL);
+}
+
+static void meminfo_no_swap_lines(void)
+{
+	struct rm_meminfo mi;
+
+	CHECK(rm_meminfo_parse("MemTotal: 1000 kB\nMemAvailable: 10 kB\n", &mi) == 0);
+	CHECK(!(mi.has & RM_MI_SWAPTOTAL));
+	CHECK(!(mi.has & RM_MI_SWAPFREE));
+	CHECK(rm_meminfo_parse("garbage\n", &mi) == -1);
+	CHECK(rm_meminfo_parse("", &mi) == -1);
+}
+
+static void cpustat_with_steal_and_guest(void)
+{
+	struct rm_cputimes a, b;
+	/* user nice system idle iowait irq softirq steal guest guest_nice */
+	const char *t1 = "cpu  100 0 100 700 100 0 0 0 50 0\ncpu0 1 2 3 4\n";
+	const char *t2 = "cpu  200 0 200 1300 200 0 0 100 90 0\n";
+
+	CHECK(rm_cputimes_parse(t1, &a) == 0);
+	CHECK(rm_cputimes_parse(t2, &b) == 0);
+	/* guest is inside user: total is the first eight fields. */
+	CHECK_U64(a.total, 1000);
+	CHECK_U64(a.idle, 800);
+	CHECK_U64(b.total, 2000);
+	/* busy = (1000 - 700) / 1000 with steal counted busy */
+	CHECK_NEAR(rm_cputimes_pct(&a, &b), 30.0, 1e-9);
+}
+
+static void cpustat_without_steal(void)
+{
+	struct rm_cputimes a, b;
+
+	/* A 2.6.0 kernel's four fields. */
+	CHECK(rm_cputimes_parse("cpu 10 0 10 80\n", &a) == 0);
+	CHECK(rm_cputimes_parse("cpu 60 0 10 130\n", &b) == 0);
+	CHECK_NEAR(rm_cputimes_pct(&a, &b), 50.0, 1e-9);
+	/* No time passed: unknown, not 0. */
+	CHECK(rm_cputimes_pct(&b, &b) < 0);
+	CHECK(rm_cputimes_parse("intr 1 2 3\n", &a) == -1);
+	CHECK(!a.known);
+}
+
+static void loadavg(void)
+{
+	struct rm_loadavg la;
+
+	CHECK(rm_loadavg_parse("1.50 0.75 0.25 3/456 7890\n", &la) == 0);
+	CHECK_NEAR(la.load1, 1.5, 1e-9);
+	CHECK(rm_loadavg_parse("", &la) == -1);
+}
+
+static void vmstat_oom(void)
+{
+	uint64_t v = 99;
+
+	CHECK(rm_vmstat_oom_parse("nr_free_pages 5\noom_kill 7\nfoo 1\n", &v) == 0);
+	CHECK_U64(v, 7);
+	/* Before 4.13 there is no oom_kill line. */
+	CHECK(rm_vmstat_oom_parse("nr_free_pages 5\npgfault 9\n", &v) == -1);
+	CHECK(rm_vmstat_oom_parse("oom_kill_x 3\n", &v) == -1);
+}
+
+static void pressure(void)
+{
+	struct rm_psi p;
+
+	CHECK(rm_psi_parse("some avg10=1.25 avg60=0.00 avg300=0.00 total=1\n"
+			   "full avg10=0.50 avg60=0.00 avg300=0.00 total=1\n", &p) == 0);
+	CHECK(p.has_some && p.has_full);
+	CHECK_NEAR(p.some10, 1.25, 1e-9);
+	CHECK_NEAR(p.full10, 0.5, 1e-9);
+	/* cpu had no full line before 5.13. */
+	CHECK(rm_psi_parse("some avg10=3.00 avg60=0.00 avg300=0.00 total=1\n", &p) == 0);
+	CHECK(p.has_some && !p.has_full);
+	CHECK(rm_psi_parse("", &p) == -1);
+}
+
+static void stat_hostile_name(void)
+{
+	struct rm_pstat st;
+	const char *t = "4242 (a) (b c) S 1 4242 4242 0 -1 4194560 100 0 0 0 "
+			"250 50 0 0 20 0 3 0 123456 10485760 2560 18446744073709551615 "
+			"1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+
+	CHECK(rm_pstat_parse(t, &st) == 0);
+	CHECK_U64(st.pid, 4242);
+	CHECK_STR(st.comm, "a) (b c");
+	CHECK(st.state == 'S');
+	CHECK_U64(st.ppid, 1);
+	CHECK_U64(st.utime, 250);
+	CHECK_U64(st.stime, 50);
+	CHECK_U64(st.threads, 3);
+	CHECK_U64(st.starttime, 123456);
+	CHECK_U64(st.rss_pages, 2560);
+	CHECK(!(st.flags & RM_PF_KTHREAD));
+	CHECK(rm_pstat_parse("12 (x) S", &st) == -1);
+	CHECK(rm_pstat_parse("", &st) == -1);
+	CHECK(rm_pstat_parse("12 x) S 1", &st) == -1);
+}
+
+static void status_and_cmdline(void)
+{
+	struct rm_pstatus ps;
+	char cmd[] = "cc1plus\0-O2\0a b.cc\0";
+
+	CHECK(rm_pstatus_parse("Name:\tx\nVmHWM:\t  2048 kB\nVmRSS:\t  1024 kB\n", &ps) == 0);
+	CHECK(ps.has_rss && ps.has_hwm);
+	CHECK_U64(ps.rss_kib, 1024);
+	CHECK_U64(ps.hwm_kib, 2048);
+	/* A kernel thread's status has no Vm lines. */
+	CHECK(rm_pstatus_parse("Name:\tkthreadd\nState:\tS\n", &ps) == -1);
+	CHECK_U64(rm_cmdline_join(cmd, sizeof(cmd) - 1), 18);
+	CHECK_STR(cmd, "cc1plus -O2 a b.cc");
+}
+
+static void sanitize(void)
+{
+	char out[RM_TEXT_MAX + 1];
+	const char in[] = "\x1b[1;31mred\x1b[0m,\"q\"\ttab\x01\x7f \xff\xfe ok\x1b]0;title\x07!";
+
+	rm_sanitize(in, sizeof(in) - 1, out, sizeof(out));
+	CHECK_STR(out, "red,\"q\" tab \xef\xbf\xbd\xef\xbf\xbd ok!");
+	/* A progress bar: what the terminal shows is after the last CR. */
+	rm_sanitize("  10%\r  55%\r100% done\r\n", 23, out, sizeof(out));
+	CHECK_STR(out, "100% done");
+	/* NUL bytes vanish; length is bounded on a character boundary. */
+	rm_sanitize("a\0b", 3, out, sizeof(out));
+	CHECK_STR(out, "ab");
+	char big[2000];
+	for (size_t i = 0; i < sizeof(big); i += 2)
+		memcpy(big + i, "\xc3\xa9", 2);
+	size_t n = rm_sanitize(big, sizeof(big), out, sizeof(out));
+	CHECK(n <= RM_TEXT_MAX && n % 2 == 0);
+	CHECK_STR(out + n - 2, "\xc3\xa9");
+	/* Overlong encodings and surrogates are invalid. */
+	rm_sanitize("\xc0\xaf\xed\xa0\x80", 5, out, sizeof(out));
+	CHECK(strstr(out, "\xef\xbf\xbd") == out);
+}
+
+static void csv_and_json_fields(void)
+{
+	struct rm_buf b = { 0 };
+
+	rm_buf_csv(&b, "plain");
+	rm_buf_addc(&b, ',');
+	rm_buf_csv(&b, "a,\"b\"\nc");
+	CHECK_STR(b.p, "plain,\"a,\"\"b\"\"\nc\"");
+	rm_buf_reset(&b);
+	rm_buf_json(&b, "q\"\\\x01");
+	CHECK_STR(b.p, "\"q\\\"\\\\\\u0001\"");
+	rm_buf_reset(&b);
+	rm_buf_num(&b, -0.0001, 2);
+	CHECK_STR(b.p, "0.00");
+	rm_buf_free(&b);
+}
+
+static void last_line(void)
+{
+	char out[RM_TEXT_MAX + 1];
+	regex_t re;
+	const char *log = "[1/3] Building CXX foo.cc\nwarning: x\n[2/3] Building CXX bar.cc\n\n  \n";
+
+	CHECK(rm_last_line(log, strlen(log), NULL, out, sizeof(out)) == 1);
+	CHECK_STR(out, "[2/3] Building CXX bar.cc");
+	CHECK(regcomp(&re, "^warning", REG_EXTENDED | REG_NOSUB) == 0);
+	CHECK(rm_last_line(log, strlen(log), &re, out, sizeof(out)) == 1);
+	CHECK_STR(out, "warning: x");
+	regfree(&re);
+	CHECK(regcomp(&re, "nomatch", REG_EXTENDED | REG_NOSUB) == 0);
+	CHECK(rm_last_line(log, strlen(log), &re, out, sizeof(out)) == 0);
+	regfree(&re);
+	CHECK(rm_last_line("", 0, NULL, out, sizeof(out)) == 0);
+	/* A line whose visible text is only escape codes counts as empty. */
+	CHECK(rm_last_line("real\n\x1b[0m\n", 10, NULL, out, sizeof(out)) == 1);
+	CHECK_STR(out, "real");
+}
+
+static void numbers(void)
+{
+	double d;
+	long l;
+	uint64_t u;
+
+	CHECK(rm_parse_seconds("0.2", 0.001, 86400, &d) == 0 && d == 0.2);
+	CHECK(rm_parse_seconds("15", 0.001, 86400, &d) == 0 && d == 15);
+	CHECK(rm_parse_seconds(".5", 0.001, 86400, &d) == 0);
+	CHECK(rm_parse_seconds("0", 0.001, 86400, &d) == -1);
+	CHECK(rm_parse_seconds("-1", 0.001, 86400, &d) == -1);
+	CHECK(rm_parse_seconds("abc", 0.001, 86400, &d) == -1);
+	CHECK(rm_parse_seconds("1e3", 0.001, 86400, &d) == -1);
+	CHECK(rm_parse_seconds("inf", 0.001, 86400, &d) == -1);
+	CHECK(rm_parse_seconds(" 1", 0.001, 86400, &d) == -1);
+	CHECK(rm_parse_seconds("86401", 0.001, 86400, &d) == -1);
+	CHECK(rm_parse_long("12", 1, 100, &l) == 0 && l == 12);
+	CHECK(rm_parse_long("12x", 1, 100, &l) == -1);
+	CHECK(rm_parse_long("", 1, 100, &l) == -1);
+	CHECK(rm_parse_u64("123\n", &u) == 0 && u == 123);
+	CHECK(rm_parse_u64("18446744073709551616", &u) == -1);
+	CHECK(rm_parse_u64("-1", &u) == -1);
+}
+
+static void iso_time(void)
+{
+	char buf[40];
+
+	rm_fmt_iso(1700000000.9996, buf, sizeof(buf));
+	CHECK_STR(buf, "2023-11-14T22:13:21.000Z");
+	rm_fmt_iso(0.25, buf, sizeof(buf));
+	CHECK_STR(buf, "1970-01-01T00:00:00.250Z");
+}
+
+int main(void)
+{
+	RUN(meminfo_full);
+	RUN(meminfo_without_memavailable);
+	RUN(meminfo_no_swap_lines);
+	RUN(cpustat_with_steal_and_guest);
+	RUN(cpustat_without_steal);
+	RUN(loadavg);
+	RUN(vmstat_oom);
+	RUN(pressure);
+	RUN(stat_hostile_name);
+	RUN(status_and_cmdline);
+	RUN(sanitize);
+	RUN(csv_and_json_fields);
+	RUN(last_line);
+	RUN(numbers);
+	RUN(iso_time);
+	return tap_done();
+}
