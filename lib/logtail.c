@@ -68,11 +68,12 @@ int rm_last_line(const char *buf, size_t len, const regex_t *re, char *out, size
 			start--;
 		if (!line_blank(buf + start, end - start)) {
 			char clean[RM_TEXT_MAX + 1];
-			size_t n = rm_sanitize(buf + start, end - start, clean, sizeof(clean));
+			/* Bounded by osize here, so a short out is cut on a
+			 * character boundary, never inside one. */
+			size_t n = rm_sanitize(buf + start, end - start, clean,
+					       osize < sizeof(clean) ? osize : sizeof(clean));
 			if (n > 0 && (!re || regexec(re, clean, 0, NULL, 0) == 0)) {
-				size_t c = n < osize ? n : osize - 1;
-				memcpy(out, clean, c);
-				out[c] = '\0';
+				memcpy(out, clean, n + 1);
 				return 1;
 			}
 		}
