@@ -133,7 +133,9 @@ double rm_cputimes_pct(const struct rm_cputimes *a, const struct rm_cputimes *b)
 	di = b->idle >= a->idle ? b->idle - a->idle : 0;
 	if (di > dt)
 		di = dt;
-	return 100.0 * (double)(dt - di) / (double)dt;
+	/* The ratio first: (double)(dt - di) <= (double)dt, so it is at most
+	 * 1 and the percent at most 100, however large the counters. */
+	return 100.0 * ((double)(dt - di) / (double)dt);
 }
 
 int rm_loadavg_parse(const char *buf, struct rm_loadavg *la)
