@@ -129,11 +129,12 @@ void rm_emit_prom(struct rm_buf *b, const struct rm_col *cols,
 			prom_labels(b, cols, row, n, extra);
 			rm_buf_addc(b, ' ');
 			double x = row[i].num * scale;
-			/* Integral values print exactly; fractions with enough digits. */
+			/* Integral values print exactly; fractions with every digit a
+			 * double holds (a counter in joules keeps its microjoules). */
 			if (x == (double)(long long)x && x < 9e15 && x > -9e15)
 				rm_buf_addf(b, "%lld\n", (long long)x);
 			else
-				rm_buf_addf(b, "%.6g\n", x);
+				rm_buf_addf(b, "%.15g\n", x);
 		}
 	}
 }
