@@ -1,0 +1,467 @@
+/*
+ * rm-energy: CPU package and DRAM energy from the RAPL powercap zones.
+ *
+ * usage: rm-energy [-H] [-i SEC] [-n COUNT] [--watch-pid PID] [-f csv|jsonl|prom]
+ *        rm-energy [-H] [-i SEC] [-o FILE] [-f csv|jsonl|prom] -- CMD [ARG...]
+ *
+ * Without -i, prints one row per RAPL zone (zone, name, energy_uj,
+ * max_energy_range_uj).  With -i, reads the counters on every tick and
+ * prints epoch, elapsed_s, pkg_w, dram_w, pkg_j, dram_j: watts over the
+ * last interval and joules since the stream started.  With -- CMD, runs
+ * CMD, reads the counters every SEC seconds (default 1) so no wrap is
+ * missed, and when it ends prints to stderr (or FILE) what it cost:
+ * elapsed_s, pkg_j, pkg_w, dram_j, dram_w, exit; then exits with CMD's
+ * status (128+N when a signal N ended it).
+ *
+ *   -i, --interval SEC     seconds between rows (0.001 to 86400)
+ *   -n, --count COUNT      stop after COUNT rows
+ *       --watch-pid PID    stop as soon as PID ends (a last row covers
+ *                          the part interval)
+ *   -f, --format FMT       csv (default), jsonl or prom
+ *   -H, --no-header        no CSV header line
+ *   -o, --output FILE      with -- CMD: write the row to FILE, not stderr
+ *   -h, --help             this help
+ *       --version          the version
+ *
+ * Package = the sum of the package-* zones (core and uncore are inside a
+ * package; psys is never added); dram = the sum of the dram zones; each
+ * counter's wrap is corrected with its own max_energy_range_uj.  Exit 1
+ * when there are no zones, or when energy_uj is root-only (Linux 5.10+).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "energy.h"
+#include "rmtools.h"
+
+static const char prog[] = "rm-energy";
+static const char usage_line[] =
+	"usage: rm-energy [-H] [-i SEC] [-n COUNT] [--watch-pid PID] [-f csv|jsonl|prom]\n"
+	"       rm-energy [-H] [-i SEC] [-o FILE] [-f csv|jsonl|prom] -- CMD [ARG...]";
+
+static const char help_text[] =
+	"\n"
+	"Print CPU package and DRAM energy from the RAPL zones: one row per zone,\n"
+	"or with -i a row of watts and joules every SEC seconds, or with -- CMD\n"
+	"the joules and mean watts CMD cost (to stderr), exiting with its status.\n"
+	"\n"
+	"  -i, --interval SEC     seconds between rows (0.001 to 86400); with CMD,\n"
+	"                         between counter reads (default 1)\n"
+	"  -n, --count COUNT      stop after COUNT rows\n"
+	"      --watch-pid PID    stop as soon as PID ends\n"
+	"  -f, --format FMT       csv (default), jsonl or prom\n"
+	"  -H, --no-header        no CSV header line\n"
+	"  -o, --output FILE      with CMD: write the row to FILE, not stderr\n"
+	"  -h, --help             this help\n"
+	"      --version          print the version\n";
+
+/* One-shot: a row per zone. */
+enum { Z_ZONE, Z_NAME, Z_ENERGY, Z_MAX, Z_NCOLS };
+
+static const struct rm_col zone_cols[Z_NCOLS] = {
+	{ "zone", RM_P_LABEL, "zone", NULL, 0 },
+	{ "name", RM_P_LABEL, "name", NULL, 0 },
+	{ "energy_uj", RM_P_COUNTER, "rm_rapl_energy_joules_total", "RAPL zone energy counter (wraps at the range).", 1e-6 },
+	{ "max_energy_range_uj", RM_P_GAUGE, "rm_rapl_max_energy_range_joules", "Value at which the zone's counter wraps.", 1e-6 },
+};
+
+/* Streaming: a row per tick. */
+enum { S_EPOCH, S_ELAPSED, S_PKG_W, S_DRAM_W, S_PKG_J, S_DRAM_J, S_NCOLS };
+
+static const struct rm_col stream_cols[S_NCOLS] = {
+	{ "epoch", RM_P_NONE, NULL, NULL, 0 },
+	{ "elapsed_s", RM_P_GAUGE, "rm_elapsed_seconds", "Seconds since the stream started.", 0 },
+	{ "pkg_w", RM_P_GAUGE, "rm_package_power_watts", "CPU package power over the last interval, all packages.", 0 },
+	{ "dram_w", RM_P_GAUGE, "rm_dram_power_watts", "DRAM power over the last interval.", 0 },
+	{ "pkg_j", RM_P_COUNTER, "rm_package_energy_joules_total", "CPU package energy since the stream started.", 0 },
+	{ "dram_j", RM_P_COUNTER, "rm_dram_energy_joules_total", "DRAM energy since the stream started.", 0 },
+};
+
+/* -- CMD: one row for the whole command. */
+enum { R_ELAPSED, R_PKG_J, R_PKG_W, R_DRAM_J, R_DRAM_W, R_EXIT, R_NCOLS };
+
+static const struct rm_col run_cols[R_NCOLS] = {
+	{ "elapsed_s", RM_P_GAUGE, "rm_command_elapsed_seconds", "Wall time the command ran.", 0 },
+	{ "pkg_j", RM_P_GAUGE, "rm_command_package_energy_joules", "CPU package energy while the command ran.", 0 },
+	{ "pkg_w", RM_P_GAUGE, "rm_command_package_power_watts", "Mean CPU package power while the command ran.", 0 },
+	{ "dram_j", RM_P_GAUGE, "rm_command_dram_energy_joules", "DRAM energy while the command ran.", 0 },
+	{ "dram_w", RM_P_GAUGE, "rm_command_dram_power_watts", "Mean DRAM power while the command ran.", 0 },
+	{ "exit", RM_P_GAUGE, "rm_command_exit_status", "The command's exit status (128+N for signal N).", 0 },
+};
+
+struct opts {
+	double interval;
+	long count;
+	pid_t watch_pid;
+	enum rm_fmt fmt;
+	int header;
+	const char *output;
+	char **cmd;
+};
+
+/* Running sums of a stream, in microjoules. */
+struct totals {
+	uint64_t pkg_uj, dram_uj;
+	int pkg_ok, dram_ok;    /* every step so far was complete */
+	double start, last;     /* monotonic seconds */
+};
+
+static void parse_args(int argc, char **argv, struct opts *o)
+{
+	enum { O_WATCH = 256, O_VERSION };
+	static const struct option longopts[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "no-header", no_argument, NULL, 'H' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "watch-pid", required_argument, NULL, O_WATCH },
+		{ "version", no_argument, NULL, O_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	long n;
+
+	memset(o, 0, sizeof(*o));
+	o->header = 1;
+	opterr = 0;
+	/* "+": stop at the first operand, so CMD's own options stay its own. */
+	while ((c = getopt_long(argc, argv, "+:i:n:f:Ho:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			if (rm_parse_seconds(optarg, 0.001, 86400, &o->interval) < 0)
+				rm_usage_error(prog, usage_line,
+					       "invalid interval '%s': seconds from 0.001 to 86400", optarg);
+			break;
+		case 'n':
+			if (rm_parse_long(optarg, 1, 1000000000L, &n) < 0)
+				rm_usage_error(prog, usage_line, "invalid count '%s': a whole number from 1", optarg);
+			o->count = n;
+			break;
+		case 'f':
+			if (rm_fmt_parse(optarg, &o->fmt) < 0)
+				rm_usage_error(prog, usage_line, "invalid format '%s': csv, jsonl or prom", optarg);
+			break;
+		case 'H':
+			o->header = 0;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'h':
+			printf("%s\n%s", usage_line, help_text);
+			exit(rm_finish_stdout(prog, RM_EXIT_OK));
+		case O_VERSION:
+			printf("rm-energy %s\n", RM_VERSION);
+			exit(rm_finish_stdout(prog, RM_EXIT_OK));
+		case O_WATCH:
+			if (rm_parse_pid(optarg, &o->watch_pid) < 0)
+				rm_usage_error(prog, usage_line, "invalid PID '%s' for --watch-pid", optarg);
+			break;
+		case ':':
+			rm_usage_error(prog, usage_line, "option '%s' needs a value", argv[optind - 1]);
+		default:
+			rm_usage_error(prog, usage_line, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc) {
+		if (strcmp(argv[optind - 1], "--") != 0)
+			rm_usage_error(prog, usage_line, "unexpected argument '%s' (put -- before a command)",
+				       argv[optind]);
+		o->cmd = argv + optind;
+	} else if (optind > 0 && strcmp(argv[optind - 1], "--") == 0) {
+		rm_usage_error(prog, usage_line, "no command after --");
+	}
+	if (o->cmd) {
+		if (o->count)
+			rm_usage_error(prog, usage_line, "-n does not go with -- CMD");
+		if (o->watch_pid)
+			rm_usage_error(prog, usage_line, "--watch-pid does not go with -- CMD");
+		if (!o->interval)
+			o->interval = 1;
+		return;
+	}
+	if (o->output)
+		rm_usage_error(prog, usage_line, "-o FILE needs -- CMD");
+	if (o->count && !o->interval)
+		o->interval = 1;
+	if (o->watch_pid && !o->interval)
+		rm_usage_error(prog, usage_line, "--watch-pid needs -i SEC");
+}
+
+/* The message for a counter the kernel keeps from us; exits 1. */
+static void __attribute__((noreturn)) die_eacces(const struct rm_rapl *r, int zone)
+{
+	char path[4096];
+
+	if (rm_rapl_path(r, zone, "energy_uj", path, sizeof(path)) < 0)
+		snprintf(path, sizeof(path), "%s", r->z[zone].zone);
+	fprintf(stderr, "%s: cannot read '%s': %s (RAPL energy counters are root-only since "
+		"Linux 5.10, CVE-2020-8694); run as root, or as root make them readable: "
+		"chmod a+r %s/class/powercap/intel-rapl:*/energy_uj (until reboot; rm-energy(1) "
+		"shows a udev rule that lasts)\n",
+		prog, path, strerror(EACCES), rm_sys_root());
+	exit(RM_EXIT_FAIL);
+}
+
+static void emit(const struct opts *o, struct rm_buf *b, const struct rm_col *cols,
+		 const struct rm_val *v, int n, int rows)
+{
+	for (int r = 0; r < rows && o->fmt != RM_FMT_PROM; r++) {
+		if (o->fmt == RM_FMT_CSV)
+			rm_emit_csv_row(b, cols, v + (size_t)r * (size_t)n, n);
+		else
+			rm_emit_jsonl(b, cols, v + (size_t)r * (size_t)n, n);
+	}
+	if (o->fmt == RM_FMT_PROM)
+		rm_emit_prom(b, cols, v, n, rows, NULL);
+}
+
+static int oneshot(const struct opts *o, struct rm_rapl *r)
+{
+	struct rm_buf b = { 0 };
+	struct rm_val *v = calloc((size_t)r->n * Z_NCOLS, sizeof(*v));
+
+	if (!v) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return RM_EXIT_FAIL;
+	}
+	for (int i = 0; i < r->n; i++) {
+		struct rm_val *row = v + (size_t)i * Z_NCOLS;
+		uint64_t uj;
+
+		row[Z_ZONE] = rm_str(r->z[i].zone);
+		row[Z_NAME] = r->z[i].name[0] ? rm_str(r->z[i].name) : rm_none();
+		if (rm_rapl_read(r, i, &uj) == 0)
+			row[Z_ENERGY] = rm_num((double)uj, 0);
+		else if (errno == EACCES)
+			die_eacces(r, i);
+		else
+			row[Z_ENERGY] = rm_none();
+		row[Z_MAX] = r->z[i].has_max ? rm_num((double)r->z[i].max_uj, 0) : rm_none();
+	}
+	if (o->header && o->fmt == RM_FMT_CSV)
+		rm_emit_csv_header(&b, zone_cols, Z_NCOLS);
+	emit(o, &b, zone_cols, v, Z_NCOLS, r->n);
+	rm_out(prog, &b);
+	rm_buf_free(&b);
+	free(v);
+	return rm_finish_stdout(prog, RM_EXIT_OK);
+}
+
+/* Read the counters once more and add the step to the totals. */
+static void step(struct rm_rapl *r, struct totals *tt, struct rm_rapl_step *s)
+{
+	if (rm_rapl_sample(r, s) < 0)
+		die_eacces(r, r->err_zone);
+	tt->pkg_uj += s->pkg_uj;
+	tt->dram_uj += s->dram_uj;
+	tt->pkg_ok &= s->pkg_ok;
+	tt->dram_ok &= s->dram_ok;
+}
+
+/* The first reading: baselines, and a first check that we may read. */
+static void start(struct rm_rapl *r, struct totals *tt)
+{
+	struct rm_rapl_step s;
+
+	memset(tt, 0, sizeof(*tt));
+	if (rm_rapl_sample(r, &s) < 0)
+		die_eacces(r, r->err_zone);
+	tt->pkg_ok = r->npkg > 0;
+	tt->dram_ok = r->ndram > 0;
+	tt->start = tt->last = s.mono;
+}
+
+static void stream_row(struct rm_rapl *r, struct totals *tt, struct rm_val *v)
+{
+	struct rm_rapl_step s;
+	double dt;
+
+	step(r, tt, &s);
+	dt = s.mono - tt->last;
+	tt->last = s.mono;
+	for (int i = 0; i < S_NCOLS; i++)
+		v[i] = rm_none();
+	v[S_EPOCH] = rm_num(rm_now_epoch(), 3);
+	v[S_ELAPSED] = rm_num(s.mono - tt->start, 3);
+	if (s.pkg_ok && dt > 0)
+		v[S_PKG_W] = rm_num((double)s.pkg_uj / 1e6 / dt, 2);
+	if (s.dram_ok && dt > 0)
+		v[S_DRAM_W] = rm_num((double)s.dram_uj / 1e6 / dt, 2);
+	/* A step that missed a zone leaves the sum short until it reads again. */
+	if (s.pkg_ok)
+		v[S_PKG_J] = rm_num((double)tt->pkg_uj / 1e6, 3);
+	if (s.dram_ok)
+		v[S_DRAM_J] = rm_num((double)tt->dram_uj / 1e6, 3);
+}
+
+static int stream(const struct opts *o, struct rm_rapl *r)
+{
+	struct rm_tick t;
+	struct rm_buf b = { 0 };
+	struct rm_val v[S_NCOLS];
+	struct totals tt;
+	int first = 1;
+
+	/* One tick more than rows: the first only takes the baselines. */
+	if (rm_tick_init(&t, o->interval, o->count ? o->count + 1 : 0, o->watch_pid) < 0) {
+		fprintf(stderr, "%s: cannot watch PID %d: %s\n", prog, (int)o->watch_pid, strerror(errno));
+		return RM_EXIT_FAIL;
+	}
+	start(r, &tt); /* refused counters fail before the header */
+	if (o->header && o->fmt == RM_FMT_CSV) {
+		rm_emit_csv_header(&b, stream_cols, S_NCOLS);
+		rm_out(prog, &b);
+	}
+	while (rm_tick_next(&t)) {
+		if (first) {
+			start(r, &tt);
+			first = 0;
+			continue;
+		}
+		stream_row(r, &tt, v);
+		emit(o, &b, stream_cols, v, S_NCOLS, 1);
+		rm_out(prog, &b);
+	}
+	/* The watched PID or a signal ended it inside an interval: one last
+	 * row so the joules cover the whole run. */
+	if (!first && (t.end == RM_END_PID || t.end == RM_END_SIGNAL) &&
+	    rm_now_mono() - tt.last > 0.001) {
+		stream_row(r, &tt, v);
+		emit(o, &b, stream_cols, v, S_NCOLS, 1);
+		rm_out(prog, &b);
+	}
+	rm_buf_free(&b);
+	return rm_finish_stdout(prog, RM_EXIT_OK);
+}
+
+static pid_t spawn(char **cmd)
+{
+	pid_t pid = fork();
+
+	if (pid != 0)
+		return pid;
+	/* CMD gets the dispositions and mask we were started with. */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	execvp(cmd[0], cmd);
+	int e = errno;
+	fprintf(stderr, "%s: cannot run '%s': %s\n", prog, cmd[0], strerror(e));
+	_exit(e == ENOENT ? 127 : 126);
+}
+
+static int run_cmd(const struct opts *o, struct rm_rapl *r)
+{
+	struct rm_tick t;
+	struct rm_buf b = { 0 };
+	struct rm_val v[R_NCOLS];
+	struct rm_rapl_step s;
+	struct totals tt;
+	int fd = STDERR_FILENO, st, status;
+	pid_t pid;
+	double el;
+
+	if (o->output) {
+		fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (fd < 0) {
+			fprintf(stderr, "%s: cannot open '%s': %s\n", prog, o->output, strerror(errno));
+			return RM_EXIT_FAIL;
+		}
+	}
+	start(r, &tt);
+	fflush(NULL);
+	pid = spawn(o->cmd);
+	if (pid < 0) {
+		fprintf(stderr, "%s: cannot fork: %s\n", prog, strerror(errno));
+		return RM_EXIT_FAIL;
+	}
+	if (rm_tick_init(&t, o->interval, 0, pid) < 0) {
+		fprintf(stderr, "%s: cannot watch PID %d: %s\n", prog, (int)pid, strerror(errno));
+		return RM_EXIT_FAIL;
+	}
+	/* Read on every tick only so that no wrap goes unseen. */
+	while (rm_tick_next(&t))
+		if (t.done > 1)
+			step(r, &tt, &s);
+	if (t.end == RM_END_SIGNAL)
+		kill(pid, t.signo);
+	while (waitpid(pid, &st, 0) < 0) {
+		if (errno != EINTR) {
+			fprintf(stderr, "%s: cannot wait for '%s': %s\n", prog, o->cmd[0], strerror(errno));
+			return RM_EXIT_FAIL;
+		}
+	}
+	step(r, &tt, &s);
+	status = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : RM_EXIT_FAIL;
+
+	el = s.mono - tt.start;
+	for (int i = 0; i < R_NCOLS; i++)
+		v[i] = rm_none();
+	v[R_ELAPSED] = rm_num(el, 3);
+	if (tt.pkg_ok) {
+		v[R_PKG_J] = rm_num((double)tt.pkg_uj / 1e6, 3);
+		if (el > 0)
+			v[R_PKG_W] = rm_num((double)tt.pkg_uj / 1e6 / el, 2);
+	}
+	if (tt.dram_ok) {
+		v[R_DRAM_J] = rm_num((double)tt.dram_uj / 1e6, 3);
+		if (el > 0)
+			v[R_DRAM_W] = rm_num((double)tt.dram_uj / 1e6 / el, 2);
+	}
+	v[R_EXIT] = rm_num(status, 0);
+	if (o->header && o->fmt == RM_FMT_CSV)
+		rm_emit_csv_header(&b, run_cols, R_NCOLS);
+	emit(o, &b, run_cols, v, R_NCOLS, 1);
+	if (rm_buf_write(fd, &b) < 0 || (o->output && close(fd) < 0)) {
+		if (errno != EPIPE)
+			fprintf(stderr, "%s: cannot write '%s': %s\n", prog,
+				o->output ? o->output : "stderr", strerror(errno));
+		rm_buf_free(&b);
+		return status ? status : RM_EXIT_FAIL;
+	}
+	rm_buf_free(&b);
+	return rm_finish_stdout(prog, status);
+}
+
+/*
+ * Find the RAPL zones, then list them, stream package and DRAM power, or
+ * measure what one command cost.
+ */
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct rm_rapl r;
+	int n;
+
+	signal(SIGPIPE, SIG_IGN);
+	parse_args(argc, argv, &o);
+	n = rm_rapl_open(&r);
+	if (n < 0) {
+		fprintf(stderr, "%s: no RAPL zones under '%s/class/powercap': %s\n",
+			prog, rm_sys_root(), strerror(errno));
+		return RM_EXIT_FAIL;
+	}
+	if (n == 0) {
+		fprintf(stderr, "%s: no RAPL zones under '%s/class/powercap'\n", prog, rm_sys_root());
+		return RM_EXIT_FAIL;
+	}
+	if (o.cmd)
+		n = run_cmd(&o, &r);
+	else if (o.interval)
+		n = stream(&o, &r);
+	else
+		n = oneshot(&o, &r);
+	rm_rapl_close(&r);
+	return n;
+}
