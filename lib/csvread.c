@@ -1,0 +1,322 @@
+/*
+ * csvread: see csvread.h.
+ *
+ * Two paths over the same grammar.  The fast one takes a record that lies
+ * whole inside the buffer and holds no quote, CR-without-LF or NUL: its
+ * fields point straight into the caller's buffer, found with one table
+ * lookup per byte.  Anything else (quotes, a record that crosses a buffer
+ * boundary) goes through the byte-at-a-time state machine, which copies
+ * the unquoted bytes into the parser's own record buffer.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "csvread.h"
+
+#define DEF_MAX_RECORD (1024 * 1024)
+#define DEF_MAX_FIELDS 1024
+
+enum { K_TEXT, K_COMMA, K_LF, K_QUOTE, K_CR, K_NUL };
+
+/* Byte classes for the fast path. */
+static const unsigned char cls[256] = {
+	[0] = K_NUL, [','] = K_COMMA, ['\n'] = K_LF, ['"'] = K_QUOTE, ['\r'] = K_CR,
+};
+
+enum {
+	S_REC,    /* before a record: nothing taken yet */
+	S_FSTART, /* at the start of a field after a comma */
+	S_UNQ,    /* inside an unquoted field */
+	S_Q,      /* inside a quoted field */
+	S_QQ,     /* a quote inside a quoted field: closing, or the first of "" */
+	S_CR,     /* a CR outside quotes: a line end if LF follows */
+	S_RCR,    /* a CR before anything else of a record */
+};
+
+int rm_csv_init(struct rm_csv *c, size_t max_record, int max_fields)
+{
+	memset(c, 0, sizeof(*c));
+	c->max_record = max_record ? max_record : DEF_MAX_RECORD;
+	c->max_fields = max_fields > 0 ? max_fields : DEF_MAX_FIELDS;
+	c->line = 1;
+	c->st = S_REC;
+	c->f = calloc((size_t)c->max_fields, sizeof(*c->f));
+	c->fend = calloc((size_t)c->max_fields, sizeof(*c->fend));
+	if (!c->f || !c->fend) {
+		rm_csv_free(c);
+		return -1;
+	}
+	return 0;
+}
+
+void rm_csv_free(struct rm_csv *c)
+{
+	free(c->f);
+	free(c->fend);
+	free(c->rec);
+	c->f = NULL;
+	c->fend = NULL;
+	c->rec = NULL;
+	c->cap = c->len = 0;
+}
+
+const char *rm_csv_strerror(enum rm_csv_err e)
+{
+	switch (e) {
+	case RM_CSV_OK:
+		return "no error";
+	case RM_CSV_EBINARY:
+		return "binary data (a NUL byte)";
+	case RM_CSV_ETOOLONG:
+		return "record too long";
+	case RM_CSV_ETOOMANY:
+		return "too many fields";
+	case RM_CSV_ENOMEM:
+		return "out of memory";
+	case RM_CSV_ESTOP:
+		return "stopped";
+	}
+	return "unknown error";
+}
+
+static enum rm_csv_err fail(struct rm_csv *c, enum rm_csv_err e)
+{
+	c->err = e;
+	c->err_line = c->line;
+	return e;
+}
+
+/* Append one byte to the record being assembled. */
+static int put(struct rm_csv *c, char ch)
+{
+	if (c->len >= c->max_record)
+		return fail(c, RM_CSV_ETOOLONG);
+	if (c->len == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 256;
+		char *n;
+		if (ncap > c->max_record)
+			ncap = c->max_record;
+		n = realloc(c->rec, ncap);
+		if (!n)
+			return fail(c, RM_CSV_ENOMEM);
+		c->rec = n;
+		c->cap = ncap;
+	}
+	c->rec[c->len++] = ch;
+	return 0;
+}
+
+/* End the current field of the assembled record. */
+static int end_field(struct rm_csv *c)
+{
+	if (c->nfe >= c->max_fields)
+		return fail(c, RM_CSV_ETOOMANY);
+	c->fend[c->nfe++] = c->len;
+	return 0;
+}
+
+/* Hand out the assembled record and start afresh. */
+static enum rm_csv_err emit_slow(struct rm_csv *c, rm_csv_cb cb, void *arg, int cut)
+{
+	size_t start = 0;
+	int r;
+
+	if (end_field(c))
+		return c->err;
+	for (int i = 0; i < c->nfe; i++) {
+		c->f[i].p = c->rec ? c->rec + start : "";
+		c->f[i].len = c->fend[i] - start;
+		start = c->fend[i];
+	}
+	c->nf = c->nfe;
+	c->cut = cut;
+	c->records++;
+	r = cb(arg, c);
+	c->len = 0;
+	c->nfe = 0;
+	c->st = S_REC;
+	if (r)
+		return fail(c, RM_CSV_ESTOP);
+	return RM_CSV_OK;
+}
+
+/*
+ * Try the fast path on the record starting at s.  Returns the number of
+ * bytes it consumed (0 when the record needs the slow path), or -1 after
+ * an error or a stop (c->err set).
+ */
+static long fast_record(struct rm_csv *c, const unsigned char *s, const unsigned char *e,
+			rm_csv_cb cb, void *arg)
+{
+	const unsigned char *p = s, *start = s, *lim = e;
+	int nf = 0;
+
+	if ((size_t)(lim - s) > c->max_record + 2)
+		lim = s + c->max_record + 2;
+	for (; p < lim; p++) {
+		unsigned k = cls[*p];
+		if (k == K_TEXT)
+			continue;
+		if (k == K_COMMA) {
+			if (nf + 1 >= c->max_fields)
+				return 0;
+			c->f[nf].p = (const char *)start;
+			c->f[nf].len = (size_t)(p - start);
+			nf++;
+			start = p + 1;
+			continue;
+		}
+		if (k == K_LF || (k == K_CR && p + 1 < e && p[1] == '\n')) {
+			long used = (long)(p - s) + (k == K_CR ? 2 : 1);
+			int r;
+			if ((size_t)(p - s) > c->max_record)
+				return 0;
+			c->line++;
+			if (p == s)
+				return used; /* a blank line */
+			c->f[nf].p = (const char *)start;
+			c->f[nf].len = (size_t)(p - start);
+			c->nf = nf + 1;
+			c->cut = 0;
+			c->rec_line = c->line - 1;
+			c->records++;
+			r = cb(arg, c);
+			if (r) {
+				fail(c, RM_CSV_ESTOP);
+				return -1;
+			}
+			return used;
+		}
+		return 0; /* quote, NUL, lone CR: the slow path decides */
+	}
+	return 0;
+}
+
+enum rm_csv_err rm_csv_feed(struct rm_csv *c, const char *buf, size_t len,
+			    rm_csv_cb cb, void *arg)
+{
+	const unsigned char *p = (const unsigned char *)buf, *e = p + len;
+
+	if (c->err)
+		return c->err;
+	while (p < e) {
+		unsigned char ch;
+
+		if (c->st == S_REC) {
+			long used = fast_record(c, p, e, cb, arg);
+			if (used < 0)
+				return c->err;
+			if (used > 0) {
+				p += used;
+				c->offset += (uint64_t)used;
+				continue;
+			}
+			c->rec_line = c->line;
+		}
+		ch = *p++;
+		c->offset++;
+		if (ch == '\0')
+			return fail(c, RM_CSV_EBINARY);
+		switch (c->st) {
+		case S_REC:
+		case S_FSTART:
+			if (ch == '"') {
+				c->st = S_Q;
+			} else if (ch == ',') {
+				if (end_field(c))
+					return c->err;
+				c->st = S_FSTART;
+			} else if (ch == '\n') {
+				c->line++;
+				if (c->st == S_REC)
+					break; /* blank line */
+				if (emit_slow(c, cb, arg, 0))
+					return c->err;
+			} else if (ch == '\r') {
+				c->st = c->st == S_REC ? S_RCR : S_CR;
+			} else {
+				if (put(c, (char)ch))
+					return c->err;
+				c->st = S_UNQ;
+			}
+			break;
+		case S_UNQ:
+			if (ch == ',') {
+				if (end_field(c))
+					return c->err;
+				c->st = S_FSTART;
+			} else if (ch == '\n') {
+				c->line++;
+				if (emit_slow(c, cb, arg, 0))
+					return c->err;
+			} else if (ch == '\r') {
+				c->st = S_CR;
+			} else if (put(c, (char)ch)) {
+				return c->err;
+			}
+			break;
+		case S_Q:
+			if (ch == '"') {
+				c->st = S_QQ;
+			} else {
+				if (ch == '\n')
+					c->line++;
+				if (put(c, (char)ch))
+					return c->err;
+			}
+			break;
+		case S_QQ:
+			if (ch == '"') {
+				if (put(c, '"'))
+					return c->err;
+				c->st = S_Q;
+			} else if (ch == ',') {
+				if (end_field(c))
+					return c->err;
+				c->st = S_FSTART;
+			} else if (ch == '\n') {
+				c->line++;
+				if (emit_slow(c, cb, arg, 0))
+					return c->err;
+			} else if (ch == '\r') {
+				c->st = S_CR;
+			} else {
+				if (put(c, (char)ch))
+					return c->err;
+				c->st = S_UNQ;
+			}
+			break;
+		case S_CR:
+		case S_RCR:
+			if (ch == '\n') {
+				c->line++;
+				if (c->st == S_RCR)
+					c->st = S_REC; /* a CRLF blank line */
+				else if (emit_slow(c, cb, arg, 0))
+					return c->err;
+				break;
+			}
+			/* A lone CR is text; the byte after it starts over. */
+			if (put(c, '\r'))
+				return c->err;
+			c->st = S_UNQ;
+			p--;
+			c->offset--;
+			break;
+		}
+	}
+	return RM_CSV_OK;
+}
+
+enum rm_csv_err rm_csv_finish(struct rm_csv *c, rm_csv_cb cb, void *arg)
+{
+	if (c->err)
+		return c->err;
+	if (c->st == S_CR) {
+		/* A CR as the last byte of input ends the line. */
+		return emit_slow(c, cb, arg, 0);
+	}
+	if (c->st == S_REC || c->st == S_RCR)
+		return RM_CSV_OK;
+	return emit_slow(c, cb, arg, 1);
+}

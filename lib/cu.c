@@ -1,0 +1,249 @@
+/*
+ * cu: see cu.h.  One pass over the arguments: options that take their
+ * value as the next argument are skipped with it, the first other
+ * argument with a source extension is the unit, and the fallbacks
+ * (-dumpbase, -main-file-name, --crate-name, -o) are noted on the way.
+ */
+#include <string.h>
+
+#include "cu.h"
+
+struct tok {
+	const char *p;
+	size_t len;
+};
+
+/* gcc and clang options whose value is the next argument. */
+static const char *const arg_opts[] = {
+	"-o", "-x", "-I", "-D", "-U", "-include", "-imacros", "-isystem", "-idirafter",
+	"-iquote", "-iprefix", "-iwithprefix", "-iwithprefixbefore", "-isysroot",
+	"-imultilib", "-imultiarch", "-MF", "-MT", "-MQ", "-dumpbase", "-dumpbase-ext",
+	"-dumpdir", "-auxbase", "-auxbase-strip", "-aux-info", "--param", "-Xlinker",
+	"-Xassembler", "-Xpreprocessor", "-Xclang", "-mllvm", "-target", "-triple",
+	"-main-file-name", "-resource-dir", "-target-cpu", "-tune-cpu", "-target-feature",
+	"-target-abi", "-mrelocation-model", "-pic-level", "-internal-isystem",
+	"-internal-externc-isystem", "-dependency-file", "-coverage-notes-file",
+	"-coverage-data-file", "-stack-protector", "-mthread-model", "-ferror-limit",
+	"-fmessage-length", "-isystem-after", "-fdebug-compilation-dir", "-L", "-l",
+	"-T", "-e", "-z", "-soname", "-h", "-rpath", "-m", "-plugin", "-plugin-opt",
+	"--sysroot", "-dynamic-linker", "--crate-name", "--crate-type", "--edition",
+	"--out-dir", "--emit", "--cfg", "--cap-lints", "--target", "--extern",
+	"-C", "--error-format", "--json", "--color", "-fltrans-output-list",
+	"-fresolution", "-version-script", "--version-script", "-Map",
+};
+
+static const char *const src_ext[] = {
+	"c", "cc", "cp", "cxx", "cpp", "CPP", "c++", "C", "m", "mm", "M", "i", "ii",
+	"mi", "mii", "s", "S", "sx", "f", "f90", "f95", "for", "F", "F90", "d", "cu",
+	"rs", "cppm", "ixx", "cxxm", "c++m", "ccm", "h", "hh", "hpp", "hxx", "H",
+	"go", "adb", "ads",
+};
+
+static const char *const linkers[] = {
+	"ld", "ld.bfd", "ld.gold", "ld.lld", "lld", "ld64.lld", "mold", "collect2",
+};
+
+static const char *const compilers[] = {
+	"cc1plus", "cc1", "cc1obj", "cc1objplus", "clang", "clang++", "rustc", "lto1",
+	"ld", "ld.bfd", "ld.gold", "ld.lld", "lld", "mold", "collect2",
+};
+
+static int tok_is(struct tok t, const char *s)
+{
+	size_t n = strlen(s);
+	return t.len == n && memcmp(t.p, s, n) == 0;
+}
+
+static int in_list(struct tok t, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (tok_is(t, list[i]))
+			return 1;
+	return 0;
+}
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+int rm_cu_is_compiler(const char *name)
+{
+	struct tok t = { name, strlen(name) };
+	return in_list(t, compilers, NELEM(compilers));
+}
+
+/* Does t end in ".EXT" for one of the extensions in list? */
+static int has_ext(struct tok t, const char *const *list, size_t n)
+{
+	size_t i = t.len;
+
+	while (i > 0 && t.p[i - 1] != '.' && t.p[i - 1] != '/')
+		i--;
+	if (i == 0 || t.p[i - 1] != '.' || i == 1 || t.p[i - 2] == '/')
+		return 0; /* no extension, or a dot file */
+	struct tok e = { t.p + i, t.len - i };
+	return in_list(e, list, n);
+}
+
+static int is_sep(char c)
+{
+	return c == ' ' || c == '\t' || c == '\0' || c == '\n';
+}
+
+/* The next argument at or after *pos; 0 at the end. */
+static int next_tok(const char *s, size_t len, size_t *pos, struct tok *t)
+{
+	size_t i = *pos;
+
+	while (i < len && is_sep(s[i]))
+		i++;
+	if (i >= len)
+		return 0;
+	t->p = s + i;
+	while (i < len && !is_sep(s[i]))
+		i++;
+	t->len = (size_t)(s + i - t->p);
+	*pos = i;
+	return 1;
+}
+
+/* The last path component of t. */
+static struct tok base_of(struct tok t)
+{
+	size_t i = t.len;
+
+	while (i > 0 && t.p[i - 1] != '/')
+		i--;
+	t.p += i;
+	t.len -= i;
+	return t;
+}
+
+enum kind { K_CC, K_RUST, K_LTO, K_LINK };
+
+/* What kind of program the first argument names, versions and cross
+ * prefixes aside (x86_64-linux-gnu-g++-12, clang-17, ld.lld-17). */
+static enum kind kind_of(struct tok prog)
+{
+	struct tok b = base_of(prog);
+	size_t n = b.len;
+
+	/* Drop a "-NN" or "-NN.N" version suffix. */
+	size_t i = n;
+	while (i > 0 && ((b.p[i - 1] >= '0' && b.p[i - 1] <= '9') || b.p[i - 1] == '.'))
+		i--;
+	if (i > 0 && i < n && b.p[i - 1] == '-')
+		b.len = i - 1;
+	if (tok_is(b, "rustc"))
+		return K_RUST;
+	if (tok_is(b, "lto1"))
+		return K_LTO;
+	if (in_list(b, linkers, NELEM(linkers)))
+		return K_LINK;
+	if (b.len > 3 && memcmp(b.p + b.len - 3, "-ld", 3) == 0)
+		return K_LINK;
+	return K_CC;
+}
+
+static int put_out(struct tok t, char *out, size_t osize)
+{
+	size_t n = t.len < osize - 1 ? t.len : osize - 1;
+
+	memcpy(out, t.p, n);
+	out[n] = '\0';
+	return n > 0;
+}
+
+/* "--opt=value" or "-oVALUE": the value part when t starts with pre. */
+static int attached(struct tok t, const char *pre, struct tok *v)
+{
+	size_t n = strlen(pre);
+
+	if (t.len <= n || memcmp(t.p, pre, n) != 0)
+		return 0;
+	v->p = t.p + n;
+	v->len = t.len - n;
+	return 1;
+}
+
+int rm_cu_source(const char *cmd, size_t len, char *out, size_t osize)
+{
+	struct tok t, prog, v;
+	struct tok dumpbase = { 0 }, mainfile = { 0 }, output = { 0 }, crate = { 0 };
+	struct tok first_obj = { 0 };
+	size_t pos = 0;
+	enum kind k;
+	int end_opts = 0;
+
+	if (!out || osize == 0)
+		return 0;
+	out[0] = '\0';
+	if (!cmd || !next_tok(cmd, len, &pos, &prog))
+		return 0;
+	k = kind_of(prog);
+	while (next_tok(cmd, len, &pos, &t)) {
+		if (!end_opts && t.len > 1 && t.p[0] == '-') {
+			struct tok *slot = NULL;
+			if (tok_is(t, "--")) {
+				end_opts = 1;
+				continue;
+			}
+			if (tok_is(t, "-dumpbase"))
+				slot = &dumpbase;
+			else if (tok_is(t, "-main-file-name"))
+				slot = &mainfile;
+			else if (tok_is(t, "-o") || tok_is(t, "--output"))
+				slot = &output;
+			else if (tok_is(t, "--crate-name"))
+				slot = &crate;
+			if (slot || in_list(t, arg_opts, NELEM(arg_opts))) {
+				struct tok val;
+				if (!next_tok(cmd, len, &pos, &val))
+					break;
+				if (slot)
+					*slot = val;
+				continue;
+			}
+			if (attached(t, "--output=", &v) || (k == K_LINK && attached(t, "-o", &v)))
+				output = v;
+			else if (attached(t, "--crate-name=", &v))
+				crate = v;
+			continue;
+		}
+		if (t.p[0] == '@')
+			continue; /* a response file */
+		if (k == K_RUST) {
+			static const char *const rs[] = { "rs" };
+			if (has_ext(t, rs, 1))
+				return put_out(t, out, osize);
+			continue;
+		}
+		if (k == K_CC && has_ext(t, src_ext, NELEM(src_ext)))
+			return put_out(t, out, osize);
+		if (!first_obj.len) {
+			static const char *const obj[] = { "o", "obj", "a" };
+			if (has_ext(t, obj, NELEM(obj)))
+				first_obj = t;
+		}
+	}
+	switch (k) {
+	case K_RUST:
+		return crate.len ? put_out(crate, out, osize) : 0;
+	case K_LINK:
+		return output.len ? put_out(output, out, osize) : 0;
+	case K_LTO:
+		if (dumpbase.len)
+			return put_out(dumpbase, out, osize);
+		if (output.len)
+			return put_out(output, out, osize);
+		return first_obj.len ? put_out(first_obj, out, osize) : 0;
+	case K_CC:
+		break;
+	}
+	if (dumpbase.len && has_ext(dumpbase, src_ext, NELEM(src_ext)))
+		return put_out(dumpbase, out, osize);
+	if (mainfile.len)
+		return put_out(mainfile, out, osize);
+	if (dumpbase.len)
+		return put_out(dumpbase, out, osize);
+	/* A driver that only links: the unit is what it makes. */
+	return output.len ? put_out(output, out, osize) : 0;
+}
