@@ -1,0 +1,235 @@
+#!/usr/bin/env bats
+# rm-plot as a user runs it: a PNG of a monitor CSV through Debian's
+# gnuplot, checked by decoding the file (signature, IHDR size, pixels), the
+# script it prints, columns found by name, hostile CSVs, and its errors.
+
+setup() {
+  load test_helper/common
+  MON="$FIXTURES/fit/monitor.csv"
+  HOSTILE="$FIXTURES/fit/hostile.csv"
+}
+
+# png_info FILE: "WIDTH HEIGHT COLOURS" from the PNG's own bytes (the
+# signature checked, IHDR read, IDAT inflated and unfiltered), or exit 1.
+png_info() {
+  "$PY" - "$1" <<'EOF'
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+if data[:8] != b"\x89PNG\r\n\x1a\n":
+    sys.exit("not a PNG: bad signature")
+pos, idat, ihdr = 8, b"", None
+while pos < len(data):
+    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    if zlib.crc32(kind + body) != struct.unpack(">I", data[pos + 8 + n:pos + 12 + n])[0]:
+        sys.exit("bad CRC in " + kind.decode())
+    if kind == b"IHDR":
+        ihdr = struct.unpack(">IIBBBBB", body)
+    elif kind == b"IDAT":
+        idat += body
+    pos += 12 + n
+w, h, depth, ctype, _, _, interlace = ihdr
+if depth != 8 or interlace:
+    sys.exit("unexpected depth %d / interlace %d" % (depth, interlace))
+bpp = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}[ctype]
+raw, stride = zlib.decompress(idat), w * bpp
+prev, colours, i = bytearray(stride), set(), 0
+for _ in range(h):
+    f, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
+    i += 1 + stride
+    for x in range(stride):
+        a = line[x - bpp] if x >= bpp else 0
+        b, c = prev[x], prev[x - bpp] if x >= bpp else 0
+        if f == 1: line[x] = (line[x] + a) & 255
+        elif f == 2: line[x] = (line[x] + b) & 255
+        elif f == 3: line[x] = (line[x] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    colours.update(bytes(line[x:x + bpp]) for x in range(0, stride, bpp))
+    prev = line
+print(w, h, len(colours))
+EOF
+}
+
+@test "--help prints the usage to stdout; --version; usage errors exit 2" {
+  run -0 --separate-stderr rm-plot --help
+  [[ "${lines[0]}" == "usage: rm-plot [--script] [--size WxH] [-o FILE.png] CSV" ]]
+  [[ "$output" == *"--size WxH"* && -z "$stderr" ]]
+  run -0 rm-plot --version
+  [[ "$output" =~ ^rm-plot\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+  run -2 --separate-stderr rm-plot
+  [[ "$stderr" == *"missing CSV"*$'\n'"usage: rm-plot "* && -z "$output" ]]
+  run -2 --separate-stderr rm-plot --bogus "$MON"
+  [[ "$stderr" == "rm-plot: unknown option '--bogus'"$'\n'"usage: rm-plot "* ]]
+  run -2 --separate-stderr rm-plot --size 12 "$MON"
+  [[ "$stderr" == *"invalid size '12'"* ]]
+  run -2 --separate-stderr rm-plot --size 640x48 "$MON"
+  [[ "$stderr" == *"invalid size '640x48'"* ]]
+  run -2 --separate-stderr rm-plot "$MON" "$MON"
+  [[ "$stderr" == *"unexpected argument"* ]]
+  run -2 --separate-stderr rm-plot -o
+  [[ "$stderr" == *"option '-o' needs an argument"* ]]
+}
+
+@test "rm-plot makes a PNG of a monitor CSV: signature, the size asked, many colours" {
+  local d="$BATS_TEST_TMPDIR/out"
+  mkdir "$d"
+  run -0 --separate-stderr rm-plot --size 640x480 -o "$d/a.png" "$MON"
+  [[ -z "$output" && -z "$stderr" ]]
+  run -0 png_info "$d/a.png"
+  read -r w h n <<<"$output"
+  ((w == 640 && h == 480 && n > 1))
+  # Another size is another image; no temporary file is left beside it.
+  run -0 rm-plot --size=1000x700 --output="$d/b.png" "$MON"
+  run -0 png_info "$d/b.png"
+  [[ "$output" == "1000 700 "* ]]
+  run -0 ls -A "$d"
+  [[ "$output" == $'a.png\nb.png' ]]
+}
+
+@test "the default PNG is the CSV's name with .png, 1200x900" {
+  cp "$MON" "$BATS_TEST_TMPDIR/resources-r1.csv"
+  run -0 rm-plot "$BATS_TEST_TMPDIR/resources-r1.csv"
+  run -0 png_info "$BATS_TEST_TMPDIR/resources-r1.png"
+  [[ "$output" == "1200 900 "* ]]
+}
+
+@test "--script prints a gnuplot script alone that gnuplot turns into the PNG" {
+  run -0 --separate-stderr rm-plot --script --size 800x600 -o "$BATS_TEST_TMPDIR/s.png" "$MON"
+  [[ "${lines[0]}" == "# rm-plot: gnuplot script for monitor.csv" && -z "$stderr" ]]
+  [[ "$output" == *"set output '$BATS_TEST_TMPDIR/s.png'"* ]]
+  [[ "$output" == *"size 800,600"* ]]
+  # Nothing was drawn yet; the script alone makes the picture.
+  [[ ! -e "$BATS_TEST_TMPDIR/s.png" ]]
+  printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/s.gp"
+  (cd / && gnuplot "$BATS_TEST_TMPDIR/s.gp")
+  run -0 png_info "$BATS_TEST_TMPDIR/s.png"
+  [[ "$output" == "800 600 "* ]]
+}
+
+@test "the script plots memory, swap, disk and CPU with the stages along the time axis" {
+  run -0 rm-plot --script "$MON"
+  [[ "$output" == *'layout 3,1'* ]]
+  [[ "$output" == *'title "used"'* && "$output" == *'title "available"'* ]]
+  [[ "$output" == *'title "swap used"'* && "$output" == *'title "disk available"'* ]]
+  [[ "$output" == *'title "CPU"'* ]]
+  [[ "$output" == *"set x2tics rotate by 30 left nomirror ('configure' 0, 'compile \"aten\", part 1' "* ]]
+  [[ "$output" == *", 'link' "*", 'install' "* ]]
+  # One dashed line per stage change, at the row where it changed.
+  run -0 grep -c '^set arrow from' <<<"$output"
+  [[ "$output" == 4 ]]
+  # One data line per CSV row (the stage held quoted commas).
+  run -0 rm-plot --script "$MON"
+  local rows
+  rows=$(($(wc -l <"$MON") - 1))
+  run -0 awk '/^\$data << EOD/{d=1;next} /^EOD/{d=0} d && !/^#/{n++} END{print n}' <<<"$output"
+  [[ "$output" == "$rows" ]]
+}
+
+@test "columns are found by header name in any order, quoted line breaks and CRLF read" {
+  # hostile.csv: columns reordered, an extra quoted column, contexts with
+  # quoted commas and line breaks, CRLF, and a last row cut by a crash.
+  run -0 rm-plot --script "$HOSTILE"
+  run -0 awk '/^\$data << EOD/{d=1;next} /^EOD/{d=0} d && !/^#/' <<<"$output"
+  ((${#lines[@]} == 40))
+  # elapsed 0 s; used 1000 MiB, available 20000 MiB, no swap reading yet,
+  # disk 50 GiB, CPU 10 %; the x axis in minutes for a 20-minute run.
+  [[ "${lines[0]}" == "0 0.9766 19.5312 NaN 50 10" ]]
+  [[ "${lines[39]}" == "19.5 6.6895 11.9141 0.1855 30.5 49" ]]
+  run -0 rm-plot --script "$HOSTILE"
+  [[ "$output" == *'set xlabel "elapsed (minutes)"'* ]]
+}
+
+@test "hostile stage names reach gnuplot as safe strings" {
+  run -0 rm-plot --script "$HOSTILE"
+  local tics
+  tics=$(grep '^set x2tics' <<<"$output")
+  # The escape sequence is gone, quotes doubled, invalid UTF-8 a '?'.
+  [[ "$tics" == *"'build ''core'', \"x\"' 5"* ]]
+  [[ "$tics" == *"'link"$'\xc3\xa9'"?' 10"* ]]
+  [[ "$output" != *$'\e'* ]]
+  run -0 rm-plot -o "$BATS_TEST_TMPDIR/h.png" "$HOSTILE"
+  run -0 png_info "$BATS_TEST_TMPDIR/h.png"
+  read -r _ _ n <<<"$output"
+  ((n > 1))
+}
+
+@test "a long stage name is cut without splitting a UTF-8 character" {
+  {
+    echo 'elapsed_s,mem_used_mb,stage'
+    printf '0,100,%s\n' "$(printf 'a%.0s' {1..38})éé"
+    printf '1,200,%s\n' "$(printf 'é%.0s' {1..30})"
+  } >"$BATS_TEST_TMPDIR/long.csv"
+  run -0 rm-plot --script "$BATS_TEST_TMPDIR/long.csv"
+  local tics
+  tics=$(grep '^set x2tics' <<<"$output")
+  [[ "$tics" == *"'$(printf 'a%.0s' {1..38})~' 0"* ]]
+  [[ "$tics" == *"'$(printf 'é%.0s' {1..19})~' 1"* ]]
+  LC_ALL=C.UTF-8 iconv -f UTF-8 -t UTF-8 <<<"$tics" >/dev/null
+}
+
+@test "a CSV with only some columns plots the panels it can" {
+  printf 'epoch,cpu_pct\n1000.0,10\n1001.0,20\n1002.5,\n' >"$BATS_TEST_TMPDIR/cpu.csv"
+  run -0 rm-plot --script "$BATS_TEST_TMPDIR/cpu.csv"
+  [[ "$output" == *'layout 1,1'* && "$output" == *'title "CPU"'* ]]
+  [[ "$output" != *'title "used"'* && "$output" != *$'\nset x2tics'* ]]
+  # Time from epoch when there is no elapsed_s; an empty field is a gap.
+  [[ "$output" == *$'\n0 NaN NaN NaN NaN 10\n1 NaN NaN NaN NaN 20\n2.5 NaN NaN NaN NaN NaN\n'* ]]
+  run -0 rm-plot -o "$BATS_TEST_TMPDIR/cpu.png" "$BATS_TEST_TMPDIR/cpu.csv"
+  run -0 png_info "$BATS_TEST_TMPDIR/cpu.png"
+}
+
+@test "standard input is read with CSV -, which needs -o" {
+  run -0 rm-plot --script -o "$BATS_TEST_TMPDIR/in.png" - <"$MON"
+  [[ "${lines[0]}" == "# rm-plot: gnuplot script for standard input" ]]
+  run -2 --separate-stderr rm-plot - <"$MON"
+  [[ "$stderr" == *"give -o FILE.png"* ]]
+}
+
+@test "mawk and gawk give the same script" {
+  local a
+  for a in mawk gawk; do
+    mkdir -p "$BATS_TEST_TMPDIR/$a"
+    ln -s "$(command -v "$a")" "$BATS_TEST_TMPDIR/$a/awk"
+    PATH="$BATS_TEST_TMPDIR/$a:$PATH" rm-plot --script "$HOSTILE" >"$BATS_TEST_TMPDIR/$a.gp"
+  done
+  cmp "$BATS_TEST_TMPDIR/mawk.gp" "$BATS_TEST_TMPDIR/gawk.gp"
+}
+
+@test "what is not a monitor CSV is refused with a clear error and exit 1" {
+  printf 'pid,ppid,comm,start_s,end_s,peak_rss_kib\n1,0,init,0,1,100\n' >"$BATS_TEST_TMPDIR/exitlog.csv"
+  run -1 --separate-stderr rm-plot --script "$BATS_TEST_TMPDIR/exitlog.csv"
+  [[ "$stderr" == *"not a monitor CSV: no elapsed_s or epoch column"* && -z "$output" ]]
+  printf 'epoch,load1\n1,2\n' >"$BATS_TEST_TMPDIR/load.csv"
+  run -1 --separate-stderr rm-plot --script "$BATS_TEST_TMPDIR/load.csv"
+  [[ "$stderr" == *"not a monitor CSV: none of mem_used_mb"* ]]
+  head -1 "$MON" >"$BATS_TEST_TMPDIR/header.csv"
+  run -1 --separate-stderr rm-plot -o "$BATS_TEST_TMPDIR/x.png" "$BATS_TEST_TMPDIR/header.csv"
+  [[ "$stderr" == *"no rows to plot"* ]]
+  : >"$BATS_TEST_TMPDIR/empty.csv"
+  run -1 --separate-stderr rm-plot "$BATS_TEST_TMPDIR/empty.csv"
+  [[ "$stderr" == *"empty file"* ]]
+  [[ ! -e "$BATS_TEST_TMPDIR/x.png" && ! -e "$BATS_TEST_TMPDIR/empty.png" ]]
+  run -1 --separate-stderr rm-plot "$BATS_TEST_TMPDIR/nope.csv"
+  [[ "$stderr" == "rm-plot: cannot open '$BATS_TEST_TMPDIR/nope.csv': No such file or directory" ]]
+  run -1 --separate-stderr rm-plot "$BATS_TEST_TMPDIR"
+  [[ "$stderr" == *"Is a directory"* ]]
+  run -1 --separate-stderr rm-plot -o "$BATS_TEST_TMPDIR/no/such/dir.png" "$MON"
+  [[ "$stderr" == "rm-plot: cannot write '$BATS_TEST_TMPDIR/no/such/dir.png': No such directory" ]]
+}
+
+@test "without gnuplot: a clear error naming the package, and --script still works" {
+  local t d
+  d="$BATS_TEST_TMPDIR/path"
+  mkdir "$d"
+  for t in bash env awk mawk mktemp dirname sed chmod mv rm cat; do
+    ln -s "$(command -v "$t")" "$d/$t"
+  done
+  run -1 --separate-stderr env PATH="$d" "$RM_TOP/bin/rm-plot" -o "$BATS_TEST_TMPDIR/x.png" "$MON"
+  [[ "$stderr" == "rm-plot: gnuplot is not installed (Debian: apt install gnuplot-nox); --script prints the script alone" ]]
+  [[ ! -e "$BATS_TEST_TMPDIR/x.png" ]]
+  run -0 env PATH="$d" "$RM_TOP/bin/rm-plot" --script "$MON"
+  [[ "${lines[0]}" == "# rm-plot: gnuplot script for monitor.csv" ]]
+}
