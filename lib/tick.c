@@ -202,3 +202,10 @@ int rm_tick_next(struct rm_tick *t)
 	t->done++;
 	return 1;
 }
+
+void rm_tick_clear_signal(struct rm_tick *t)
+{
+	got_signal = 0;
+	t->end = RM_END_NONE;
+	t->signo = 0;
+}

@@ -55,6 +55,12 @@ double rm_tick_elapsed(const struct rm_tick *t);
 /* Has a stop signal arrived (checked without waiting)? */
 int rm_tick_stopping(struct rm_tick *t);
 
+/*
+ * Forget a stop signal once handled, for a loop that outlives signals
+ * (rm-tree --exec forwards them to its job and keeps going).
+ */
+void rm_tick_clear_signal(struct rm_tick *t);
+
 /* Current wall-clock time as epoch seconds with sub-second precision. */
 double rm_now_epoch(void);
 double rm_now_mono(void);

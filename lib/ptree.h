@@ -1,0 +1,111 @@
+/*
+ * ptree: the processes rm-tree follows, keyed by pid and start time, with
+ * sticky membership, and the one-read access to their /proc files.
+ *
+ * A process is who it is by pid *and* start time (stat field 22): a pid
+ * seen again with another start time is a new process, never the old one
+ * continued.  The table holds every process a scan has met (members and
+ * the others, so that a known outsider is not read again each tick); a
+ * node is freed when its process ends, so memory follows the number of
+ * live processes, never processes x ticks.  Membership is sticky: once a
+ * node is a member it stays one whatever happens to its parent.  New
+ * nodes join when their parent is a member, when their parent is the
+ * subreaper itself, or when they are in the job's process group; a chain
+ * of new processes met in any order is resolved in one call.
+ *
+ * rm_pfile_read() reads a /proc/PID file with one read(2) (or one
+ * pread(2) on a descriptor kept open from an earlier read, which also
+ * pins the process: a kept descriptor of a process that ended reads as
+ * gone, never as the next process with that pid).  The number of kept
+ * descriptors is bounded by the file limit.
+ */
+#ifndef RM_PTREE_H
+#define RM_PTREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "proctab.h"
+
+struct rm_pnode {
+	int pid, ppid, pgrp;
+	uint64_t start;          /* stat (22): clock ticks after boot */
+	unsigned member : 1;     /* followed (sticky) */
+	unsigned fresh : 1;      /* met this scan, membership not decided */
+	unsigned outsider : 1;   /* kernel thread or zombie when met: never joins */
+	uint32_t seen;           /* scan generation it was last met in */
+
+	/* Readings, filled by the command. */
+	int stat_fd, status_fd;  /* kept descriptors, or -1 */
+	char state;
+	long threads;
+	uint64_t rss_kib, hwm_kib, peak_kib, pss_kib, ticks, minflt_children;
+	double peak_at, first_at;
+	unsigned has_peak : 1, has_ticks : 1, has_pss : 1, has_hwm : 1;
+	int exit;                /* exit column: code or 128+N, -1 unknown */
+	char comm[RM_COMM_MAX];  /* raw */
+	char *cmd;               /* sanitized command line (heap), or NULL */
+};
+
+struct rm_ptree {
+	struct rm_pnode **slot;  /* open addressing on pid; NULL is empty */
+	size_t cap, count;
+	uint32_t gen;
+};
+
+void rm_ptree_init(struct rm_ptree *t);
+/* Free every node (closing kept descriptors) and the table. */
+void rm_ptree_free(struct rm_ptree *t);
+
+struct rm_pnode *rm_ptree_find(const struct rm_ptree *t, int pid);
+
+/*
+ * Add a zeroed node for pid (descriptors -1, exit -1, fresh set).  The pid
+ * must not be in the table: remove the old process first.  Returns NULL
+ * with errno ENOMEM.
+ */
+struct rm_pnode *rm_ptree_add(struct rm_ptree *t, int pid, uint64_t start);
+
+/* Remove and free a node, closing its kept descriptors. */
+void rm_ptree_remove(struct rm_ptree *t, struct rm_pnode *n);
+
+/*
+ * Walk the table: start with *it = 0; returns NULL at the end.  Nodes
+ * must not be added or removed during a walk.
+ */
+struct rm_pnode *rm_ptree_next(const struct rm_ptree *t, size_t *it);
+
+/*
+ * Decide the membership of nodes[0..n): each fresh node joins when its
+ * parent is a member, when its ppid is self_pid (> 0: the subreaper's
+ * orphans and CMD itself) or its pgrp is pgrp (> 0).  Repeats until
+ * nothing more joins, so the order of nodes does not matter.  Clears
+ * fresh on every node and returns how many joined.
+ */
+size_t rm_ptree_adopt(struct rm_ptree *t, struct rm_pnode **nodes, size_t n,
+		      int self_pid, int pgrp);
+
+/*
+ * Numeric field `field` (proc(5) numbering, 4 and up) of a stat line,
+ * counted after the last ')'.  Returns 0, or -1 when absent.
+ */
+int rm_pstat_field(const char *buf, int field, uint64_t *out);
+
+/* The exit column for a wait status: the code, or 128+N for signal N. */
+int rm_exit_column(int wstatus);
+
+/*
+ * Read /proc/PID/NAME with one read into buf (NUL-terminated).  With *fd
+ * >= 0 it is re-read with pread at 0; otherwise the file is opened and,
+ * when keep is set and the descriptor budget allows, left open in *fd.
+ * Returns the length (0 for an empty file), or -1 with errno ESRCH when
+ * the process is gone (its kept descriptor is then closed).
+ */
+ssize_t rm_pfile_read(int *fd, int pid, const char *name, char *buf, size_t size, int keep);
+/* Close a kept descriptor and return it to the budget. */
+void rm_pfile_close(int *fd);
+/* Raise the file limit to its hard limit and size the budget from it. */
+void rm_pfile_budget_init(void);
+
+#endif

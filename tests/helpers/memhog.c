@@ -1,0 +1,246 @@
+/*
+ * memhog: allocate and touch an exact amount of memory for an exact time,
+ * for the rm-tree and rm-run tests and the bench.
+ *
+ * usage: memhog [-m MIB] [-t SEC] [-c MIB,MIB,...] [-g] [-s MIB] [-a SEC]
+ *               [-S SEC] [-p SEC] [-n NAME] [-r FILE] [-- ARG...]
+ *
+ *   -m MIB   hold MIB MiB (default 0), every page written
+ *   -t SEC   hold it for SEC seconds after it is touched (default 0)
+ *   -c LIST  instead, start one child per size in LIST, all at once, each
+ *            holding its size for SEC; the parent holds nothing and waits
+ *   -g       instead, double-fork: a grandchild holds MIB for SEC while
+ *            its parent exits at once and this process exits after that
+ *   -s MIB   a spike: MIB more, touched at -a SEC (default 0) after the
+ *            base is touched, held for -S SEC (default 0.05), then unmapped
+ *   -p SEC   spin on the CPU for SEC seconds before holding
+ *   -n NAME  set the process name (prctl PR_SET_NAME) first
+ *   -r FILE  create FILE once the memory (of every child) is touched
+ *   -- ARG   ignored: lets a test put any text in the command line
+ *
+ * Memory is mmap'd anonymous and one byte per page is written with a
+ * non-zero value, so every page is a private resident page.  Exits 0, 2
+ * on a usage error, 1 when memory cannot be had.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MIB (1024UL * 1024UL)
+
+struct opts {
+	double mib, hold, spike, spike_at, spike_for, spin;
+	const char *children, *name, *ready;
+	int dfork;
+};
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: memhog [-m MIB] [-t SEC] [-c MIB,MIB,...] [-g] [-s MIB] [-a SEC]\n"
+			"              [-S SEC] [-p SEC] [-n NAME] [-r FILE] [-- ARG...]\n");
+	exit(2);
+}
+
+static double num(const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || v < 0)
+		usage();
+	return v;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_until(double t)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)t;
+	ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/* Map and touch mib MiB; NULL for 0. */
+static char *hog(double mib, size_t *len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *p;
+
+	*len = (size_t)(mib * (double)MIB);
+	if (*len == 0)
+		return NULL;
+	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (p == MAP_FAILED) {
+		fprintf(stderr, "memhog: cannot map %.0f MiB: %s\n", mib, strerror(errno));
+		exit(1);
+	}
+	for (size_t i = 0; i < *len; i += (size_t)page)
+		p[i] = 1;
+	return p;
+}
+
+static void touch_file(const char *path)
+{
+	int fd;
+
+	if (!path)
+		return;
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void spin(double sec)
+{
+	double end = now() + sec;
+	volatile unsigned long x = 0;
+
+	while (now() < end)
+		for (int i = 0; i < 10000; i++)
+			x++;
+}
+
+/* The work of one process: spin, hold, spike, let go. */
+static void work(const struct opts *o, double mib, const char *ready)
+{
+	size_t len, slen;
+	double t0, end;
+	char *p;
+
+	if (o->spin > 0)
+		spin(o->spin);
+	p = hog(mib, &len);
+	t0 = now();
+	end = t0 + o->hold;
+	touch_file(ready);
+	if (o->spike > 0) {
+		double at = t0 + o->spike_at;
+		sleep_until(at);
+		char *s = hog(o->spike, &slen);
+		sleep_until(now() + o->spike_for);
+		munmap(s, slen);
+		if (end < now())
+			end = now();
+	}
+	sleep_until(end);
+	if (p)
+		munmap(p, len);
+}
+
+static void run_children(const struct opts *o)
+{
+	char *list = strdup(o->children), *tok, *save = NULL;
+	pid_t pids[64];
+	int n = 0, status;
+
+	if (!list)
+		exit(1);
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		double mib = num(tok);
+		char ready[4096];
+		pid_t pid;
+		if (n == 64)
+			usage();
+		snprintf(ready, sizeof(ready), "%s.%d", o->ready ? o->ready : "", n);
+		pid = fork();
+		if (pid < 0) {
+			perror("memhog: fork");
+			exit(1);
+		}
+		if (pid == 0) {
+			work(o, mib, o->ready ? ready : NULL);
+			_exit(0);
+		}
+		pids[n++] = pid;
+	}
+	if (o->ready) {
+		/* Ready once every child is. */
+		for (int i = 0; i < n; i++) {
+			char ready[4096];
+			snprintf(ready, sizeof(ready), "%s.%d", o->ready, i);
+			while (access(ready, F_OK) != 0)
+				usleep(5000);
+		}
+		touch_file(o->ready);
+	}
+	for (int i = 0; i < n; i++)
+		while (waitpid(pids[i], &status, 0) < 0 && errno == EINTR)
+			;
+	free(list);
+}
+
+static void run_dfork(const struct opts *o)
+{
+	pid_t pid = fork(), gpid;
+	int status;
+
+	if (pid < 0) {
+		perror("memhog: fork");
+		exit(1);
+	}
+	if (pid == 0) {
+		pid_t pid_self = getpid();
+		gpid = fork();
+		if (gpid < 0)
+			_exit(1);
+		if (gpid == 0) {
+			/* Wait until the parent is gone, so the work is an orphan's. */
+			while (getppid() == pid_self)
+				usleep(1000);
+			work(o, o->mib, o->ready);
+			_exit(0);
+		}
+		_exit(0);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { 0, 0, 0, 0, 0.05, 0, NULL, NULL, NULL, 0 };
+	int c;
+
+	while ((c = getopt(argc, argv, "m:t:c:gs:a:S:p:n:r:")) != -1) {
+		switch (c) {
+		case 'm': o.mib = num(optarg); break;
+		case 't': o.hold = num(optarg); break;
+		case 'c': o.children = optarg; break;
+		case 'g': o.dfork = 1; break;
+		case 's': o.spike = num(optarg); break;
+		case 'a': o.spike_at = num(optarg); break;
+		case 'S': o.spike_for = num(optarg); break;
+		case 'p': o.spin = num(optarg); break;
+		case 'n': o.name = optarg; break;
+		case 'r': o.ready = optarg; break;
+		default: usage();
+		}
+	}
+	if (o.name)
+		prctl(PR_SET_NAME, o.name, 0, 0, 0);
+	if (o.children)
+		run_children(&o);
+	else if (o.dfork)
+		run_dfork(&o);
+	else
+		work(&o, o.mib, o.ready);
+	return 0;
+}
