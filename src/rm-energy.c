@@ -317,14 +317,15 @@ static int stream(const struct opts *o, struct rm_rapl *r)
 		fprintf(stderr, "%s: cannot watch PID %d: %s\n", prog, (int)o->watch_pid, strerror(errno));
 		return RM_EXIT_FAIL;
 	}
-	start(r, &tt); /* refused counters fail before the header */
+	/* The baselines come first: a refused counter fails before any
+	 * output, and a reader that sees the header knows they are taken. */
+	start(r, &tt);
 	if (o->header && o->fmt == RM_FMT_CSV) {
 		rm_emit_csv_header(&b, stream_cols, S_NCOLS);
 		rm_out(prog, &b);
 	}
 	while (rm_tick_next(&t)) {
 		if (first) {
-			start(r, &tt);
 			first = 0;
 			continue;
 		}

@@ -1,0 +1,272 @@
+#!/usr/bin/env bats
+# rm-energy on the powercap fixture trees (this machine has no RAPL).
+# shellcheck disable=SC2016,SC2154  # awk and sh programs are single-quoted on purpose; bats sets stderr_lines
+
+setup() { load test_helper/common; }
+
+teardown() {
+  if [[ -n "${EACCES_DIR:-}" ]]; then
+    rm -rf "$EACCES_DIR"
+  fi
+}
+
+# fixture NAME: a writable copy of a powercap fixture; prints its root.
+fixture() {
+  cp -a "$FIXTURES/powercap/$1" "$BATS_TEST_TMPDIR/$1"
+  printf '%s\n' "$BATS_TEST_TMPDIR/$1"
+}
+
+# set_uj ZONE_DIR UJ: move a zone's counter as the kernel would, atomically.
+set_uj() {
+  printf '%s\n' "$2" >"$1/energy_uj.new"
+  mv "$1/energy_uj.new" "$1/energy_uj"
+}
+
+# lines FILE: how many lines FILE holds (0 when missing).
+lines() {
+  local n=0
+  [[ -f "$1" ]] && n=$(wc -l <"$1")
+  printf '%s\n' "$n"
+}
+
+# has_lines FILE N: FILE holds at least N lines.
+has_lines() {
+  (($(lines "$1") >= $2))
+}
+
+@test "one Intel socket: every zone by name, subzones in order, mmio duplicate dropped, psys listed" {
+  RM_SYS_ROOT="$FIXTURES/powercap/intel1" run -0 --separate-stderr rm-energy
+  [ "$output" = "zone,name,energy_uj,max_energy_range_uj
+intel-rapl:0,package-0,100000000,262143328850
+intel-rapl:0:0,core,50000000,262143328850
+intel-rapl:0:1,uncore,2000000,262143328850
+intel-rapl:0:2,dram,30000000,262143328850
+intel-rapl:1,psys,200000000,262143328850" ]
+  [ -z "$stderr" ]
+}
+
+@test "two sockets, AMD, and eleven packages numbered in hex up to intel-rapl:a" {
+  RM_SYS_ROOT="$FIXTURES/powercap/intel2" run -0 rm-energy -H
+  [ "$output" = "intel-rapl:0,package-0,1000000000,262143328850
+intel-rapl:0:0,dram,400000000,262143328850
+intel-rapl:1,package-1,2000000000,262143328850
+intel-rapl:1:0,dram,500000000,262143328850" ]
+  RM_SYS_ROOT="$FIXTURES/powercap/amd" run -0 rm-energy -H
+  [ "$output" = "intel-rapl:0,package-0,7000000,65712999613
+intel-rapl:0:0,core,3000000,65712999613" ]
+  RM_SYS_ROOT="$FIXTURES/powercap/hex" run -0 rm-energy -H
+  [ "${#lines[@]}" -eq 11 ]
+  [ "${lines[9]}" = "intel-rapl:9,package-9,10000000,262143328850" ]
+  [ "${lines[10]}" = "intel-rapl:a,package-10,11000000,262143328850" ]
+}
+
+@test "one-shot -f prom: joules counters in base units with zone and name labels; -f jsonl parses" {
+  RM_SYS_ROOT="$FIXTURES/powercap/intel1" run -0 rm-energy -f prom
+  [[ "$output" == *'# TYPE rm_rapl_energy_joules_total counter'* ]]
+  [[ "$output" == *'rm_rapl_energy_joules_total{zone="intel-rapl:0:2",name="dram"} 30'* ]]
+  [[ "$output" == *'rm_rapl_max_energy_range_joules{zone="intel-rapl:0",name="package-0"} 262143.32885'* ]]
+  [ "$(grep -c '^# HELP' <<<"$output")" -eq 2 ]
+  RM_SYS_ROOT="$FIXTURES/powercap/intel2" run -0 rm-energy -f jsonl
+  run -0 jq -r 'select(.name == "dram") | .energy_uj' <<<"$output"
+  [ "$output" = $'400000000\n500000000' ]
+}
+
+@test "streaming: package and dram joules exact across a wrap, watts = joules / elapsed of the same rows; psys and core never added" {
+  local root z out i
+  root=$(fixture intel1)
+  z="$root/devices/virtual/powercap/intel-rapl/intel-rapl:0"
+  out="$BATS_TEST_TMPDIR/stream.csv"
+  # Start the package 20 J below its range (262143.328850 J) so that it wraps.
+  set_uj "$z" 262123328850
+  RM_SYS_ROOT="$root" rm-energy -i 0.5 -n 4 >"$out" &
+  # Each step is written as soon as the previous row (the header: the
+  # baselines) is out, half an interval before the next reading.
+  local pkg=(262133328850 10000000 30000000 30000000)
+  local dram=(34000000 37000000 38500000 38500000)
+  for i in 0 1 2 3; do
+    wait_for 5 has_lines "$out" $((i + 1))
+    set_uj "$z" "${pkg[i]}"
+    set_uj "$z/intel-rapl:0:2" "${dram[i]}"
+    # Not part of the package sum: psys (its own zone), core (inside it).
+    set_uj "$root/devices/virtual/powercap/intel-rapl/intel-rapl:1" $((300000000 + i * 100000000))
+    set_uj "$z/intel-rapl:0:0" $((60000000 + i * 10000000))
+  done
+  wait
+  [ "$(head -1 "$out")" = "epoch,elapsed_s,pkg_w,dram_w,pkg_j,dram_j" ]
+  [ "$(lines "$out")" -eq 5 ]
+  # 10 J, then 10 J to the range and 10 J after it, 20 J, nothing.
+  [ "$(cut -d, -f5,6 "$out" | tail -n +2 | tr '\n' ' ')" = "10.000,4.000 30.000,7.000 50.000,8.500 50.000,8.500 " ]
+  # Each row's watts from the joules and elapsed it printed: the only slack
+  # is their rounding (elapsed to 1 ms, watts to 0.01 W).
+  run -0 awk -F, 'NR == 1 { next }
+    { dt = $2 - pe; if (dt <= 0) { print "row " NR ": elapsed went back"; bad = 1 }
+      for (k = 0; k < 2; k++) {
+        w = (k ? $4 : $3); j = (k ? $6 - pd : $5 - pp); want = j / dt
+        tol = want * 0.0011 / dt + 0.006
+        if (w - want > tol || want - w > tol) { print "row " NR ": " w " W, want " want; bad = 1 } }
+      pe = $2; pp = $5; pd = $6 }
+    END { exit bad }' "$out"
+  # The rows came on the interval.
+  run -0 awk -F, 'NR > 1 && ($2 < 0.45 * (NR - 1) || $2 > 0.5 * (NR - 1) + 1) { exit 1 }' "$out"
+}
+
+@test "streaming two sockets: package = package-0 + package-1, dram = both dram zones" {
+  local root out
+  root=$(fixture intel2)
+  out="$BATS_TEST_TMPDIR/two.csv"
+  RM_SYS_ROOT="$root" rm-energy -i 0.5 -n 1 >"$out" &
+  wait_for 5 has_lines "$out" 1
+  set_uj "$root/devices/virtual/powercap/intel-rapl/intel-rapl:0" 1010000000
+  set_uj "$root/devices/virtual/powercap/intel-rapl/intel-rapl:1" 2025000000
+  set_uj "$root/devices/virtual/powercap/intel-rapl/intel-rapl:0/intel-rapl:0:0" 401000000
+  set_uj "$root/devices/virtual/powercap/intel-rapl/intel-rapl:1/intel-rapl:1:0" 502000000
+  wait
+  [ "$(csv_get "$out" pkg_j)" = "35.000" ]
+  [ "$(csv_get "$out" dram_j)" = "3.000" ]
+}
+
+@test "streaming AMD: no dram zone, so dram columns are empty, never 0" {
+  local out="$BATS_TEST_TMPDIR/amd.csv"
+  RM_SYS_ROOT="$FIXTURES/powercap/amd" run -0 rm-energy -i 0.05 -n 2
+  printf '%s\n' "$output" >"$out"
+  [ "$(csv_get "$out" pkg_j 2)" = "0.000" ]
+  [ "$(csv_get "$out" pkg_w 2)" = "0.00" ]
+  [ -z "$(csv_get "$out" dram_w 2)" ]
+  [ -z "$(csv_get "$out" dram_j 2)" ]
+  RM_SYS_ROOT="$FIXTURES/powercap/amd" run -0 rm-energy -i 0.05 -n 1 -f jsonl
+  run -0 jq -c '[.dram_w, .dram_j, .pkg_w]' <<<"$output"
+  [ "$output" = "[null,null,0]" ]
+}
+
+@test "streaming -f prom: package watts and joules counters, each with HELP and TYPE" {
+  RM_SYS_ROOT="$FIXTURES/powercap/intel1" run -0 rm-energy -i 0.05 -n 1 -f prom
+  [[ "$output" == *$'# TYPE rm_package_power_watts gauge\nrm_package_power_watts 0'* ]]
+  [[ "$output" == *$'# TYPE rm_package_energy_joules_total counter\nrm_package_energy_joules_total 0'* ]]
+  [[ "$output" == *'rm_dram_energy_joules_total 0'* ]]
+  [ "$(grep -c '^# HELP' <<<"$output")" -eq "$(grep -c '^# TYPE' <<<"$output")" ]
+}
+
+@test "--watch-pid: ends as soon as the PID does, with a last row for the part interval" {
+  local root z out start
+  root=$(fixture intel1)
+  z="$root/devices/virtual/powercap/intel-rapl/intel-rapl:0"
+  out="$BATS_TEST_TMPDIR/watch.csv"
+  sleep 0.6 &
+  local victim=$!
+  start=$(date +%s.%N)
+  RM_SYS_ROOT="$root" rm-energy -i 30 --watch-pid "$victim" >"$out" &
+  wait_for 5 has_lines "$out" 1
+  set_uj "$z" 107000000
+  wait
+  # It did not wait for the 30 s tick.
+  run -0 awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { exit !(e - s < 10) }'
+  [ "$(lines "$out")" -eq 2 ]
+  [ "$(csv_get "$out" pkg_j)" = "7.000" ]
+}
+
+@test "-- CMD: the joules CMD cost (it moves the counters itself, through a wrap) and its exit status" {
+  local root z
+  root=$(fixture intel1)
+  z="$root/devices/virtual/powercap/intel-rapl/intel-rapl:0"
+  set_uj "$z" 261143328850
+  # The command wraps the package counter past its range and adds 2.5 J of dram.
+  RM_SYS_ROOT="$root" run -3 --separate-stderr rm-energy -i 0.05 -- sh -c '
+    printf "262143000000\n" >"$1/energy_uj.n"; mv "$1/energy_uj.n" "$1/energy_uj"; sleep 0.2
+    printf "500000000\n" >"$1/energy_uj.n"; mv "$1/energy_uj.n" "$1/energy_uj"
+    printf "32500000\n" >"$1/intel-rapl:0:2/energy_uj"
+    echo "own output"; exit 3' sh "$z"
+  [ "$output" = "own output" ]
+  # 1000 J to the range (262143.328850 J), then 500 J after the wrap.
+  printf '%s\n' "$stderr" >"$BATS_TEST_TMPDIR/run.csv"
+  [ "$(head -1 "$BATS_TEST_TMPDIR/run.csv")" = "elapsed_s,pkg_j,pkg_w,dram_j,dram_w,exit" ]
+  [ "$(csv_get "$BATS_TEST_TMPDIR/run.csv" pkg_j)" = "1500.000" ]
+  [ "$(csv_get "$BATS_TEST_TMPDIR/run.csv" dram_j)" = "2.500" ]
+  [ "$(csv_get "$BATS_TEST_TMPDIR/run.csv" exit)" = "3" ]
+  # Mean watts are the joules over the elapsed time it printed.
+  run -0 awk -F, 'NR == 2 { want = $2 / $1; exit !($3 - want < want * 0.002 / $1 + 0.006 && want - $3 < want * 0.002 / $1 + 0.006) }' \
+    "$BATS_TEST_TMPDIR/run.csv"
+}
+
+@test "-- CMD: -o FILE, a signal ends CMD (exit 128+N), a missing command (127), CMD's options stay its own" {
+  RM_SYS_ROOT="$FIXTURES/powercap/intel1" run -143 rm-energy -o "$BATS_TEST_TMPDIR/o.csv" -- sh -c 'kill -TERM $$'
+  [ -z "$output" ]
+  [ "$(csv_get "$BATS_TEST_TMPDIR/o.csv" exit)" = "143" ]
+  [ "$(csv_get "$BATS_TEST_TMPDIR/o.csv" pkg_j)" = "0.000" ]
+  RM_SYS_ROOT="$FIXTURES/powercap/intel1" run -127 --separate-stderr rm-energy -- no-such-command-rm
+  [[ "$stderr" == *"rm-energy: cannot run 'no-such-command-rm': No such file or directory"* ]]
+  RM_SYS_ROOT="$FIXTURES/powercap/intel1" run -0 --separate-stderr rm-energy -H -f jsonl -- echo -n -i
+  [ "$output" = "-i" ]
+  run -0 jq -r '.exit' <<<"$stderr"
+  [ "$output" = "0" ]
+}
+
+@test "energy_uj the user may not read (root-only since 5.10): one message naming the file, why and the remedy; exit 1" {
+  command -v setpriv >/dev/null || skip "no setpriv"
+  id nobody >/dev/null 2>&1 || skip "no user nobody"
+  [ "$(id -u)" -eq 0 ] || skip "needs root to switch to nobody"
+  EACCES_DIR=$(mktemp -d /tmp/rm-energy-eacces.XXXXXX)
+  chmod 755 "$EACCES_DIR"
+  cp -a "$FIXTURES/powercap/intel1" "$EACCES_DIR/root"
+  cp "$RM_TOP/bin/rm-energy" "$EACCES_DIR/rm-energy"
+  chmod -R a+rX "$EACCES_DIR"
+  local f="$EACCES_DIR/root/class/powercap/intel-rapl:0/energy_uj"
+  chmod 0400 "$EACCES_DIR"/root/devices/virtual/powercap/*/*/energy_uj \
+    "$EACCES_DIR"/root/devices/virtual/powercap/*/*/*/energy_uj
+  local mode
+  for mode in "" "-i 0.1 -n 1" "-- true"; do
+    # shellcheck disable=SC2086  # mode is a list of options on purpose
+    run -1 --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+      env RM_SYS_ROOT="$EACCES_DIR/root" "$EACCES_DIR/rm-energy" $mode
+    [ -z "$output" ]
+    [ "${#stderr_lines[@]}" -eq 1 ]
+    [[ "$stderr" == "rm-energy: cannot read '$f': Permission denied"* ]]
+    [[ "$stderr" == *"root-only since Linux 5.10, CVE-2020-8694"* ]]
+    [[ "$stderr" == *"run as root"* ]]
+    [[ "$stderr" == *"chmod a+r $EACCES_DIR/root/class/powercap/intel-rapl:*/energy_uj"* ]]
+  done
+  # The same tree read by root works: the failure was the permission.
+  RM_SYS_ROOT="$EACCES_DIR/root" run -0 "$EACCES_DIR/rm-energy" -H
+  [ "${lines[0]}" = "intel-rapl:0,package-0,100000000,262143328850" ]
+}
+
+@test "no powercap (this machine): exit 1 saying there are no RAPL zones" {
+  RM_SYS_ROOT="$BATS_TEST_TMPDIR" run -1 --separate-stderr rm-energy
+  [ "$stderr" = "rm-energy: no RAPL zones under '$BATS_TEST_TMPDIR/class/powercap': No such file or directory" ]
+  mkdir -p "$BATS_TEST_TMPDIR/class/powercap/intel-rapl"
+  RM_SYS_ROOT="$BATS_TEST_TMPDIR" run -1 --separate-stderr rm-energy -i 1
+  [ "$stderr" = "rm-energy: no RAPL zones under '$BATS_TEST_TMPDIR/class/powercap'" ]
+  [ -z "$output" ]
+}
+
+@test "a zone whose counter cannot be read: empty field in the list, empty sum in the stream, not 0" {
+  local root
+  root=$(fixture intel1)
+  printf 'garbage\n' >"$root/devices/virtual/powercap/intel-rapl/intel-rapl:0/intel-rapl:0:2/energy_uj"
+  RM_SYS_ROOT="$root" run -0 rm-energy -H
+  [ "${lines[3]}" = "intel-rapl:0:2,dram,,262143328850" ]
+  RM_SYS_ROOT="$root" run -0 rm-energy -i 0.05 -n 1
+  printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/o.csv"
+  [ "$(csv_get "$BATS_TEST_TMPDIR/o.csv" pkg_j)" = "0.000" ]
+  [ -z "$(csv_get "$BATS_TEST_TMPDIR/o.csv" dram_j)" ]
+  [ -z "$(csv_get "$BATS_TEST_TMPDIR/o.csv" dram_w)" ]
+}
+
+@test "usage: bad values and combinations exit 2 with the usage line; --help and --version exit 0" {
+  run -2 --separate-stderr rm-energy -i 0
+  [[ "${stderr_lines[0]}" == "rm-energy: invalid interval '0'"* ]]
+  [[ "${stderr_lines[1]}" == "usage: rm-energy "* ]]
+  run -2 --separate-stderr rm-energy -n 2 -- true
+  [[ "${stderr_lines[0]}" == "rm-energy: -n does not go with -- CMD" ]]
+  run -2 --separate-stderr rm-energy -o x
+  [[ "${stderr_lines[0]}" == "rm-energy: -o FILE needs -- CMD" ]]
+  run -2 --separate-stderr rm-energy true
+  [[ "${stderr_lines[0]}" == "rm-energy: unexpected argument 'true' (put -- before a command)" ]]
+  run -2 --separate-stderr rm-energy --
+  [[ "${stderr_lines[0]}" == "rm-energy: no command after --" ]]
+  run -2 --separate-stderr rm-energy --watch-pid 1
+  run -2 --separate-stderr rm-energy -f xml
+  run -0 rm-energy --help
+  [[ "${lines[0]}" == "usage: rm-energy [-H] [-i SEC] [-n COUNT] [--watch-pid PID] [-f csv|jsonl|prom]" ]]
+  run -0 rm-energy --version
+  [[ "$output" == "rm-energy "[0-9]* ]]
+}
