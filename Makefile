@@ -8,6 +8,12 @@ BINDIR    = $(PREFIX)/bin
 MANDIR    = $(PREFIX)/share/man
 DOCDIR    = $(PREFIX)/share/doc/rm-tools
 COMPDIR   = $(PREFIX)/share/bash-completion/completions
+# What `make install` puts in place besides the commands: man pages, bash
+# completions (scripts/completions/NAME completes the command NAME), and
+# the guides with the README.
+MANPAGES  = $(notdir $(wildcard docs/*.1))
+COMPS     = $(notdir $(wildcard scripts/completions/rm-*))
+DOCS      = $(wildcard README.md docs/*.md)
 DESTDIR   =
 
 CC        = cc
@@ -119,13 +125,18 @@ bench: all $(TEST_HELPERS) $(STUBS)
 	@RM_BUILD=$(BUILD) bash tests/bench/run.sh
 
 install: all
-	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPDIR) $(DESTDIR)$(DOCDIR)
 	for p in $(PROGS) $(SCRIPTS); do cp bin/$$p $(DESTDIR)$(BINDIR)/$$p; chmod 755 $(DESTDIR)$(BINDIR)/$$p; done
-	for m in docs/*.1; do [ -f "$$m" ] || continue; cp $$m $(DESTDIR)$(MANDIR)/man1/; chmod 644 $(DESTDIR)$(MANDIR)/man1/$${m#docs/}; done
+	for m in $(MANPAGES); do cp docs/$$m $(DESTDIR)$(MANDIR)/man1/$$m; chmod 644 $(DESTDIR)$(MANDIR)/man1/$$m; done
+	for c in $(COMPS); do cp scripts/completions/$$c $(DESTDIR)$(COMPDIR)/$$c; chmod 644 $(DESTDIR)$(COMPDIR)/$$c; done
+	for d in $(DOCS); do cp $$d $(DESTDIR)$(DOCDIR)/$${d##*/}; chmod 644 $(DESTDIR)$(DOCDIR)/$${d##*/}; done
 
 uninstall:
 	for p in $(PROGS) $(SCRIPTS); do rm -f $(DESTDIR)$(BINDIR)/$$p; done
-	for m in docs/*.1; do rm -f $(DESTDIR)$(MANDIR)/man1/$${m#docs/}; done
+	for m in $(MANPAGES); do rm -f $(DESTDIR)$(MANDIR)/man1/$$m; done
+	for c in $(COMPS); do rm -f $(DESTDIR)$(COMPDIR)/$$c; done
+	for d in $(DOCS); do rm -f $(DESTDIR)$(DOCDIR)/$${d##*/}; done
+	rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 clean:
 	rm -rf build bin bin-stamp

@@ -1,0 +1,135 @@
+#!/usr/bin/env bats
+# The bash completions in scripts/completions: one per command, each
+# registered by sourcing it, offering exactly the flags the command's
+# --help lists, and the right words after the flags that take an argument.
+
+setup() {
+  load test_helper/common
+  COMPS="$RM_TOP/scripts/completions"
+}
+
+# complete_words CMD WORD...: what bash would offer for the last WORD of
+# the command line "CMD WORD...", one a line, sorted, after sourcing CMD's
+# completion in a fresh bash and calling the function it registered.
+complete_words() {
+  bash -c '
+    source "$1" || exit 1
+    shift
+    spec=$(complete -p "$1") || exit 1
+    fn=${spec#*-F }
+    fn=${fn%% *}
+    COMP_WORDS=("$@")
+    COMP_CWORD=$(($# - 1))
+    COMP_LINE="$*"
+    COMP_POINT=${#COMP_LINE}
+    "$fn" "$1" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+    printf "%s\n" "${COMPREPLY[@]}" | sort -u' _ "$COMPS/$1" "$@"
+}
+
+# help_flags CMD: every flag CMD --help lists, in its usage lines and its
+# option table, one a line, sorted.
+help_flags() {
+  "$1" --help | "$PY" -c '
+import re, sys
+flags = set()
+for line in sys.stdin:
+    flags.update(re.findall(r"\[(--?[a-zA-Z][-a-zA-Z0-9]*)", line))
+    m = re.match(r"^\s+(-[a-zA-Z0-9])?,?\s*(--[a-z][-a-z0-9]*)?", line)
+    if m:
+        flags.update(f for f in m.groups() if f)
+print("\n".join(sorted(flags)))'
+}
+
+@test "complete -p rm-sample after sourcing its completion" {
+  run -0 bash -c 'source "$1" && complete -p rm-sample' _ "$COMPS/rm-sample"
+  [[ "$output" == "complete -F _rm_sample rm-sample" ]]
+}
+
+@test "compgen offers rm-sample's flags: all of them for -, the matching ones for a prefix" {
+  run -0 complete_words rm-sample -
+  local want
+  want=$(help_flags rm-sample)
+  [[ "$output" == "$want" ]]
+  [[ "$output" == *--stage-log-dir* && "$output" == *--watch-pid* ]]
+  run -0 complete_words rm-sample --st
+  [[ "$output" == $'--stage-file\n--stage-log-dir' ]]
+  run -0 complete_words rm-sample -i 1 --for
+  [[ "$output" == --format ]]
+}
+
+@test "every command has a completion file that registers it" {
+  local f n=0
+  for f in "$RM_TOP"/bin/rm-*; do
+    [[ -x "$f" ]] || continue
+    [[ -f "$COMPS/${f##*/}" ]] || {
+      echo "no completion for ${f##*/}"
+      return 1
+    }
+    run -0 bash -c 'source "$1" && complete -p "$2"' _ "$COMPS/${f##*/}" "${f##*/}"
+    [[ "$output" == "complete -F "*" ${f##*/}" ]]
+    n=$((n + 1))
+  done
+  ((n >= 2))
+}
+
+@test "every completion offers exactly the flags its command's --help lists" {
+  local f c want
+  for f in "$COMPS"/rm-*; do
+    c=${f##*/}
+    [[ -x "$RM_TOP/bin/$c" ]] || continue
+    want=$(help_flags "$c")
+    [[ -n "$want" ]]
+    # "--" before a command to run is a word, not a flag of --help's table.
+    run -0 complete_words "$c" -
+    output=$(grep -vx -- -- <<<"$output")
+    [[ "$output" == "$want" ]] || {
+      echo "$c: completion and --help differ:"
+      diff <(echo "$want") <(echo "$output")
+      return 1
+    }
+  done
+}
+
+@test "rm-sample: formats after -f and --format=, PIDs, directories, files" {
+  run -0 complete_words rm-sample -f ''
+  [[ "$output" == $'csv\njsonl\nprom' ]]
+  run -0 complete_words rm-sample --format = j
+  [[ "$output" == jsonl ]]
+  run -0 complete_words rm-sample --watch-pid "$$"
+  [[ "$output" == *"$$"* ]]
+  mkdir -p "$BATS_TEST_TMPDIR/logs.d"
+  : >"$BATS_TEST_TMPDIR/logs.file"
+  run -0 complete_words rm-sample --stage-log-dir "$BATS_TEST_TMPDIR/logs"
+  [[ "$output" == "$BATS_TEST_TMPDIR/logs.d" ]]
+  run -0 complete_words rm-sample --stage-file "$BATS_TEST_TMPDIR/logs"
+  [[ "$output" == "$BATS_TEST_TMPDIR/logs.d"$'\n'"$BATS_TEST_TMPDIR/logs.file" ]]
+  # An argument that is a number or a pattern gets no guesses.
+  run -0 complete_words rm-sample -i ''
+  [[ -z "$output" ]]
+}
+
+@test "rm-plot: CSV files to plot, PNG names after -o" {
+  mkdir "$BATS_TEST_TMPDIR/d"
+  : >"$BATS_TEST_TMPDIR/d/run.csv"
+  : >"$BATS_TEST_TMPDIR/d/run.png"
+  : >"$BATS_TEST_TMPDIR/d/run.txt"
+  run -0 complete_words rm-plot "$BATS_TEST_TMPDIR/d/"
+  [[ "$output" == "$BATS_TEST_TMPDIR/d/run.csv" ]]
+  run -0 complete_words rm-plot -o "$BATS_TEST_TMPDIR/d/"
+  [[ "$output" == "$BATS_TEST_TMPDIR/d/run.png" ]]
+}
+
+@test "rm-energy: a command to measure after --" {
+  command -v rm-energy >/dev/null || skip "rm-energy is not built yet"
+  run -0 complete_words rm-energy -i 1 -- mak
+  [[ "$output" == *$'\nmake\n'* || "$output" == make$'\n'* || "$output" == *$'\nmake' ]]
+  run -0 complete_words rm-energy -f ''
+  [[ "$output" == $'csv\njsonl\nprom' ]]
+}
+
+@test "the completion files are shellcheck-clean, -o all included" {
+  local f
+  for f in "$COMPS"/*; do
+    shellcheck -x -o all "$f"
+  done
+}

@@ -1,0 +1,125 @@
+#!/usr/bin/env bats
+# make install and make uninstall as a packager runs them: the commands,
+# man pages, bash completions and guides land under DESTDIR+PREFIX, work
+# from there, and uninstall takes away exactly what install put there.
+
+setup() {
+  load test_helper/common
+  DEST="$BATS_TEST_TMPDIR/dest"
+}
+
+# files DIR: every file and link under DIR, sorted.
+files() {
+  find "$1" -not -type d | sort
+}
+
+# mk TARGET VARS...: make in the repository, quietly, as a packager would.
+mk() {
+  make -s -C "$RM_TOP" --no-print-directory "$@"
+}
+
+@test "make install DESTDIR PREFIX=/usr: every command, man page, completion and guide" {
+  mk install DESTDIR="$DEST" PREFIX=/usr
+  local f n=0
+  for f in "$RM_TOP"/bin/rm-*; do
+    [[ -x "$f" ]] || continue
+    [[ -x "$DEST/usr/bin/${f##*/}" && -f "$DEST/usr/bin/${f##*/}" ]]
+    n=$((n + 1))
+  done
+  ((n >= 2))
+  for f in "$RM_TOP"/docs/*.1; do
+    cmp "$f" "$DEST/usr/share/man/man1/${f##*/}"
+  done
+  for f in "$RM_TOP"/scripts/completions/rm-*; do
+    cmp "$f" "$DEST/usr/share/bash-completion/completions/${f##*/}"
+  done
+  for f in "$RM_TOP"/docs/*.md; do
+    cmp "$f" "$DEST/usr/share/doc/rm-tools/${f##*/}"
+  done
+  # Modes a package expects: 755 commands, 644 data.
+  run -0 stat -c '%a' "$DEST/usr/bin/rm-sample" "$DEST/usr/share/man/man1/rm-sample.1" \
+    "$DEST/usr/share/bash-completion/completions/rm-sample"
+  [[ "$output" == $'755\n644\n644' ]]
+}
+
+@test "the installed rm-sample runs, and man -l shows an installed page" {
+  mk install DESTDIR="$DEST" PREFIX=/usr
+  run -0 env PATH=/usr/bin:/bin "$DEST/usr/bin/rm-sample" --version
+  [[ "$output" =~ ^rm-sample\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+  run -0 env PATH=/usr/bin:/bin "$DEST/usr/bin/rm-sample" -f csv
+  [[ "${lines[0]}" == epoch,iso,elapsed_s,* ]]
+  run -0 --separate-stderr env MANPAGER=cat MANWIDTH=80 man -l "$DEST/usr/share/man/man1/rm-sample.1"
+  [[ -z "$stderr" ]]
+  [[ "$output" == *"RM-SAMPLE(1)"* && "$output" == *SYNOPSIS*"rm-sample [-H]"* ]]
+  # The installed completion registers itself for the installed command.
+  run -0 bash -c 'source "$1" && complete -p rm-sample' _ \
+    "$DEST/usr/share/bash-completion/completions/rm-sample"
+  [[ "$output" == "complete -F "*" rm-sample" ]]
+}
+
+@test "make uninstall leaves nothing behind, and only what install put there goes" {
+  mk install DESTDIR="$DEST" PREFIX=/usr
+  # Files that belong to others, in the same directories.
+  echo keep >"$DEST/usr/bin/other-tool"
+  echo keep >"$DEST/usr/share/man/man1/other.1"
+  echo keep >"$DEST/usr/share/bash-completion/completions/other"
+  mk uninstall DESTDIR="$DEST" PREFIX=/usr
+  run -0 files "$DEST"
+  [[ "$output" == "$(printf '%s\n' "$DEST/usr/bin/other-tool" \
+    "$DEST/usr/share/bash-completion/completions/other" \
+    "$DEST/usr/share/man/man1/other.1" | sort)" ]] || {
+    echo "$output"
+    false
+  }
+  rm "$DEST/usr/bin/other-tool" "$DEST/usr/share/man/man1/other.1" \
+    "$DEST/usr/share/bash-completion/completions/other"
+  # rm-tools' own doc directory goes with its files.
+  [[ ! -e "$DEST/usr/share/doc/rm-tools" ]]
+  # A second uninstall finds nothing to do and does not fail.
+  mk uninstall DESTDIR="$DEST" PREFIX=/usr
+  run -0 files "$DEST"
+  [[ -z "$output" ]]
+}
+
+@test "PREFIX, MANDIR and COMPDIR move what they name" {
+  mk install DESTDIR="$DEST" PREFIX=/opt/rm MANDIR=/opt/rm/man \
+    COMPDIR=/etc/bash_completion.d
+  [[ -x "$DEST/opt/rm/bin/rm-sample" ]]
+  [[ -f "$DEST/opt/rm/man/man1/rm-sample.1" ]]
+  [[ -f "$DEST/etc/bash_completion.d/rm-sample" ]]
+  [[ -f "$DEST/opt/rm/share/doc/rm-tools/HACKING.md" ]]
+  mk uninstall DESTDIR="$DEST" PREFIX=/opt/rm MANDIR=/opt/rm/man \
+    COMPDIR=/etc/bash_completion.d
+  run -0 files "$DEST"
+  [[ -z "$output" ]]
+}
+
+@test "every man page passes mandoc -T lint with no warnings" {
+  local m n=0
+  for m in "$RM_TOP"/docs/*.1; do
+    run -0 mandoc -T lint -W warning "$m"
+    [[ -z "$output" ]]
+    n=$((n + 1))
+  done
+  ((n >= 2))
+}
+
+@test "every command has a man page whose SYNOPSIS is its --help usage" {
+  local f c man usage
+  for f in "$RM_TOP"/bin/rm-*; do
+    [[ -x "$f" ]] || continue
+    c=${f##*/}
+    [[ -f "$RM_TOP/docs/$c.1" ]] || {
+      echo "no man page docs/$c.1"
+      return 1
+    }
+    man=$(mandoc -T ascii "$RM_TOP/docs/$c.1" | col -b |
+      awk '/^SYNOPSIS/ { s = 1; next } /^[A-Z]/ { s = 0 } s' | tr -s '[:space:]' ' ')
+    usage=$("$c" --help | awk '/^usage:/ { u = 1 } /^$/ { u = 0 } u' |
+      sed 's/^usage: //' | tr -s '[:space:]' ' ')
+    [[ "${man# }" == "${usage# }" ]] || {
+      printf '%s:\n man:  %s\n help: %s\n' "$c" "$man" "$usage"
+      return 1
+    }
+  done
+}
