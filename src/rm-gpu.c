@@ -1,0 +1,255 @@
+/*
+ * rm-gpu: load, memory, power and temperature of each GPU.
+ *
+ * usage: rm-gpu [-H] [-i SEC] [-n COUNT] [--watch-pid PID] [-f csv|jsonl|prom]
+ *
+ * Prints a row per GPU: card, driver, busy_pct, vram_used_mb,
+ * vram_total_mb, gtt_used_mb, gtt_total_mb, power_w, temp_c.  drm cards
+ * (class/drm/cardN) come first, then NVIDIA GPUs read through NVML, named
+ * nvidiaN by NVML index; while NVML works the nvidia driver's own drm
+ * cards are not listed, so no GPU appears twice.  With -i, the rows again
+ * every SEC seconds, each with epoch and elapsed_s after the columns.
+ *
+ *   -i, --interval SEC     seconds between samples (0.001 to 86400)
+ *   -n, --count COUNT      stop after COUNT samples
+ *       --watch-pid PID    stop as soon as PID ends
+ *   -f, --format FMT       csv (default), jsonl or prom
+ *   -H, --no-header        no CSV header line
+ *   -h, --help             this help
+ *       --version          the version
+ *
+ * A reading that fails or is not supported is an empty field.  Exit 1
+ * when there is no GPU at all.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpu.h"
+#include "rmtools.h"
+
+static const char prog[] = "rm-gpu";
+static const char usage_line[] =
+	"usage: rm-gpu [-H] [-i SEC] [-n COUNT] [--watch-pid PID] [-f csv|jsonl|prom]";
+
+static const char help_text[] =
+	"\n"
+	"Print a row per GPU: busy %, VRAM and GTT used and total (MiB), power (W)\n"
+	"and temperature (C).  amdgpu from sysfs, NVIDIA through NVML, other\n"
+	"drivers as rows without readings.  With -i, the rows every SEC seconds.\n"
+	"\n"
+	"  -i, --interval SEC     seconds between samples (0.001 to 86400)\n"
+	"  -n, --count COUNT      stop after COUNT samples\n"
+	"      --watch-pid PID    stop as soon as PID ends\n"
+	"  -f, --format FMT       csv (default), jsonl or prom\n"
+	"  -H, --no-header        no CSV header line\n"
+	"  -h, --help             this help\n"
+	"      --version          print the version\n";
+
+#define MIB (1024.0 * 1024.0)
+
+enum {
+	C_CARD, C_DRIVER, C_BUSY, C_VRAM_USED, C_VRAM_TOTAL, C_GTT_USED, C_GTT_TOTAL,
+	C_POWER, C_TEMP, C_EPOCH, C_ELAPSED, C_NCOLS
+};
+
+static const struct rm_col cols[C_NCOLS] = {
+	{ "card", RM_P_LABEL, "card", NULL, 0 },
+	{ "driver", RM_P_LABEL, "driver", NULL, 0 },
+	{ "busy_pct", RM_P_GAUGE, "rm_gpu_busy_ratio", "GPU busy (1 = always busy over the driver's window).", 0.01 },
+	{ "vram_used_mb", RM_P_GAUGE, "rm_gpu_vram_used_bytes", "VRAM in use.", MIB },
+	{ "vram_total_mb", RM_P_GAUGE, "rm_gpu_vram_total_bytes", "VRAM size.", MIB },
+	{ "gtt_used_mb", RM_P_GAUGE, "rm_gpu_gtt_used_bytes", "System memory mapped for the GPU (GTT) in use.", MIB },
+	{ "gtt_total_mb", RM_P_GAUGE, "rm_gpu_gtt_total_bytes", "GTT size.", MIB },
+	{ "power_w", RM_P_GAUGE, "rm_gpu_power_watts", "GPU power draw.", 0 },
+	{ "temp_c", RM_P_GAUGE, "rm_gpu_temperature_celsius", "GPU temperature.", 0 },
+	/* Streaming only. */
+	{ "epoch", RM_P_NONE, NULL, NULL, 0 },
+	{ "elapsed_s", RM_P_NONE, NULL, NULL, 0 },
+};
+
+struct opts {
+	double interval;
+	long count;
+	pid_t watch_pid;
+	enum rm_fmt fmt;
+	int header;
+};
+
+static struct rm_gpus gpus;
+
+static void close_gpus(void)
+{
+	rm_gpu_close(&gpus);
+}
+
+static void parse_args(int argc, char **argv, struct opts *o)
+{
+	enum { O_WATCH = 256, O_VERSION };
+	static const struct option longopts[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "no-header", no_argument, NULL, 'H' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "watch-pid", required_argument, NULL, O_WATCH },
+		{ "version", no_argument, NULL, O_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	long n;
+
+	memset(o, 0, sizeof(*o));
+	o->header = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":i:n:f:Hh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			if (rm_parse_seconds(optarg, 0.001, 86400, &o->interval) < 0)
+				rm_usage_error(prog, usage_line,
+					       "invalid interval '%s': seconds from 0.001 to 86400", optarg);
+			break;
+		case 'n':
+			if (rm_parse_long(optarg, 1, 1000000000L, &n) < 0)
+				rm_usage_error(prog, usage_line, "invalid count '%s': a whole number from 1", optarg);
+			o->count = n;
+			break;
+		case 'f':
+			if (rm_fmt_parse(optarg, &o->fmt) < 0)
+				rm_usage_error(prog, usage_line, "invalid format '%s': csv, jsonl or prom", optarg);
+			break;
+		case 'H':
+			o->header = 0;
+			break;
+		case 'h':
+			printf("%s\n%s", usage_line, help_text);
+			exit(rm_finish_stdout(prog, RM_EXIT_OK));
+		case O_VERSION:
+			printf("rm-gpu %s\n", RM_VERSION);
+			exit(rm_finish_stdout(prog, RM_EXIT_OK));
+		case O_WATCH:
+			if (rm_parse_pid(optarg, &o->watch_pid) < 0)
+				rm_usage_error(prog, usage_line, "invalid PID '%s' for --watch-pid", optarg);
+			break;
+		case ':':
+			rm_usage_error(prog, usage_line, "option '%s' needs a value", argv[optind - 1]);
+		default:
+			rm_usage_error(prog, usage_line, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		rm_usage_error(prog, usage_line, "unexpected argument '%s'", argv[optind]);
+	if (o->count && !o->interval)
+		o->interval = 1;
+	if (o->watch_pid && !o->interval)
+		rm_usage_error(prog, usage_line, "--watch-pid needs -i SEC");
+}
+
+/* Fill row's values for card i; epoch and elapsed only when streaming. */
+static void sample(int i, double epoch, double elapsed, struct rm_val *v)
+{
+	const struct rm_gpu_card *c = &gpus.card[i];
+	struct rm_gpu_reading r;
+
+	rm_gpu_read(&gpus, i, &r);
+	for (int k = 0; k < C_NCOLS; k++)
+		v[k] = rm_none();
+	v[C_CARD] = rm_str(c->card);
+	v[C_DRIVER] = rm_str(c->driver);
+	if (r.has & RM_GPU_BUSY)
+		v[C_BUSY] = rm_num(r.busy_pct, 0);
+	if (r.has & RM_GPU_VRAM_USED)
+		v[C_VRAM_USED] = rm_num((double)r.vram_used / MIB, 0);
+	if (r.has & RM_GPU_VRAM_TOTAL)
+		v[C_VRAM_TOTAL] = rm_num((double)r.vram_total / MIB, 0);
+	if (r.has & RM_GPU_GTT_USED)
+		v[C_GTT_USED] = rm_num((double)r.gtt_used / MIB, 0);
+	if (r.has & RM_GPU_GTT_TOTAL)
+		v[C_GTT_TOTAL] = rm_num((double)r.gtt_total / MIB, 0);
+	if (r.has & RM_GPU_POWER)
+		v[C_POWER] = rm_num(r.power_w, 2);
+	if (r.has & RM_GPU_TEMP)
+		v[C_TEMP] = rm_num(r.temp_c, 1);
+	if (epoch > 0) {
+		v[C_EPOCH] = rm_num(epoch, 3);
+		v[C_ELAPSED] = rm_num(elapsed, 3);
+	}
+}
+
+/* Every card's row, as one write. */
+static void emit(const struct opts *o, struct rm_buf *b, struct rm_val *v, int ncols,
+		 double epoch, double elapsed)
+{
+	for (int i = 0; i < gpus.n; i++)
+		sample(i, epoch, elapsed, v + (size_t)i * C_NCOLS);
+	for (int i = 0; i < gpus.n && o->fmt != RM_FMT_PROM; i++) {
+		/* Rows are laid out C_NCOLS apart; a one-shot row stops early. */
+		if (o->fmt == RM_FMT_CSV)
+			rm_emit_csv_row(b, cols, v + (size_t)i * C_NCOLS, ncols);
+		else
+			rm_emit_jsonl(b, cols, v + (size_t)i * C_NCOLS, ncols);
+	}
+	if (o->fmt == RM_FMT_PROM)
+		rm_emit_prom(b, cols, v, C_NCOLS, gpus.n, NULL);
+	rm_out(prog, b);
+}
+
+/* Say what became of NVML when it matters: asked for, or there but failing. */
+static void report_nvml(void)
+{
+	const char *lib = getenv("RM_NVML_LIB");
+
+	if (gpus.nvml == RM_NVML_OK || (gpus.nvml == RM_NVML_ABSENT && !(lib && *lib)))
+		return;
+	fprintf(stderr, "%s: NVML: %s; NVIDIA GPUs are not read\n", prog, gpus.nvml_msg);
+}
+
+/*
+ * Find the GPUs, then print their rows once or on every tick.
+ */
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct rm_tick t;
+	struct rm_buf b = { 0 };
+	struct rm_val *v;
+	int ncols;
+
+	signal(SIGPIPE, SIG_IGN);
+	parse_args(argc, argv, &o);
+	rm_gpu_open(&gpus);
+	atexit(close_gpus);
+	report_nvml();
+	if (gpus.n == 0) {
+		fprintf(stderr, "%s: no GPUs: no cards under '%s/class/drm' and none through NVML\n",
+			prog, rm_sys_root());
+		return RM_EXIT_FAIL;
+	}
+	v = calloc((size_t)gpus.n * C_NCOLS, sizeof(*v));
+	if (!v) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return RM_EXIT_FAIL;
+	}
+	ncols = o.interval ? C_NCOLS : C_EPOCH;
+	if (o.header && o.fmt == RM_FMT_CSV) {
+		rm_emit_csv_header(&b, cols, ncols);
+		rm_out(prog, &b);
+	}
+	if (!o.interval) {
+		emit(&o, &b, v, ncols, 0, 0);
+	} else {
+		if (rm_tick_init(&t, o.interval, o.count, o.watch_pid) < 0) {
+			fprintf(stderr, "%s: cannot watch PID %d: %s\n", prog, (int)o.watch_pid, strerror(errno));
+			return RM_EXIT_FAIL;
+		}
+		while (rm_tick_next(&t))
+			emit(&o, &b, v, ncols, rm_now_epoch(), rm_tick_elapsed(&t));
+	}
+	rm_buf_free(&b);
+	free(v);
+	return rm_finish_stdout(prog, RM_EXIT_OK);
+}
