@@ -1,0 +1,601 @@
+/*
+ * rm-summarize: the after-the-fact answer from the toolkit's CSVs.
+ *
+ * usage: rm-summarize [--json | --markdown] [--svg FILE] [--csv FILE]
+ *                     [--near-oom-mb MB] [--low-disk-gb GB] [--include ERE]
+ *                     [--exclude ERE] [--top N] [--cores N] [--kmsg FILE] FILE...
+ *
+ * Each FILE is recognised by its header: a system CSV (rm-sample's, or the
+ * seed script's 14 columns), rm-tree's exit log, its --job row or its
+ * --timeline.  Files are grouped into reports in the order given: a system
+ * CSV starts a new report unless the current one has none yet, and every
+ * other file joins the current report.  Each report prints as text (the
+ * default), one JSON object a line (--json), or Markdown (--markdown).
+ *
+ *   --json               JSON, one object per report
+ *   --markdown           Markdown, for a CI job summary
+ *   --svg FILE           a self-contained SVG timeline of the system CSV
+ *   --csv FILE           per-process peaks of the exit log as CSV
+ *   --near-oom-mb MB     available memory below MB is near-OOM (4096)
+ *   --low-disk-gb GB     available disk below GB is low (20)
+ *   --include ERE        show only processes whose name, command line or
+ *                        unit matches (totals are not changed)
+ *   --exclude ERE        do not show processes that match
+ *   --top N              processes and units listed (10)
+ *   --cores N            cores for the RAM-bound rule (this machine's)
+ *   --kmsg FILE          kernel log for OOM victims (/dev/kmsg)
+ *   -h, --help           this help
+ *       --version        the version
+ *
+ * Input that is not such a CSV is an error, exit 1: an empty file, a NUL
+ * byte, a header it does not know, a system CSV or job file with no rows,
+ * a row with fewer fields than the header (except a last row cut off by
+ * the end of the file, which is read without its cut field), a record
+ * over 1 MiB.  Extra columns and rows with extra fields are read.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "summarize.h"
+
+const char prog[] = "rm-summarize";
+struct opts g_opt;
+
+static const char usage_line[] =
+	"usage: rm-summarize [--json | --markdown] [--svg FILE] [--csv FILE]\n"
+	"                    [--near-oom-mb MB] [--low-disk-gb GB] [--include ERE]\n"
+	"                    [--exclude ERE] [--top N] [--cores N] [--kmsg FILE] FILE...";
+
+static const char help_text[] =
+	"\n"
+	"Summarize rm-sample and seed monitor CSVs (peaks with time, stage and\n"
+	"context; near-OOM and low-disk runs; OOM kills; stages; verdicts) and\n"
+	"rm-tree exit logs, job rows and timelines (job peak, processes, groups,\n"
+	"compile units, memory per job).\n"
+	"\n"
+	"      --json             JSON, one object per report\n"
+	"      --markdown         Markdown, for a CI job summary\n"
+	"      --svg FILE         a self-contained SVG timeline of the system CSV\n"
+	"      --csv FILE         per-process peaks of the exit log as CSV\n"
+	"      --near-oom-mb MB   available memory below MB is near-OOM (4096)\n"
+	"      --low-disk-gb GB   available disk below GB is low (20)\n"
+	"      --include ERE      show only processes whose name, command line or\n"
+	"                         unit matches (totals are not changed)\n"
+	"      --exclude ERE      do not show processes that match\n"
+	"      --top N            processes and units listed (10)\n"
+	"      --cores N          cores for the RAM-bound rule (this machine's)\n"
+	"      --kmsg FILE        kernel log for OOM victims (/dev/kmsg)\n"
+	"  -h, --help             this help\n"
+	"      --version          print the version\n";
+
+#define READ_BUF (1024 * 1024)
+#define MAX_STAGES 100000
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		exit(RM_EXIT_FAIL);
+	}
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		exit(RM_EXIT_FAIL);
+	}
+	return p;
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *sanitized(const char *s, size_t n)
+{
+	char tmp[RM_TEXT_MAX + 1];
+	size_t m = rm_sanitize(s, n, tmp, sizeof(tmp));
+
+	return xstrndup(tmp, m);
+}
+
+static const double pow10tab[] = {
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13,
+	1e14, 1e15, 1e16, 1e17, 1e18,
+};
+
+/*
+ * A CSV number: [-]digits[.digits], surrounding spaces allowed.  NaN when
+ * the field is empty or anything else (no exponents, no "nan").  Hand
+ * rolled because it runs for every field of a million-row file.
+ */
+double field_num(const struct rm_csv_field *f)
+{
+	const unsigned char *p = (const unsigned char *)f->p, *e = p + f->len;
+	uint64_t ip = 0, fp = 0;
+	int neg = 0, nd = 0, fd = 0;
+	double v;
+
+	while (p < e && *p == ' ')
+		p++;
+	while (e > p && e[-1] == ' ')
+		e--;
+	if (p < e && (*p == '-' || *p == '+'))
+		neg = *p++ == '-';
+	while (p < e && (unsigned)(*p - '0') < 10) {
+		if (nd >= 18)
+			return NAN; /* not a reading any of our files holds */
+		ip = ip * 10 + (uint64_t)(*p++ - '0');
+		nd++;
+	}
+	if (p < e && *p == '.') {
+		p++;
+		while (p < e && (unsigned)(*p - '0') < 10) {
+			if (fd < 18) {
+				fp = fp * 10 + (uint64_t)(*p - '0');
+				fd++;
+			}
+			p++;
+			nd++;
+		}
+	}
+	if (p != e || nd == 0)
+		return NAN;
+	v = (double)ip + (double)fp / pow10tab[fd];
+	return neg ? -v : v;
+}
+
+int header_col(const struct rm_csv_field *f, int n, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (int i = 0; i < n; i++) {
+		const char *p = f[i].p;
+		size_t l = f[i].len;
+		if (i == 0 && l >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0) {
+			p += 3; /* a UTF-8 byte order mark from a spreadsheet */
+			l -= 3;
+		}
+		while (l && p[0] == ' ') {
+			p++;
+			l--;
+		}
+		while (l && p[l - 1] == ' ')
+			l--;
+		if (l == len && memcmp(p, name, len) == 0)
+			return i;
+	}
+	return -1;
+}
+
+static uint64_t hash(const char *p, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
+	return h;
+}
+
+static void stage_rehash(struct report *r)
+{
+	free(r->stage_hash);
+	r->stage_hcap = r->stage_hcap ? r->stage_hcap * 2 : 64;
+	r->stage_hash = xmalloc(r->stage_hcap * sizeof(int));
+	for (size_t i = 0; i < r->stage_hcap; i++)
+		r->stage_hash[i] = -1;
+	for (int i = 0; i < r->nstages; i++) {
+		size_t h = hash(r->stages[i].raw, r->stages[i].rawlen) & (r->stage_hcap - 1);
+		while (r->stage_hash[h] >= 0)
+			h = (h + 1) & (r->stage_hcap - 1);
+		r->stage_hash[h] = i;
+	}
+}
+
+/* The index of the stage named raw[0..len), added when new. */
+int stage_intern(struct report *r, const char *raw, size_t len)
+{
+	static const char overflow[] = "(too many stages)";
+	struct stage *st;
+	size_t h;
+
+	if ((size_t)r->nstages * 2 >= r->stage_hcap)
+		stage_rehash(r);
+	h = hash(raw, len) & (r->stage_hcap - 1);
+	while (r->stage_hash[h] >= 0) {
+		st = &r->stages[r->stage_hash[h]];
+		if (st->rawlen == len && memcmp(st->raw, raw, len) == 0)
+			return r->stage_hash[h];
+		h = (h + 1) & (r->stage_hcap - 1);
+	}
+	if (r->nstages >= MAX_STAGES && (len != sizeof(overflow) - 1 || memcmp(raw, overflow, len)))
+		return stage_intern(r, overflow, sizeof(overflow) - 1);
+	if (r->nstages == r->capst) {
+		r->capst = r->capst ? r->capst * 2 : 16;
+		r->stages = xrealloc(r->stages, (size_t)r->capst * sizeof(*r->stages));
+	}
+	st = &r->stages[r->nstages];
+	memset(st, 0, sizeof(*st));
+	st->raw = xstrndup(raw, len);
+	st->rawlen = len;
+	st->name = sanitized(raw, len);
+	st->first_epoch = st->peak_used = st->min_avail = st->min_disk = NAN;
+	st->max_comp = st->energy_j = NAN;
+	r->stage_hash[h] = r->nstages;
+	return r->nstages++;
+}
+
+/* What a file is, from its header. */
+enum fkind { F_SYS, F_EXITLOG, F_JOB, F_TIMELINE };
+
+struct input {
+	const char *path;
+	char *shown;           /* the path, safe to print */
+	enum fkind kind;
+};
+
+struct reader {
+	struct report *r;
+	struct input *in;
+	int header;            /* 1: only read the header */
+	int kind_known;
+	enum fkind kind;
+	long rows;
+	char why[320];
+};
+
+static int classify(struct reader *rd, struct rm_csv *c)
+{
+	enum pkind pk = procs_kind(c);
+	char hdr[81];
+
+	if (pk == PK_JOB)
+		rd->kind = F_JOB;
+	else if (pk == PK_EXITLOG)
+		rd->kind = F_EXITLOG;
+	else if (pk == PK_TIMELINE)
+		rd->kind = F_TIMELINE;
+	else if (sys_is_header(c))
+		rd->kind = F_SYS;
+	else {
+		size_t n = 0;
+		char raw[200];
+		for (int i = 0; i < c->nf && n < sizeof(raw) - 1; i++) {
+			size_t m = c->f[i].len;
+			if (i)
+				raw[n++] = ',';
+			if (m > sizeof(raw) - 1 - n)
+				m = sizeof(raw) - 1 - n;
+			memcpy(raw + n, c->f[i].p, m);
+			n += m;
+		}
+		rm_sanitize(raw, n, hdr, sizeof(hdr));
+		snprintf(rd->why, sizeof(rd->why),
+			 "not a CSV rm-summarize reads (header '%s'); want rm-sample's, rm-tree's or the seed script's columns",
+			 hdr);
+		return -1;
+	}
+	rd->kind_known = 1;
+	return 0;
+}
+
+static int on_record(void *arg, struct rm_csv *c)
+{
+	struct reader *rd = arg;
+	char why[200];
+	int rc;
+
+	if (!rd->kind_known) {
+		if (classify(rd, c) < 0)
+			return 1;
+		if (rd->header)
+			return 1;
+		if (rd->kind == F_SYS) {
+			rd->r->sys = sys_new(rd->in->path, c);
+		} else {
+			procs_header(rd->r, rd->kind == F_JOB ? PK_JOB :
+					    rd->kind == F_EXITLOG ? PK_EXITLOG : PK_TIMELINE, c);
+		}
+		return 0;
+	}
+	rd->rows++;
+	if (rd->kind == F_SYS)
+		rc = sys_row(rd->r, c, why, sizeof(why));
+	else
+		rc = procs_row(rd->r, rd->kind == F_JOB ? PK_JOB :
+				      rd->kind == F_EXITLOG ? PK_EXITLOG : PK_TIMELINE,
+			       c, why, sizeof(why));
+	if (rc < 0) {
+		snprintf(rd->why, sizeof(rd->why), "line %lu: %s", c->rec_line, why);
+		return 1;
+	}
+	return 0;
+}
+
+static void fail(const struct input *in, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+
+static void fail(const struct input *in, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: '%s': ", prog, in->shown);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(RM_EXIT_FAIL);
+}
+
+/*
+ * Read a file through the CSV parser: only its header (to classify it),
+ * or all of it into report r.  Exits 1 with a message on anything that is
+ * not such a CSV.
+ */
+static void read_input(struct input *in, struct report *r, int header_only)
+{
+	static char *buf;
+	struct reader rd = { r, in, header_only, 0, F_SYS, 0, "" };
+	struct rm_csv c;
+	enum rm_csv_err e = RM_CSV_OK;
+	uint64_t total = 0;
+	int fd;
+
+	if (!buf)
+		buf = xmalloc(READ_BUF);
+	fd = open(in->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "%s: cannot open '%s': %s\n", prog, in->shown, strerror(errno));
+		exit(RM_EXIT_FAIL);
+	}
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	if (rm_csv_init(&c, 0, 0) < 0) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		exit(RM_EXIT_FAIL);
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf, READ_BUF);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "%s: cannot read '%s': %s\n", prog, in->shown, strerror(errno));
+			exit(RM_EXIT_FAIL);
+		}
+		if (n == 0) {
+			e = rm_csv_finish(&c, on_record, &rd);
+			break;
+		}
+		total += (uint64_t)n;
+		e = rm_csv_feed(&c, buf, (size_t)n, on_record, &rd);
+		if (e)
+			break;
+	}
+	close(fd);
+	if (e == RM_CSV_ESTOP && header_only && rd.kind_known) {
+		in->kind = rd.kind;
+		rm_csv_free(&c);
+		return;
+	}
+	if (e == RM_CSV_ESTOP)
+		fail(in, "%s", rd.why);
+	if (e == RM_CSV_ETOOLONG)
+		fail(in, "line %lu: a record longer than %zu bytes; not a CSV this toolkit writes",
+		     c.err_line, c.max_record);
+	if (e == RM_CSV_ETOOMANY)
+		fail(in, "line %lu: more than %d fields; not a CSV this toolkit writes", c.err_line,
+		     c.max_fields);
+	if (e)
+		fail(in, "line %lu: %s; not a CSV", c.err_line, rm_csv_strerror(e));
+	if (total == 0 || !rd.kind_known)
+		fail(in, "empty file; not a CSV");
+	rm_csv_free(&c);
+	if (header_only) {
+		in->kind = rd.kind;
+		return;
+	}
+	if (rd.rows == 0 && (rd.kind == F_SYS || rd.kind == F_JOB))
+		fail(in, "no rows after the header");
+	if (rd.kind == F_SYS && r->sys->samples == 0)
+		fail(in, "no row has a time (epoch)");
+}
+
+static void parse_args(int argc, char **argv, struct opts *o)
+{
+	enum { O_JSON = 256, O_MD, O_SVG, O_CSV, O_NEAR, O_LOW, O_INC, O_EXC, O_TOP, O_CORES,
+	       O_KMSG, O_VERSION };
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, O_JSON },
+		{ "markdown", no_argument, NULL, O_MD },
+		{ "svg", required_argument, NULL, O_SVG },
+		{ "csv", required_argument, NULL, O_CSV },
+		{ "near-oom-mb", required_argument, NULL, O_NEAR },
+		{ "low-disk-gb", required_argument, NULL, O_LOW },
+		{ "include", required_argument, NULL, O_INC },
+		{ "exclude", required_argument, NULL, O_EXC },
+		{ "top", required_argument, NULL, O_TOP },
+		{ "cores", required_argument, NULL, O_CORES },
+		{ "kmsg", required_argument, NULL, O_KMSG },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, O_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, rc;
+	long n;
+
+	o->near_oom_mb = 4096;
+	o->low_disk_gb = 20;
+	o->top = 10;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_JSON:
+			o->json = 1;
+			break;
+		case O_MD:
+			o->markdown = 1;
+			break;
+		case O_SVG:
+			o->svg = optarg;
+			break;
+		case O_CSV:
+			o->csv = optarg;
+			break;
+		case O_NEAR:
+			if (rm_parse_seconds(optarg, 0, 1e9, &o->near_oom_mb) < 0)
+				rm_usage_error(prog, usage_line, "invalid --near-oom-mb '%s': MiB, a number from 0", optarg);
+			break;
+		case O_LOW:
+			if (rm_parse_seconds(optarg, 0, 1e9, &o->low_disk_gb) < 0)
+				rm_usage_error(prog, usage_line, "invalid --low-disk-gb '%s': GiB, a number from 0", optarg);
+			break;
+		case O_INC:
+		case O_EXC: {
+			regex_t *re = c == O_INC ? &o->inc : &o->exc;
+			int *has = c == O_INC ? &o->has_inc : &o->has_exc;
+			if (*has)
+				regfree(re);
+			rc = regcomp(re, optarg, REG_EXTENDED | REG_NOSUB);
+			if (rc != 0) {
+				char msg[256];
+				regerror(rc, re, msg, sizeof(msg));
+				rm_usage_error(prog, usage_line, "invalid %s '%s': %s",
+					       c == O_INC ? "--include" : "--exclude", optarg, msg);
+			}
+			*has = 1;
+			break;
+		}
+		case O_TOP:
+			if (rm_parse_long(optarg, 1, 1000000, &n) < 0)
+				rm_usage_error(prog, usage_line, "invalid --top '%s': a whole number from 1", optarg);
+			o->top = (int)n;
+			break;
+		case O_CORES:
+			if (rm_parse_long(optarg, 1, 65536, &n) < 0)
+				rm_usage_error(prog, usage_line, "invalid --cores '%s': a whole number from 1", optarg);
+			o->cores = (int)n;
+			break;
+		case O_KMSG:
+			o->kmsg = optarg;
+			break;
+		case 'h':
+			printf("%s\n%s", usage_line, help_text);
+			exit(rm_finish_stdout(prog, RM_EXIT_OK));
+		case O_VERSION:
+			printf("rm-summarize %s\n", RM_VERSION);
+			exit(rm_finish_stdout(prog, RM_EXIT_OK));
+		case ':':
+			rm_usage_error(prog, usage_line, "option '%s' needs a value", argv[optind - 1]);
+		default:
+			rm_usage_error(prog, usage_line, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (o->json && o->markdown)
+		rm_usage_error(prog, usage_line, "--json and --markdown do not go together");
+	if (optind >= argc)
+		rm_usage_error(prog, usage_line, "no input files");
+	if (!o->json && !o->markdown && isatty(STDOUT_FILENO) && !getenv("NO_COLOR")) {
+		const char *term = getenv("TERM");
+		o->color = !term || strcmp(term, "dumb") != 0;
+	}
+}
+
+/*
+ * Read every file, group them into reports, fold each report, and print
+ * them; --csv and --svg go to the first report that has what they need.
+ */
+int main(int argc, char **argv)
+{
+	struct input *in;
+	struct report *reps;
+	struct rm_buf b = { 0 };
+	int nin, nrep = 0, done_csv = 0, done_svg = 0, *has_sys;
+
+	signal(SIGPIPE, SIG_IGN);
+	parse_args(argc, argv, &g_opt);
+	nin = argc - optind;
+	in = xmalloc((size_t)nin * sizeof(*in));
+	reps = xmalloc((size_t)nin * sizeof(*reps));
+	memset(reps, 0, (size_t)nin * sizeof(*reps));
+	for (int i = 0; i < nin; i++) {
+		const char *p = argv[optind + i];
+		in[i].path = p;
+		in[i].shown = sanitized(p, strlen(p));
+		read_input(&in[i], NULL, 1);
+	}
+	/* A system CSV opens a new report unless the current one has none
+	 * yet; every other file joins the current report. */
+	has_sys = xmalloc((size_t)nin * sizeof(int));
+	for (int i = 0; i < nin; i++) {
+		if (nrep == 0 || (in[i].kind == F_SYS && has_sys[nrep - 1])) {
+			reps[nrep].files = xmalloc((size_t)nin * sizeof(char *));
+			has_sys[nrep++] = 0;
+		}
+		reps[nrep - 1].files[reps[nrep - 1].nfiles++] = in[i].path;
+		if (in[i].kind == F_SYS)
+			has_sys[nrep - 1] = 1;
+	}
+	for (int k = 0; k < nrep; k++) {
+		struct report *r = &reps[k];
+		/* System CSVs first: the other files' times map onto them. */
+		for (int pass = 0; pass < 2; pass++)
+			for (int i = 0; i < nin; i++) {
+				int mine = 0;
+				for (int f = 0; f < r->nfiles; f++)
+					mine |= r->files[f] == in[i].path;
+				if (mine && (in[i].kind == F_SYS) == (pass == 0))
+					read_input(&in[i], r, 0);
+			}
+		report_finish(r, &g_opt);
+		if (g_opt.csv && !done_csv && r->nexitlogs) {
+			if (write_proc_csv(r, g_opt.csv) < 0) {
+				fprintf(stderr, "%s: cannot write '%s': %s\n", prog, g_opt.csv, strerror(errno));
+				return RM_EXIT_FAIL;
+			}
+			done_csv = 1;
+		}
+		if (g_opt.svg && !done_svg && r->sys) {
+			if (write_svg(r, &g_opt, g_opt.svg) < 0) {
+				fprintf(stderr, "%s: cannot write '%s': %s\n", prog, g_opt.svg, strerror(errno));
+				return RM_EXIT_FAIL;
+			}
+			done_svg = 1;
+		}
+		if (k > 0 && !g_opt.json)
+			rm_buf_addc(&b, '\n');
+		if (g_opt.json)
+			print_json(&b, r, &g_opt);
+		else if (g_opt.markdown)
+			print_markdown(&b, r, &g_opt);
+		else
+			print_text(&b, r, &g_opt);
+		rm_out(prog, &b);
+	}
+	if (g_opt.csv && !done_csv) {
+		fprintf(stderr, "%s: --csv: no rm-tree exit log among the inputs\n", prog);
+		return RM_EXIT_FAIL;
+	}
+	if (g_opt.svg && !done_svg) {
+		fprintf(stderr, "%s: --svg: no system CSV among the inputs\n", prog);
+		return RM_EXIT_FAIL;
+	}
+	rm_buf_free(&b);
+	return rm_finish_stdout(prog, RM_EXIT_OK);
+}

@@ -1,0 +1,245 @@
+/*
+ * rm-summarize's own header: the report a set of input files makes, and
+ * the functions of its parts.  main.c reads the files and groups them
+ * into reports; sys.c folds system CSV rows (rm-sample's and the seed
+ * script's) into peaks, runs, stages and OOM kills; procs.c reads rm-tree's
+ * exit log, job row and timeline; out.c prints text, Markdown and JSON;
+ * svg.c draws the timeline.  Unknown numbers are NaN throughout.
+ */
+#ifndef RM_SUMMARIZE_H
+#define RM_SUMMARIZE_H
+
+#include <math.h>
+#include <regex.h>
+#include <stddef.h>
+
+#include "csvread.h"
+#include "rmtools.h"
+
+#define CTX_RAW 1024     /* raw context kept at a peak, sanitized at the end */
+#define MAX_VICTIMS 4    /* victims named per OOM kill row */
+#define SVG_NB 1024      /* time buckets of the SVG series */
+
+extern const char prog[];
+
+struct opts {
+	int json, markdown, color;
+	const char *svg;
+	const char *csv;
+	const char *kmsg;      /* NULL: /dev/kmsg */
+	double near_oom_mb, low_disk_gb;
+	int cores;             /* for the RAM-bound rule */
+	int top;               /* rows shown in the process and unit lists */
+	regex_t inc, exc;
+	int has_inc, has_exc;
+};
+
+/* A peak (or trough) of one column, with when and during what. */
+enum { PK_MEM_USED, PK_MEM_AVAIL, PK_SWAP, PK_DISK, PK_LOAD, PK_CPU,
+       PK_PKG_W, PK_GPU_BUSY, PK_GPU_VRAM, PK_N };
+
+struct peak {
+	int known;
+	double v, epoch;
+	double aux;            /* mem_pct, disk_pct or VRAM total; NaN if none */
+	int stage;
+	char ctx[CTX_RAW];
+	size_t ctxlen;
+};
+
+/* Samples meeting a condition (near-OOM, low disk). */
+struct runstat {
+	long samples, cur, longest;
+	double first_epoch, cur_start, longest_start, longest_end;
+	int first_stage;
+};
+
+struct oomev {
+	double epoch, prev_epoch;
+	int stage;
+	long kills;
+	char ctx[CTX_RAW];
+	size_t ctxlen;
+	int nv;
+	int vpid[MAX_VICTIMS];
+	char vname[MAX_VICTIMS][64];
+};
+
+struct stage {
+	char *name;            /* sanitized */
+	char *raw;             /* as in the CSV, to compare rows cheaply */
+	size_t rawlen;
+	double first_epoch, duration, peak_used, min_avail, min_disk, max_comp, energy_j;
+	long samples, near_oom;
+	double *cpeaks;        /* compiler peaks (KiB) that fell in this stage */
+	size_t ncp, capcp;
+};
+
+struct seg {
+	double epoch;
+	int stage;
+};
+
+enum { SV_USED, SV_AVAIL, SV_SWAP, SV_DISK, SV_CPU, SV_COMP, SV_N };
+
+struct bucket {
+	float min[SV_N], max[SV_N];
+	unsigned has;
+};
+
+/* System CSV columns, found by header name. */
+enum { SC_EPOCH, SC_ELAPSED, SC_LOAD1, SC_CPU, SC_USED, SC_AVAIL, SC_MEMPCT, SC_SWAP,
+       SC_DISK, SC_DISKPCT, SC_COMP, SC_STAGE, SC_CONTEXT, SC_OOM, SC_PSI_MEM_FULL,
+       SC_PKG_W, SC_GPU_BUSY, SC_GPU_VRAM, SC_GPU_VRAM_TOTAL, SC_N };
+
+struct sys {
+	char *file;
+	int seed;              /* the seed script's 14 columns */
+	int ncols;
+	int col[SC_N];
+	long samples, skipped, cut_rows;
+	double first_epoch, last_epoch, prev_epoch, first_elapsed;
+	struct peak pk[PK_N];
+	struct runstat near, low;
+	int has_oom;
+	double oom_prev;
+	long oom_total;
+	struct oomev *ev;
+	size_t nev, capev;
+	double sn, st, sd, stt, std_;   /* disk least squares */
+	double disk_first, disk_last, swap_first, swap_last;
+	double energy_j, energy_s;
+	double low_comp_sum;
+	long low_comp_n;
+	double cpu_sum;
+	long cpu_n;
+	double mem_total_mb, vram_total_mb;
+	int cur_stage;
+	struct seg *segs;
+	size_t nseg, capseg;
+	struct bucket b[SVG_NB];
+	double bw;             /* bucket width, seconds */
+	int nb;                /* buckets in use */
+	int kmsg_state;        /* 0 not tried, 1 read, -1 unreadable */
+	int kmsg_errno;
+};
+
+struct proc {
+	int pid, ppid;
+	char comm[64];
+	double start_s, end_s, peak_kib, peak_at, cpu_s, peak_epoch;
+	char exit[24];
+	char *cmd;
+	char *unit;
+	int stage;
+	int compiler, shown;
+};
+
+struct job {
+	int known;
+	char *cmd;
+	char exit[24];
+	double start_epoch, end_epoch, elapsed, procs, peak_kib, peak_at, max_proc_kib,
+	       cgroup_kib, user_s, sys_s;
+};
+
+struct timeline {
+	int known;
+	long rows;
+	double off;            /* epoch - elapsed_s of its first row */
+	double first_epoch, last_epoch, peak_kib, peak_epoch, peak_elapsed, max_procs, max_cpu;
+};
+
+struct unit {
+	const char *name;
+	const char *comm;
+	double peak_kib;
+	int stage, count;
+};
+
+struct group {
+	const char *comm;
+	long count;
+	double peak_kib, cpu_s;
+};
+
+struct perjob {
+	int stage;
+	size_t n;
+	double p95_kib, max_kib;
+	double suggest_mb;
+	long safe_j;
+};
+
+struct verdict {
+	const char *kind;
+	char text[1536];
+};
+
+struct report {
+	const char **files;
+	int nfiles;
+	struct sys *sys;
+	struct proc *procs;
+	size_t nproc, capproc;
+	int nexitlogs;
+	struct job job;
+	struct timeline tl;
+	struct stage *stages;
+	int nstages, capst;
+	int *stage_hash;       /* open addressing over stages, by raw name */
+	size_t stage_hcap;
+	/* Derived by report_finish. */
+	struct proc **order;   /* every process, heaviest first */
+	struct unit *units;
+	size_t nunits;
+	struct group *groups;
+	size_t ngroups;
+	struct perjob *perjob;
+	size_t nperjob;
+	double ram_mb;
+	int cores;
+	struct verdict *verdicts;
+	int nverdicts;
+};
+
+/* main.c */
+extern struct opts g_opt;
+void *xmalloc(size_t n);
+void *xrealloc(void *p, size_t n);
+char *xstrndup(const char *s, size_t n);
+char *sanitized(const char *s, size_t n);
+double field_num(const struct rm_csv_field *f);
+int stage_intern(struct report *r, const char *raw, size_t len);
+int header_col(const struct rm_csv_field *f, int n, const char *name);
+
+/* sys.c */
+struct sys *sys_new(const char *file, const struct rm_csv *hdr);
+int sys_is_header(const struct rm_csv *hdr);
+int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize);
+void sys_finish(struct report *r, const struct opts *o);
+int stage_at(const struct report *r, double epoch);
+double sys_disk_rate(const struct sys *s);
+void sys_free(struct sys *s);
+
+/* procs.c */
+enum pkind { PK_NONE, PK_EXITLOG, PK_JOB, PK_TIMELINE };
+enum pkind procs_kind(const struct rm_csv *hdr);
+void procs_header(struct report *r, enum pkind k, const struct rm_csv *hdr);
+int procs_row(struct report *r, enum pkind k, struct rm_csv *c, char *why, size_t wsize);
+void report_finish(struct report *r, const struct opts *o);
+int write_proc_csv(const struct report *r, const char *path);
+
+/* out.c */
+void fmt_clock(double s, char *buf, size_t size);
+void fmt_dur(double s, char *buf, size_t size);
+void print_text(struct rm_buf *b, const struct report *r, const struct opts *o);
+void print_markdown(struct rm_buf *b, const struct report *r, const struct opts *o);
+void print_json(struct rm_buf *b, const struct report *r, const struct opts *o);
+const char *stage_name(const struct report *r, int i);
+const char *peak_label(int k);
+
+/* svg.c */
+int write_svg(const struct report *r, const struct opts *o, const char *path);
+
+#endif

@@ -1,0 +1,614 @@
+/*
+ * sys.c: a system CSV (rm-sample's, or the seed script's 14 columns)
+ * folded row by row into what the summary prints.  Nothing here grows
+ * with rows except the stage table and its change points, and the OOM
+ * kills; the SVG series are kept in a fixed number of time buckets that
+ * double their width when the run outgrows them.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kmsg.h"
+#include "summarize.h"
+
+static const char *const sc_names[SC_N] = {
+	"epoch", "elapsed_s", "load1", "cpu_pct", "mem_used_mb", "mem_avail_mb", "mem_pct",
+	"swap_used_mb", "disk_avail_gb", "disk_pct", "compilers", "stage", "context",
+	"oom_kills", "psi_mem_full", "pkg_w", "gpu_busy_pct", "gpu_vram_used_mb",
+	"gpu_vram_total_mb",
+};
+
+static const char *const seed_cols[14] = {
+	"epoch", "iso", "elapsed_s", "load1", "cpu_pct", "mem_used_mb", "mem_avail_mb",
+	"mem_pct", "swap_used_mb", "disk_avail_gb", "disk_pct", "compilers", "stage", "context",
+};
+
+int sys_is_header(const struct rm_csv *hdr)
+{
+	static const char *const any[] = {
+		"load1", "cpu_pct", "mem_used_mb", "mem_avail_mb", "swap_used_mb",
+		"disk_avail_gb", "compilers", "pkg_w", "gpu_busy_pct",
+	};
+
+	if (header_col(hdr->f, hdr->nf, "epoch") < 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(any) / sizeof(any[0]); i++)
+		if (header_col(hdr->f, hdr->nf, any[i]) >= 0)
+			return 1;
+	return 0;
+}
+
+struct sys *sys_new(const char *file, const struct rm_csv *hdr)
+{
+	struct sys *s = xmalloc(sizeof(*s));
+
+	memset(s, 0, sizeof(*s));
+	s->file = xstrndup(file, strlen(file));
+	s->ncols = hdr->nf;
+	for (int i = 0; i < SC_N; i++)
+		s->col[i] = header_col(hdr->f, hdr->nf, sc_names[i]);
+	s->seed = hdr->nf == 14;
+	for (int i = 0; i < 14 && s->seed; i++)
+		if (hdr->f[i].len != strlen(seed_cols[i]) ||
+		    memcmp(hdr->f[i].p, seed_cols[i], hdr->f[i].len) != 0)
+			s->seed = 0;
+	for (int i = 0; i < PK_N; i++) {
+		s->pk[i].stage = -1;
+		s->pk[i].aux = NAN;
+	}
+	s->near.first_stage = s->low.first_stage = -1;
+	s->first_epoch = s->last_epoch = s->prev_epoch = s->first_elapsed = NAN;
+	s->oom_prev = NAN;
+	s->disk_first = s->disk_last = s->swap_first = s->swap_last = NAN;
+	s->mem_total_mb = s->vram_total_mb = NAN;
+	s->cur_stage = -1;
+	s->bw = 0.125;
+	return s;
+}
+
+void sys_free(struct sys *s)
+{
+	if (!s)
+		return;
+	free(s->file);
+	free(s->ev);
+	free(s->segs);
+	free(s);
+}
+
+/* The row being folded: its fields, and how many of them count. */
+struct row {
+	struct rm_csv *c;
+	int n;
+	const struct sys *s;
+};
+
+static const struct rm_csv_field *fld(const struct row *w, int k)
+{
+	int i = w->s->col[k];
+	return i >= 0 && i < w->n ? &w->c->f[i] : NULL;
+}
+
+static double val(const struct row *w, int k)
+{
+	const struct rm_csv_field *f = fld(w, k);
+	return f ? field_num(f) : NAN;
+}
+
+/*
+ * Copy the row's context, raw, into dst.  A seed CSV's context is its
+ * last column and the seed script did not quote it, so fields past the
+ * header's count are the rest of that line and are joined back.
+ */
+static size_t ctx_copy(const struct row *w, char *dst, size_t size)
+{
+	const struct rm_csv_field *f = fld(w, SC_CONTEXT);
+	size_t n = 0;
+	int last;
+
+	if (!f)
+		return 0;
+	last = w->s->col[SC_CONTEXT] == w->s->ncols - 1 ? w->n - 1 : w->s->col[SC_CONTEXT];
+	for (int i = w->s->col[SC_CONTEXT]; i <= last && n < size; i++) {
+		const struct rm_csv_field *g = &w->c->f[i];
+		size_t m = g->len;
+		if (i > w->s->col[SC_CONTEXT])
+			dst[n++] = ',';
+		if (m > size - n)
+			m = size - n;
+		memcpy(dst + n, g->p, m);
+		n += m;
+	}
+	return n;
+}
+
+static void peak_set(struct peak *p, double v, double epoch, double aux, int stage,
+		     const struct row *w)
+{
+	p->known = 1;
+	p->v = v;
+	p->epoch = epoch;
+	p->aux = aux;
+	p->stage = stage;
+	p->ctxlen = ctx_copy(w, p->ctx, sizeof(p->ctx));
+}
+
+/* Keep the first row with the highest (dir 1) or lowest (dir -1) value. */
+static void peak_fold(struct peak *p, int dir, double v, double epoch, double aux, int stage,
+		      const struct row *w)
+{
+	if (isnan(v))
+		return;
+	if (!p->known || (dir > 0 ? v > p->v : v < p->v))
+		peak_set(p, v, epoch, aux, stage, w);
+}
+
+static void run_fold(struct runstat *rs, int cond, double epoch, int stage)
+{
+	if (!cond) {
+		rs->cur = 0;
+		return;
+	}
+	if (rs->samples++ == 0) {
+		rs->first_epoch = epoch;
+		rs->first_stage = stage;
+	}
+	if (rs->cur++ == 0)
+		rs->cur_start = epoch;
+	if (rs->cur > rs->longest) {
+		rs->longest = rs->cur;
+		rs->longest_start = rs->cur_start;
+		rs->longest_end = epoch;
+	}
+}
+
+static void bucket_fold(struct sys *s, double t, const double *v)
+{
+	long i;
+
+	if (t < 0)
+		t = 0;
+	i = (long)(t / s->bw);
+	while (i >= SVG_NB) {
+		/* Halve the resolution: merge neighbours, double the width. */
+		for (int k = 0; k < SVG_NB / 2; k++) {
+			struct bucket m = s->b[2 * k];
+			const struct bucket *o = &s->b[2 * k + 1];
+			for (int j = 0; j < SV_N; j++) {
+				unsigned bit = 1u << j;
+				if (!(o->has & bit))
+					continue;
+				if (!(m.has & bit)) {
+					m.min[j] = o->min[j];
+					m.max[j] = o->max[j];
+				} else {
+					if (o->min[j] < m.min[j])
+						m.min[j] = o->min[j];
+					if (o->max[j] > m.max[j])
+						m.max[j] = o->max[j];
+				}
+				m.has |= bit;
+			}
+			s->b[k] = m;
+		}
+		memset(&s->b[SVG_NB / 2], 0, sizeof(s->b[0]) * (SVG_NB / 2));
+		s->bw *= 2;
+		s->nb = (s->nb + 1) / 2;
+		i = (long)(t / s->bw);
+	}
+	struct bucket *b = &s->b[i];
+	for (int j = 0; j < SV_N; j++) {
+		unsigned bit = 1u << j;
+		float f;
+		if (isnan(v[j]))
+			continue;
+		f = (float)v[j];
+		if (!(b->has & bit)) {
+			b->min[j] = b->max[j] = f;
+			b->has |= bit;
+		} else {
+			if (f < b->min[j])
+				b->min[j] = f;
+			if (f > b->max[j])
+				b->max[j] = f;
+		}
+	}
+	if (i + 1 > s->nb)
+		s->nb = (int)i + 1;
+}
+
+static void stage_track(struct report *r, struct sys *s, const struct row *w, double epoch)
+{
+	const struct rm_csv_field *f = fld(w, SC_STAGE);
+	const char *p = f ? f->p : "";
+	size_t len = f ? f->len : 0;
+	int idx;
+
+	if (!f && s->col[SC_STAGE] >= 0 && s->cur_stage >= 0)
+		return; /* a cut last row: still the same stage */
+	if (s->cur_stage >= 0) {
+		const struct stage *cur = &r->stages[s->cur_stage];
+		if (cur->rawlen == len && memcmp(cur->raw, p, len) == 0)
+			return;
+	}
+	idx = stage_intern(r, p, len);
+	if (idx == s->cur_stage)
+		return;
+	s->cur_stage = idx;
+	if (s->nseg == s->capseg) {
+		s->capseg = s->capseg ? s->capseg * 2 : 16;
+		s->segs = xrealloc(s->segs, s->capseg * sizeof(*s->segs));
+	}
+	s->segs[s->nseg].epoch = epoch;
+	s->segs[s->nseg].stage = idx;
+	s->nseg++;
+}
+
+static void oom_event(struct sys *s, const struct row *w, double epoch, long kills)
+{
+	struct oomev *e;
+
+	if (s->nev == s->capev) {
+		s->capev = s->capev ? s->capev * 2 : 8;
+		s->ev = xrealloc(s->ev, s->capev * sizeof(*s->ev));
+	}
+	e = &s->ev[s->nev++];
+	memset(e, 0, sizeof(*e));
+	e->epoch = epoch;
+	e->prev_epoch = isnan(s->prev_epoch) ? epoch - 1 : s->prev_epoch;
+	e->stage = s->cur_stage;
+	e->kills = kills;
+	e->ctxlen = ctx_copy(w, e->ctx, sizeof(e->ctx));
+}
+
+int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
+{
+	struct sys *s = r->sys;
+	struct row w = { c, c->nf, s };
+	double epoch, used, avail, swap, disk, comp, cpu, load, watts, busy, vram, vtot, oom, t;
+	const struct opts *o = &g_opt;
+	struct stage *st;
+	int near, low;
+
+	if (c->nf < s->ncols && !c->cut) {
+		snprintf(why, wsize, "%d field%s where the header has %d", c->nf,
+			 c->nf == 1 ? "" : "s", s->ncols);
+		return -1;
+	}
+	if (c->cut) {
+		/* The last row, cut short by the end of the file: its last
+		 * field may be cut too, so it is not read. */
+		w.n--;
+		s->cut_rows++;
+	}
+	epoch = val(&w, SC_EPOCH);
+	if (isnan(epoch)) {
+		s->skipped++;
+		return 0;
+	}
+	if (s->samples > 0 && s->cur_stage >= 0) {
+		double dt = epoch - s->prev_epoch;
+		if (dt > 0)
+			r->stages[s->cur_stage].duration += dt;
+	}
+	stage_track(r, s, &w, epoch);
+	st = &r->stages[s->cur_stage];
+	if (st->samples++ == 0)
+		st->first_epoch = epoch;
+	if (s->samples++ == 0) {
+		s->first_epoch = epoch;
+		s->first_elapsed = val(&w, SC_ELAPSED);
+		if (isnan(s->first_elapsed))
+			s->first_elapsed = 0;
+	}
+	s->last_epoch = epoch;
+	t = epoch - s->first_epoch;
+
+	used = val(&w, SC_USED);
+	avail = val(&w, SC_AVAIL);
+	swap = val(&w, SC_SWAP);
+	disk = val(&w, SC_DISK);
+	comp = val(&w, SC_COMP);
+	cpu = val(&w, SC_CPU);
+	load = val(&w, SC_LOAD1);
+
+	if (isnan(s->mem_total_mb) && !isnan(used) && !isnan(avail))
+		s->mem_total_mb = used + avail;
+	peak_fold(&s->pk[PK_MEM_USED], 1, used, epoch, val(&w, SC_MEMPCT), s->cur_stage, &w);
+	peak_fold(&s->pk[PK_MEM_AVAIL], -1, avail, epoch, NAN, s->cur_stage, &w);
+	peak_fold(&s->pk[PK_SWAP], 1, swap, epoch, NAN, s->cur_stage, &w);
+	peak_fold(&s->pk[PK_DISK], -1, disk, epoch, val(&w, SC_DISKPCT), s->cur_stage, &w);
+	peak_fold(&s->pk[PK_LOAD], 1, load, epoch, NAN, s->cur_stage, &w);
+	peak_fold(&s->pk[PK_CPU], 1, cpu, epoch, NAN, s->cur_stage, &w);
+
+	near = !isnan(avail) && avail < o->near_oom_mb;
+	low = !isnan(disk) && disk < o->low_disk_gb;
+	run_fold(&s->near, near, epoch, s->cur_stage);
+	run_fold(&s->low, low, epoch, s->cur_stage);
+	if (near) {
+		st->near_oom++;
+		if (!isnan(comp)) {
+			s->low_comp_sum += comp;
+			s->low_comp_n++;
+		}
+	}
+	if (!isnan(used) && (isnan(st->peak_used) || st->samples == 1 || used > st->peak_used))
+		st->peak_used = used;
+	if (!isnan(avail) && (isnan(st->min_avail) || st->samples == 1 || avail < st->min_avail))
+		st->min_avail = avail;
+	if (!isnan(disk) && (isnan(st->min_disk) || st->samples == 1 || disk < st->min_disk))
+		st->min_disk = disk;
+	if (!isnan(comp) && (isnan(st->max_comp) || st->samples == 1 || comp > st->max_comp))
+		st->max_comp = comp;
+
+	if (!isnan(disk)) {
+		if (isnan(s->disk_first))
+			s->disk_first = disk;
+		s->disk_last = disk;
+		s->sn += 1;
+		s->st += t;
+		s->sd += disk;
+		s->stt += t * t;
+		s->std_ += t * disk;
+	}
+	if (!isnan(swap)) {
+		if (isnan(s->swap_first))
+			s->swap_first = swap;
+		s->swap_last = swap;
+	}
+	if (!isnan(cpu)) {
+		s->cpu_sum += cpu;
+		s->cpu_n++;
+	}
+
+	oom = val(&w, SC_OOM);
+	if (!isnan(oom)) {
+		s->has_oom = 1;
+		if (isnan(s->oom_prev) ? oom > 0 : oom > s->oom_prev) {
+			long k = (long)(oom - (isnan(s->oom_prev) ? 0 : s->oom_prev));
+			oom_event(s, &w, epoch, k);
+			s->oom_total += k;
+		}
+		s->oom_prev = oom;
+	}
+
+	watts = val(&w, SC_PKG_W);
+	if (!isnan(watts)) {
+		peak_fold(&s->pk[PK_PKG_W], 1, watts, epoch, NAN, s->cur_stage, &w);
+		if (s->samples > 1 && epoch > s->prev_epoch) {
+			double j = watts * (epoch - s->prev_epoch);
+			s->energy_j += j;
+			s->energy_s += epoch - s->prev_epoch;
+			st->energy_j = (isnan(st->energy_j) ? 0 : st->energy_j) + j;
+		}
+	}
+	busy = val(&w, SC_GPU_BUSY);
+	vram = val(&w, SC_GPU_VRAM);
+	vtot = val(&w, SC_GPU_VRAM_TOTAL);
+	peak_fold(&s->pk[PK_GPU_BUSY], 1, busy, epoch, NAN, s->cur_stage, &w);
+	peak_fold(&s->pk[PK_GPU_VRAM], 1, vram, epoch, vtot, s->cur_stage, &w);
+	if (!isnan(vtot))
+		s->vram_total_mb = vtot;
+
+	{
+		double v[SV_N] = { used, avail, swap, disk, cpu, comp };
+		bucket_fold(s, t, v);
+	}
+	s->prev_epoch = epoch;
+	return 0;
+}
+
+double sys_disk_rate(const struct sys *s)
+{
+	/* Least squares over every sample, so one noisy reading does not
+	 * swing it; GiB per hour, NaN with fewer than two samples. */
+	double den = s->sn * s->stt - s->st * s->st;
+
+	if (s->sn < 2 || !(den > 0))
+		return NAN;
+	return (s->sn * s->std_ - s->st * s->sd) / den * 3600.0;
+}
+
+int stage_at(const struct report *r, double epoch)
+{
+	const struct sys *s = r->sys;
+	size_t lo = 0, hi;
+
+	if (!s || !s->nseg || isnan(epoch))
+		return -1;
+	hi = s->nseg;
+	/* The last change point at or before epoch. */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->segs[mid].epoch <= epoch)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return s->segs[lo].stage;
+}
+
+/* OOM kills read from the kernel log, to be matched to the CSV's rows. */
+struct kills {
+	struct rm_oom_kill *v;
+	size_t n, cap;
+	int *used;
+};
+
+static void kill_cb(void *arg, const struct rm_oom_kill *k)
+{
+	struct kills *ks = arg;
+
+	if (ks->n >= 4096)
+		return;
+	if (ks->n == ks->cap) {
+		ks->cap = ks->cap ? ks->cap * 2 : 16;
+		ks->v = xrealloc(ks->v, ks->cap * sizeof(*ks->v));
+	}
+	ks->v[ks->n++] = *k;
+}
+
+/*
+ * Name each OOM kill's victims from the kernel log: the kills it logged
+ * between the row before the counter rose and that row (a second of
+ * slack each side for the two clocks).  Kernel times are CLOCK_MONOTONIC,
+ * turned into epoch seconds with this boot's offset, so a CSV from an
+ * earlier boot finds nothing rather than the wrong process.
+ */
+static void match_victims(struct sys *s, const struct opts *o)
+{
+	struct kills ks = { 0 };
+	double boot = rm_now_epoch() - rm_now_mono();
+	const char *path = o->kmsg ? o->kmsg : "/dev/kmsg";
+
+	if (rm_kmsg_read_ooms(path, kill_cb, &ks) < 0) {
+		s->kmsg_state = -1;
+		s->kmsg_errno = errno;
+		return;
+	}
+	s->kmsg_state = 1;
+	ks.used = calloc(ks.n ? ks.n : 1, sizeof(int));
+	if (!ks.used) {
+		free(ks.v);
+		return;
+	}
+	for (size_t i = 0; i < s->nev; i++) {
+		struct oomev *e = &s->ev[i];
+		for (size_t k = 0; k < ks.n && e->nv < MAX_VICTIMS && e->nv < e->kills; k++) {
+			double at = boot + ks.v[k].mono_s;
+			if (ks.used[k] || at < e->prev_epoch - 1.0 || at > e->epoch + 1.0)
+				continue;
+			ks.used[k] = 1;
+			e->vpid[e->nv] = ks.v[k].pid;
+			rm_sanitize(ks.v[k].name, strlen(ks.v[k].name), e->vname[e->nv], sizeof(e->vname[0]));
+			e->nv++;
+		}
+	}
+	free(ks.used);
+	free(ks.v);
+}
+
+static void sanitize_ctx(char *ctx, size_t *len)
+{
+	char tmp[RM_TEXT_MAX + 1];
+	size_t n = rm_sanitize(ctx, *len, tmp, sizeof(tmp));
+
+	memcpy(ctx, tmp, n + 1);
+	*len = n;
+}
+
+static void verdict_add(struct report *r, const char *kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void verdict_add(struct report *r, const char *kind, const char *fmt, ...)
+{
+	va_list ap;
+	struct verdict *v;
+
+	r->verdicts = xrealloc(r->verdicts, (size_t)(r->nverdicts + 1) * sizeof(*r->verdicts));
+	v = &r->verdicts[r->nverdicts++];
+	v->kind = kind;
+	va_start(ap, fmt);
+	vsnprintf(v->text, sizeof(v->text), fmt, ap);
+	va_end(ap);
+}
+
+/* " in stage S, while: CONTEXT" for a peak or event, or "". */
+static void where(const struct report *r, int stage, const char *ctx, char *buf, size_t size)
+{
+	const char *sn = stage >= 0 ? r->stages[stage].name : "";
+	int n = 0;
+
+	buf[0] = '\0';
+	if (sn[0])
+		n = snprintf(buf, size, " in stage %s", sn);
+	if (ctx && ctx[0] && n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, ", while: %s", ctx);
+}
+
+/* The seed's "Reading the results" rules, as plain sentences. */
+static void sys_verdicts(struct report *r, const struct opts *o)
+{
+	struct sys *s = r->sys;
+	const struct peak *av = &s->pk[PK_MEM_AVAIL], *sw = &s->pk[PK_SWAP];
+	char w[700], clock[32];
+	int problem = 0;
+
+	if (s->nev > 0) {
+		const struct oomev *e = &s->ev[0];
+		char vict[160] = "";
+		fmt_clock(e->epoch - s->first_epoch, clock, sizeof(clock));
+		where(r, e->stage, e->ctx, w, sizeof(w));
+		if (e->nv > 0)
+			snprintf(vict, sizeof(vict), " (killed %s, PID %d)", e->vname[0], e->vpid[0]);
+		verdict_add(r, "oom-kill",
+			    "OOM: the kernel killed %ld process%s; the first at +%s%s%s. Lower the memory per job (-j) for that stage, or add RAM.",
+			    s->oom_total, s->oom_total == 1 ? "" : "es", clock, vict, w);
+		problem = 1;
+	}
+	if ((sw->known && sw->v > 0) || (av->known && av->v < o->near_oom_mb)) {
+		char swaps[200] = "";
+		const struct peak *at = av->known && av->v < o->near_oom_mb ? av : sw;
+		if (sw->known && sw->v > 0)
+			snprintf(swaps, sizeof(swaps), "; swap in use up to %.0f MiB%s", sw->v,
+				 s->swap_last > s->swap_first ? " and climbing" : "");
+		fmt_clock(at->epoch - s->first_epoch, clock, sizeof(clock));
+		where(r, at->stage, at->ctx, w, sizeof(w));
+		verdict_add(r, "oom-edge",
+			    "OOM edge: available memory fell to %.0f MiB%s, at +%s%s. Lower the memory per job for that stage, or add RAM.",
+			    av->known ? av->v : NAN, swaps, clock, w);
+		problem = 1;
+	}
+	if (s->near.samples > 0 && s->low_comp_n > 0 && r->cores > 0) {
+		double mean = s->low_comp_sum / (double)s->low_comp_n;
+		if (mean < r->cores / 2.0) {
+			verdict_add(r, "ram-bound",
+				    "RAM-bound: while available memory was below %.0f MiB, %.1f compilers ran on average on %d cores; more RAM, not more -j, is the lever.",
+				    o->near_oom_mb, mean, r->cores);
+			problem = 1;
+		}
+	}
+	if (s->low.samples > 0 || (s->sn >= 2 && s->disk_last < s->disk_first)) {
+		double rate = sys_disk_rate(s);
+		if (s->low.samples > 0) {
+			fmt_clock(s->low.first_epoch - s->first_epoch, clock, sizeof(clock));
+			where(r, s->low.first_stage, NULL, w, sizeof(w));
+			verdict_add(r, "low-disk",
+				    "Low disk: available space was below %g GiB in %ld sample%s, first at +%s%s (minimum %.2f GiB). Prune build caches before the next run.",
+				    o->low_disk_gb, s->low.samples, s->low.samples == 1 ? "" : "s", clock, w,
+				    s->pk[PK_DISK].v);
+			problem = 1;
+		} else if (!isnan(rate) && rate < 0) {
+			double h_thr = (s->disk_last - o->low_disk_gb) / -rate;
+			if (h_thr <= 24) {
+				char thr[40], full[40];
+				fmt_dur(h_thr > 0 ? h_thr * 3600 : 0, thr, sizeof(thr));
+				fmt_dur(s->disk_last / -rate * 3600, full, sizeof(full));
+				verdict_add(r, "disk-falling",
+					    "Disk falling: %.2f GiB/h; at that rate it crosses the %g GiB threshold in %s and is full in %s. Prune build caches before the next run.",
+					    -rate, o->low_disk_gb, thr, full);
+				problem = 1;
+			}
+		}
+	}
+	if (!problem)
+		verdict_add(r, "ok",
+			    "No headroom problem: available memory stayed above %.0f MiB, no swap in use, no OOM kill, disk above %g GiB.",
+			    o->near_oom_mb, o->low_disk_gb);
+}
+
+void sys_finish(struct report *r, const struct opts *o)
+{
+	struct sys *s = r->sys;
+
+	if (s->nev > 0)
+		match_victims(s, o);
+	for (int i = 0; i < PK_N; i++)
+		sanitize_ctx(s->pk[i].ctx, &s->pk[i].ctxlen);
+	for (size_t i = 0; i < s->nev; i++)
+		sanitize_ctx(s->ev[i].ctx, &s->ev[i].ctxlen);
+	sys_verdicts(r, o);
+}
