@@ -393,5 +393,8 @@ int main(int argc, char **argv)
 		emit(&o, &b, v);
 	}
 	rm_buf_free(&b);
+	free(o.names_store);
+	if (o.has_re)
+		regfree(&o.ctx_re);
 	return rm_finish_stdout(prog, RM_EXIT_OK);
 }
