@@ -122,9 +122,36 @@ print("\n".join(sorted(flags)))'
 @test "rm-energy: a command to measure after --" {
   command -v rm-energy >/dev/null || skip "rm-energy is not built yet"
   run -0 complete_words rm-energy -i 1 -- mak
-  [[ "$output" == *$'\nmake\n'* || "$output" == make$'\n'* || "$output" == *$'\nmake' ]]
+  [[ $'\n'"$output"$'\n' == *$'\nmake\n'* ]]
   run -0 complete_words rm-energy -f ''
   [[ "$output" == $'csv\njsonl\nprom' ]]
+}
+
+@test "rm-tree: -o columns item by item, formats, PIDs as operands, a command after --" {
+  command -v rm-tree >/dev/null || skip "rm-tree is not built yet"
+  run -0 complete_words rm-tree -o pid,rs
+  [[ "$output" == pid,rss_kib ]]
+  run -0 complete_words rm-tree --columns ''
+  [[ "$output" == *cmd*pss_kib*rss_kib* ]]
+  run -0 complete_words rm-tree -f ''
+  [[ "$output" == $'csv\njson' ]]
+  run -0 complete_words rm-tree --no-children "$$"
+  [[ "$output" == *"$$"* ]]
+  run -0 complete_words rm-tree --exec -- mak
+  [[ $'\n'"$output"$'\n' == *$'\nmake\n'* ]]
+}
+
+@test "rm-summarize: CSVs to read, SVG names after --svg" {
+  command -v rm-summarize >/dev/null || skip "rm-summarize is not built yet"
+  mkdir "$BATS_TEST_TMPDIR/d"
+  : >"$BATS_TEST_TMPDIR/d/resources-1.csv"
+  : >"$BATS_TEST_TMPDIR/d/resources-1.svg"
+  run -0 complete_words rm-summarize --json "$BATS_TEST_TMPDIR/d/"
+  [[ "$output" == "$BATS_TEST_TMPDIR/d/resources-1.csv" ]]
+  run -0 complete_words rm-summarize --svg "$BATS_TEST_TMPDIR/d/"
+  [[ "$output" == "$BATS_TEST_TMPDIR/d/resources-1.svg" ]]
+  run -0 complete_words rm-summarize --near-oom-mb ''
+  [[ -z "$output" ]]
 }
 
 @test "the completion files are shellcheck-clean, -o all included" {
