@@ -230,17 +230,39 @@ EOF
   done
 }
 
+@test "rm-gpu -f prom on the drm fixtures, NVML stub included, keeps Prometheus naming" {
+  command -v rm-gpu >/dev/null || skip "rm-gpu is not built yet"
+  RM_SYS_ROOT="$FIXTURES/drm/mixed" rm-gpu -f prom >"$BATS_TEST_TMPDIR/g.prom"
+  run -0 check_prom "$BATS_TEST_TMPDIR/g.prom"
+  grep -q '^rm_gpu_vram_used_bytes{card="card0",driver="amdgpu"} 2147483648$' "$BATS_TEST_TMPDIR/g.prom"
+  grep -q '^rm_gpu_busy_ratio{card="card0",driver="amdgpu"} 0.42$' "$BATS_TEST_TMPDIR/g.prom"
+  # A card without readings has no samples, never zeros.
+  run -1 grep 'card="card2"' "$BATS_TEST_TMPDIR/g.prom"
+  if [[ -f "$RM_BUILD/tests/nvml_stub.so" ]]; then
+    RM_NVML_LIB="$RM_BUILD/tests/nvml_stub.so" RM_SYS_ROOT="$FIXTURES/drm/mixed" \
+      rm-gpu -f prom -i 0.05 -n 1 >"$BATS_TEST_TMPDIR/g.prom"
+    run -0 check_prom "$BATS_TEST_TMPDIR/g.prom"
+    grep -q '^rm_gpu_power_watts{card="nvidia0",driver="nvidia"} ' "$BATS_TEST_TMPDIR/g.prom"
+  fi
+}
+
 @test "rm-sample, rm-energy and rm-gpu textfiles side by side: one page, no scrape error" {
   command -v rm-energy >/dev/null || skip "rm-energy is not built yet"
   start_exporter "$PROM_DIR"
   write_prom "$PROM_DIR" rm-sample -f prom
   mv "$PROM_DIR/rm-tools.prom" "$PROM_DIR/sample.prom"
   RM_SYS_ROOT="$FIXTURES/powercap/intel1" rm-energy -f prom -i 0.05 -n 1 >"$PROM_DIR/energy.prom"
+  if command -v rm-gpu >/dev/null; then
+    RM_SYS_ROOT="$FIXTURES/drm/mixed" rm-gpu -f prom >"$PROM_DIR/gpu.prom"
+  fi
   scrape "$BATS_TEST_TMPDIR/page"
   run -0 metric "$BATS_TEST_TMPDIR/page" node_textfile_scrape_error
   [[ "$output" == 0 ]]
   grep -q '^rm_memory_used_bytes{' "$BATS_TEST_TMPDIR/page"
   grep -q '^rm_package_energy_joules_total ' "$BATS_TEST_TMPDIR/page"
+  if command -v rm-gpu >/dev/null; then
+    grep -q '^rm_gpu_busy_ratio{card="card0",driver="amdgpu"} 0.42$' "$BATS_TEST_TMPDIR/page"
+  fi
 }
 
 @test "rm-monitor --prom-dir: node_exporter serves its run, labelled, changing, then finished" {
@@ -293,4 +315,78 @@ EOF
   fi
   run -0 ls -A "$PROM_DIR"
   [[ "$output" != *.rm-tools.prom.* ]]
+}
+
+# doc_file NAME: the fenced block docs/fleet.md marks "<!-- file: NAME -->".
+doc_file() {
+  awk -v m="<!-- file: $1 -->" '$0 == m { f = 1; next }
+    f && /^```/ && !b { b = 1; next }
+    b && /^```$/ { exit }
+    b' "$RM_TOP/docs/fleet.md"
+}
+
+need_promtool() {
+  command -v promtool >/dev/null ||
+    skip "promtool is not installed (Debian: apt install prometheus)"
+}
+
+@test "docs/fleet.md: promtool accepts its alert rules and its prometheus.yml" {
+  need_promtool
+  cd "$BATS_TEST_TMPDIR"
+  doc_file rm-tools.rules.yml >rm-tools.rules.yml
+  doc_file prometheus.yml >prometheus.yml
+  run -0 promtool check rules rm-tools.rules.yml
+  [[ "$output" == *"SUCCESS: 3 rules found"* ]]
+  run -0 promtool check config prometheus.yml
+  grep -q 'predict_linear(' rm-tools.rules.yml
+}
+
+@test "docs/fleet.md: the alerts fire on near-OOM with compilers and a disk full within the hour, and only then" {
+  need_promtool
+  cd "$BATS_TEST_TMPDIR"
+  doc_file rm-tools.rules.yml >rm-tools.rules.yml
+  cp "$FIXTURES/fit/alerts.test.yml" .
+  run -0 promtool test rules alerts.test.yml
+  [[ "$output" == *SUCCESS* ]]
+  # The test can fail: a 4 GiB threshold halved no longer pages for b1.
+  sed -i 's/< 4 \* 1024/< 2 * 1024/' rm-tools.rules.yml
+  run -1 promtool test rules alerts.test.yml
+}
+
+@test "docs/fleet.md: the timer's command writes a file node_exporter serves" {
+  local cmd
+  cmd=$(doc_file rm-sample-prom.service | sed -n 's/^ExecStart=\/bin\/sh -c //p')
+  cmd=${cmd#\'}
+  cmd=${cmd%\'}
+  [[ "$cmd" == *'rm-sample -f prom'*'mv -f'* ]]
+  cmd=${cmd//\/var\/lib\/prometheus\/node-exporter/$PROM_DIR}
+  cmd=${cmd//\/run\/build-stage/$BATS_TEST_TMPDIR/stage}
+  echo "compile aten" >"$BATS_TEST_TMPDIR/stage"
+  sh -c "$cmd"
+  run -0 ls -A "$PROM_DIR"
+  [[ "$output" == rm-tools.prom ]]
+  start_exporter "$PROM_DIR"
+  scrape "$BATS_TEST_TMPDIR/page"
+  run -0 metric "$BATS_TEST_TMPDIR/page" node_textfile_scrape_error
+  [[ "$output" == 0 ]]
+  grep -q '^rm_memory_available_bytes{stage="compile aten"} ' "$BATS_TEST_TMPDIR/page"
+}
+
+@test "docs/fleet.md names only rm_ metrics the commands print" {
+  local all="$BATS_TEST_TMPDIR/all.prom" n
+  rm-sample -f prom >"$all"
+  if command -v rm-energy >/dev/null; then
+    RM_SYS_ROOT="$FIXTURES/powercap/intel1" rm-energy -f prom >>"$all"
+  fi
+  if command -v rm-gpu >/dev/null; then
+    RM_SYS_ROOT="$FIXTURES/drm/mixed" rm-gpu -f prom >>"$all"
+  fi
+  run -0 grep -oE '\brm_[a-z0-9_]+' "$RM_TOP/docs/fleet.md"
+  ((${#lines[@]} >= 15))
+  for n in $(printf '%s\n' "${lines[@]}" | sort -u); do
+    grep -q "^# TYPE $n " "$all" || {
+      echo "docs/fleet.md names $n, which no command prints"
+      return 1
+    }
+  done
 }
