@@ -41,8 +41,8 @@ struct rm_pnode {
 	char state;
 	long threads;
 	uint64_t rss_kib, hwm_kib, peak_kib, pss_kib, ticks, minflt_children;
-	double peak_at, first_at;
-	unsigned has_peak : 1, has_ticks : 1, has_pss : 1, has_hwm : 1;
+	double peak_at, first_at; /* peak_at < 0: time unknown */
+	unsigned has_peak : 1, has_ticks : 1, has_pss : 1, has_hwm : 1, cmd_read : 1;
 	int exit;                /* exit column: code or 128+N, -1 unknown */
 	char comm[RM_COMM_MAX];  /* raw */
 	char *cmd;               /* sanitized command line (heap), or NULL */

@@ -1,0 +1,903 @@
+/*
+ * rm-tree streaming and --exec: sample the followed processes on every
+ * tick, write one exit-log row per process when it ends, a timeline row
+ * per tick, and for --exec one job row at the end.
+ *
+ * Each tick lists /proc once.  A process met before is not read again
+ * unless it is followed (a known outsider stays an outsider: membership
+ * only grows through new processes); a followed one is read through the
+ * descriptors kept from its first read (stat, status: one pread each).
+ * With --exec, rm-tree is a child subreaper, so every orphan of the job
+ * comes back to it, is followed, and is reaped here; SIGCHLD wakes the
+ * tick wait through a self-pipe so an end is noticed at once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tree.h"
+
+struct vec {
+	struct rm_pnode **v;
+	size_t n, cap;
+};
+
+struct stream {
+	const struct opts *o;
+	int exec;
+	struct rm_ptree t;
+	struct rm_tick tick;
+	struct rm_buf b;
+	int log_fd, tl_fd, job_fd;
+	int log_ok, tl_ok;
+	int stop, status;
+	double boot0;                 /* CLOCK_BOOTTIME seconds at elapsed 0 */
+	uint64_t boot0_ticks;
+	uint64_t page_kib;
+	long hz;
+	struct vec fresh, gone;
+	int first_scan;
+	uint64_t procs;               /* processes followed, ever */
+	uint64_t acc_ticks;           /* CPU of followed processes since the last row */
+	double last_row;
+	int have_last_row;
+	uint64_t peak_total, max_proc;
+	double peak_total_at;
+	int has_peak_total, has_max_proc;
+	size_t live;
+	/* --exec */
+	pid_t self, root;
+	int root_done, root_status, children_left;
+	double start_epoch;
+	char cmdline[RM_TEXT_MAX + 1];
+	struct cgroup cg;
+	int tty;
+};
+
+/* PF_EXITING from include/linux/sched.h: the flags bit of a process in exit(). */
+#define PF_EXITING 0x00000004u
+
+static int chld_wfd = -1;
+
+static void on_chld(int sig)
+{
+	int e = errno;
+	ssize_t r = write(chld_wfd, "c", 1);
+
+	(void)sig;
+	(void)r;
+	errno = e;
+}
+
+static void oom(void)
+{
+	fprintf(stderr, "%s: out of memory\n", prog);
+	exit(RM_EXIT_FAIL);
+}
+
+static void put(struct stream *s, int fd, const char *what, int *ok)
+{
+	if (*ok && rm_buf_write(fd, &s->b) < 0) {
+		*ok = 0;
+		if (errno != EPIPE) {
+			fprintf(stderr, "%s: cannot write %s: %s\n", prog, what, strerror(errno));
+			s->status = RM_EXIT_FAIL;
+		}
+		/* A stream with nowhere to go is over; a job runs on. */
+		if (!s->exec)
+			s->stop = 1;
+	}
+	rm_buf_reset(&s->b);
+}
+
+static void push(struct vec *v, struct rm_pnode *x)
+{
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 256;
+		struct rm_pnode **p = realloc(v->v, cap * sizeof(*p));
+		if (!p)
+			oom();
+		v->v = p;
+		v->cap = cap;
+	}
+	v->v[v->n++] = x;
+}
+
+/* One exit-log row; end < 0 for a survivor. */
+static void log_row(struct stream *s, const struct rm_pnode *n, double end)
+{
+	char txt[RM_TEXT_MAX + 1];
+	struct rm_buf *b = &s->b;
+	const char *cmd = n->cmd;
+	double start;
+
+	if (!cmd && s->exec && n->pid == s->root && s->cmdline[0])
+		cmd = s->cmdline;
+	rm_buf_addf(b, "%d,%d,", n->pid, n->ppid);
+	rm_sanitize(n->comm, strlen(n->comm), txt, sizeof(txt));
+	rm_buf_csv(b, txt);
+	rm_buf_addc(b, ',');
+	/* Start times are whole clock ticks: one born in the stream's first
+	 * tick would read a few ms before 0. */
+	start = (double)n->start / (double)s->hz - s->boot0;
+	if (n->start >= s->boot0_ticks && start < 0)
+		start = 0;
+	rm_buf_num(b, start, 3);
+	rm_buf_addc(b, ',');
+	if (end >= 0)
+		rm_buf_num(b, end, 3);
+	rm_buf_addc(b, ',');
+	if (n->has_peak)
+		rm_buf_addf(b, "%llu", (unsigned long long)n->peak_kib);
+	rm_buf_addc(b, ',');
+	if (n->has_peak && n->peak_at >= 0)
+		rm_buf_num(b, n->peak_at, 3);
+	rm_buf_addc(b, ',');
+	if (n->has_ticks)
+		rm_buf_num(b, (double)n->ticks / (double)s->hz, 2);
+	rm_buf_addc(b, ',');
+	if (n->exit >= 0)
+		rm_buf_addf(b, "%d", n->exit);
+	rm_buf_addc(b, ',');
+	if (cmd)
+		rm_buf_csv(b, cmd);
+	rm_buf_addc(b, '\n');
+	put(s, s->log_fd, "the exit log", &s->log_ok);
+}
+
+static void note_peak(struct stream *s, struct rm_pnode *n, uint64_t kib, double at)
+{
+	if (!n->has_peak || kib > n->peak_kib) {
+		n->peak_kib = kib;
+		n->peak_at = at;
+		n->has_peak = 1;
+	}
+	if (!s->has_max_proc || n->peak_kib > s->max_proc) {
+		s->max_proc = n->peak_kib;
+		s->has_max_proc = 1;
+	}
+}
+
+/* CPU time seen: what grew since the last reading, or all of it for a
+ * process born after the stream started. */
+static void note_ticks(struct stream *s, struct rm_pnode *n, uint64_t ticks)
+{
+	if (n->has_ticks) {
+		if (ticks > n->ticks)
+			s->acc_ticks += ticks - n->ticks;
+	} else if (n->start >= s->boot0_ticks) {
+		s->acc_ticks += ticks;
+	}
+	n->ticks = ticks;
+	n->has_ticks = 1;
+}
+
+/* Take a live process's readings: stat (already read), status, and the
+ * command line again when the name changed (an exec). */
+static void take(struct stream *s, struct rm_pnode *n, const struct rm_pstat *st, double el)
+{
+	char buf[4096];
+	struct rm_pstatus pst;
+	uint64_t cur;
+
+	note_ticks(s, n, st->utime + st->stime);
+	n->ppid = st->ppid;
+	n->pgrp = st->pgrp;
+	n->state = st->state;
+	n->threads = st->threads;
+	n->rss_kib = st->rss_pages * s->page_kib;
+	if (!n->cmd_read || strcmp(n->comm, st->comm) != 0) {
+		int fd = -1;
+		ssize_t len;
+		memcpy(n->comm, st->comm, sizeof(n->comm));
+		len = rm_pfile_read(&fd, n->pid, "cmdline", buf, sizeof(buf), 0);
+		if (len > 0) {
+			free(n->cmd);
+			n->cmd = cmd_dup(buf, len);
+		}
+		n->cmd_read = 1;
+	}
+	if (rm_pfile_read(&n->status_fd, n->pid, "status", buf, sizeof(buf), 1) > 0 &&
+	    rm_pstatus_parse(buf, &pst) == 0 && pst.has_hwm) {
+		n->hwm_kib = pst.hwm_kib;
+		n->has_hwm = 1;
+	}
+	if (s->o->pss) {
+		int fd = -1;
+		n->has_pss = rm_pfile_read(&fd, n->pid, "smaps_rollup", buf, sizeof(buf), 0) > 0 &&
+			     rm_smaps_pss_parse(buf, &n->pss_kib) == 0;
+	}
+	/* An exiting process is tearing its memory down: what is left is not
+	 * a reading of its use. */
+	if (st->flags & PF_EXITING)
+		return;
+	cur = n->rss_kib;
+	if (n->has_hwm && n->hwm_kib > cur)
+		cur = n->hwm_kib;
+	note_peak(s, n, cur, el);
+}
+
+/* A followed process has ended: its row, then it is an outsider (a
+ * zombie still listed) or gone. */
+static void end_member(struct stream *s, struct rm_pnode *n, double el)
+{
+	log_row(s, n, el);
+	n->member = 0;
+	n->outsider = 1;
+	rm_pfile_close(&n->stat_fd);
+	rm_pfile_close(&n->status_fd);
+}
+
+/*
+ * Sample a member met again.  Returns 0 when sampled (or left for the
+ * reaper), -1 when it has ended, 1 when the pid is now another process
+ * (the node is gone and the caller meets the pid as new).
+ */
+static int sample(struct stream *s, struct rm_pnode *n, double el)
+{
+	char buf[1024];
+	struct rm_pstat st;
+	uint64_t code;
+
+	if (rm_pfile_read(&n->stat_fd, n->pid, "stat", buf, sizeof(buf), 1) <= 0 ||
+	    rm_pstat_parse(buf, &st) < 0 || st.starttime != n->start) {
+		end_member(s, n, el);
+		rm_ptree_remove(&s->t, n);
+		return 1;
+	}
+	if (st.state == 'Z' || st.state == 'X') {
+		n->state = st.state;
+		n->rss_kib = 0;
+		if (s->exec && st.ppid == s->self)
+			return 0;  /* ours: the reaper has its exact status */
+		note_ticks(s, n, st.utime + st.stime);
+		if (rm_pstat_field(buf, 52, &code) == 0)
+			n->exit = rm_exit_column((int)code);
+		end_member(s, n, el);
+		return -1;
+	}
+	take(s, n, &st, el);
+	return 0;
+}
+
+static int wanted(struct stream *s, const struct rm_pnode *n)
+{
+	return regexec(&s->o->re, n->comm, 0, NULL, 0) == 0;
+}
+
+/* A pid not in the table: read its stat and add it.  NULL when gone. */
+static struct rm_pnode *meet(struct stream *s, int pid, double el)
+{
+	char buf[1024];
+	struct rm_pstat st;
+	struct rm_pnode *n;
+	int fd = -1;
+
+	(void)el;
+	if (rm_pfile_read(&fd, pid, "stat", buf, sizeof(buf), 1) <= 0)
+		return NULL;
+	if (rm_pstat_parse(buf, &st) < 0) {
+		rm_pfile_close(&fd);
+		return NULL;
+	}
+	n = rm_ptree_add(&s->t, pid, st.starttime);
+	if (!n)
+		oom();
+	n->seen = s->t.gen;
+	n->ppid = st.ppid;
+	n->pgrp = st.pgrp;
+	n->state = st.state;
+	memcpy(n->comm, st.comm, sizeof(n->comm));
+	if ((st.flags & RM_PF_KTHREAD) || st.state == 'Z' || st.state == 'X') {
+		n->outsider = 1;
+		rm_pfile_close(&fd);
+	} else {
+		n->stat_fd = fd;
+	}
+	push(&s->fresh, n);
+	return n;
+}
+
+/* The membership of the processes met this scan. */
+static void decide(struct stream *s)
+{
+	const struct opts *o = s->o;
+
+	if (s->first_scan && o->sel == SEL_PIDS) {
+		for (int i = 0; i < o->npids; i++) {
+			struct rm_pnode *n = rm_ptree_find(&s->t, o->pids[i]);
+			if (n && !n->outsider) {
+				n->member = 1;
+			} else {
+				fprintf(stderr, "%s: no process %d\n", prog, (int)o->pids[i]);
+				s->status = RM_EXIT_FAIL;
+			}
+		}
+	}
+	switch (o->sel) {
+	case SEL_ALL:
+	case SEL_MATCH:
+		for (size_t i = 0; i < s->fresh.n; i++) {
+			struct rm_pnode *n = s->fresh.v[i];
+			n->member = !n->outsider && (o->sel == SEL_ALL || wanted(s, n));
+			n->fresh = 0;
+		}
+		break;
+	case SEL_PIDS:
+		if (!o->no_children) {
+			rm_ptree_adopt(&s->t, s->fresh.v, s->fresh.n, 0, 0);
+			break;
+		}
+		for (size_t i = 0; i < s->fresh.n; i++)
+			s->fresh.v[i]->fresh = 0;
+		break;
+	case SEL_EXEC:
+		rm_ptree_adopt(&s->t, s->fresh.v, s->fresh.n, s->self, s->root);
+		break;
+	}
+}
+
+/* Readings of the processes that joined this scan. */
+static void join(struct stream *s, double el)
+{
+	char buf[1024];
+
+	for (size_t i = 0; i < s->fresh.n; i++) {
+		struct rm_pnode *n = s->fresh.v[i];
+		struct rm_pstat st;
+		if (!n->member) {
+			rm_pfile_close(&n->stat_fd);
+			continue;
+		}
+		s->procs++;
+		/* Read again: the stat of the meeting may be a scan old. */
+		if (rm_pfile_read(&n->stat_fd, n->pid, "stat", buf, sizeof(buf), 1) <= 0 ||
+		    rm_pstat_parse(buf, &st) < 0 || st.starttime != n->start) {
+			end_member(s, n, el);
+			continue;
+		}
+		if (st.state == 'Z' || st.state == 'X') {
+			n->state = st.state;
+			continue;  /* only our own zombies join: the reaper ends them */
+		}
+		take(s, n, &st, el);
+	}
+}
+
+/* One pass over /proc: meet new processes, sample members, end the
+ * members that are gone. */
+static void scan(struct stream *s, double el)
+{
+	struct rm_procscan ps;
+	struct rm_pnode *n;
+	size_t it = 0;
+	int pid;
+
+	s->t.gen++;
+	s->fresh.n = 0;
+	s->gone.n = 0;
+	if (rm_procscan_open(&ps) < 0) {
+		fprintf(stderr, "%s: cannot read '%s': %s\n", prog, rm_proc_root(), strerror(errno));
+		s->status = RM_EXIT_FAIL;
+		s->stop = !s->exec;
+		return;
+	}
+	while ((pid = rm_procscan_next(&ps)) > 0) {
+		n = rm_ptree_find(&s->t, pid);
+		if (n) {
+			n->seen = s->t.gen;
+			if (n->member) {
+				if (sample(s, n, el) <= 0)
+					continue;
+			} else if (s->o->sel == SEL_MATCH && !n->outsider) {
+				/* A known process may exec into a matching name. */
+				char buf[1024];
+				struct rm_pstat st;
+				int fd = -1;
+				if (rm_pfile_read(&fd, pid, "stat", buf, sizeof(buf), 0) <= 0 ||
+				    rm_pstat_parse(buf, &st) < 0)
+					continue;
+				if (st.starttime == n->start) {
+					if (strcmp(st.comm, n->comm) != 0) {
+						memcpy(n->comm, st.comm, sizeof(n->comm));
+						if (wanted(s, n)) {
+							n->member = 1;
+							n->fresh = 0;
+							push(&s->fresh, n);
+						}
+					}
+					continue;
+				}
+				rm_ptree_remove(&s->t, n);
+			} else {
+				continue;
+			}
+		}
+		meet(s, pid, el);
+	}
+	rm_procscan_close(&ps);
+	decide(s);
+	join(s, el);
+	s->first_scan = 0;
+	while ((n = rm_ptree_next(&s->t, &it)) != NULL)
+		if (n->seen != s->t.gen)
+			push(&s->gone, n);
+	for (size_t i = 0; i < s->gone.n; i++) {
+		n = s->gone.v[i];
+		if (n->member)
+			end_member(s, n, el);
+		rm_ptree_remove(&s->t, n);
+	}
+}
+
+/* Totals over the live members: the timeline row and the job peak. */
+static void totals(struct stream *s, double el, int row)
+{
+	struct rm_pnode *n;
+	size_t it = 0, procs = 0;
+	uint64_t rss = 0;
+	int known = 1;
+
+	while ((n = rm_ptree_next(&s->t, &it)) != NULL) {
+		if (!n->member || n->state == 'Z' || n->state == 'X')
+			continue;
+		procs++;
+		if (s->o->pss) {
+			if (n->has_pss)
+				rss += n->pss_kib;
+			else
+				known = 0;
+		} else {
+			rss += n->rss_kib;
+		}
+	}
+	s->live = procs;
+	if (procs && known && rss > 0 && (!s->has_peak_total || rss > s->peak_total)) {
+		s->peak_total = rss;
+		s->peak_total_at = el;
+		s->has_peak_total = 1;
+	}
+	if (!row || s->tl_fd < 0)
+		return;
+	double epoch = rm_now_epoch();
+	char iso[40];
+	rm_fmt_iso(epoch, iso, sizeof(iso));
+	rm_buf_num(&s->b, epoch, 3);
+	rm_buf_addf(&s->b, ",%s,", iso);
+	rm_buf_num(&s->b, el, 3);
+	rm_buf_addf(&s->b, ",%zu,", procs);
+	if (known)
+		rm_buf_addf(&s->b, "%llu", (unsigned long long)rss);
+	rm_buf_addc(&s->b, ',');
+	if (s->have_last_row && el > s->last_row)
+		rm_buf_num(&s->b, 100.0 * (double)s->acc_ticks / (double)s->hz / (el - s->last_row), 1);
+	rm_buf_addc(&s->b, '\n');
+	put(s, s->tl_fd, "the timeline", &s->tl_ok);
+	s->acc_ticks = 0;
+	s->last_row = el;
+	s->have_last_row = 1;
+}
+
+/*
+ * Reap every child that has ended: read its zombie's stat first (final
+ * CPU time, and whether it ever reaped a child of its own), then wait4
+ * for the status and rusage.  Sets children_left to 0 on ECHILD.
+ */
+static void reap(struct stream *s, double el)
+{
+	for (;;) {
+		siginfo_t si;
+		char buf[1024];
+		struct rm_pstat st;
+		struct rm_pnode *n;
+		struct rusage ru;
+		uint64_t cmin = 1;
+		int have = 0, status, fd = -1, *fdp;
+		pid_t pid;
+
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0) {
+			if (errno == EINTR)
+				continue;
+			s->children_left = 0;
+			return;
+		}
+		s->children_left = 1;
+		if (si.si_pid == 0)
+			return;
+		pid = si.si_pid;
+		n = rm_ptree_find(&s->t, pid);
+		fdp = n ? &n->stat_fd : &fd;
+		if (rm_pfile_read(fdp, pid, "stat", buf, sizeof(buf), 0) > 0 &&
+		    rm_pstat_parse(buf, &st) == 0) {
+			have = 1;
+			if (rm_pstat_field(buf, 11, &cmin) < 0)
+				cmin = 1;
+		}
+		rm_pfile_close(&fd);
+		while (wait4(pid, &status, 0, &ru) < 0)
+			if (errno != EINTR)
+				break;
+		if (n && have && n->start != st.starttime)
+			n = NULL;  /* cannot be: a zombie holds its pid */
+		if (!n && have) {
+			n = rm_ptree_add(&s->t, pid, st.starttime);
+			if (!n)
+				oom();
+			n->fresh = 0;
+			n->member = 1;
+			n->ppid = st.ppid;
+			n->pgrp = st.pgrp;
+			memcpy(n->comm, st.comm, sizeof(n->comm));
+			s->procs++;
+		}
+		if (n && n->member) {
+			if (have) {
+				note_ticks(s, n, st.utime + st.stime);
+				memcpy(n->comm, st.comm, sizeof(n->comm));
+			}
+			n->exit = rm_exit_column(status);
+			/* No child ever reaped by it (no children's page faults):
+			 * wait4's maxrss is its own high-water mark, exactly. */
+			if (have && cmin == 0 && ru.ru_maxrss > 0 &&
+			    (!n->has_peak || (uint64_t)ru.ru_maxrss > n->peak_kib))
+				note_peak(s, n, (uint64_t)ru.ru_maxrss, -1);
+			end_member(s, n, el);
+		}
+		if (n)
+			rm_ptree_remove(&s->t, n);
+		if (pid == s->root) {
+			s->root_done = 1;
+			s->root_status = status;
+		}
+	}
+}
+
+static int open_out(const char *path, const char *what)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0) {
+		fprintf(stderr, "%s: cannot open %s '%s': %s\n", prog, what, path, strerror(errno));
+		exit(RM_EXIT_FAIL);
+	}
+	return fd;
+}
+
+static double boottime(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The terminal, when we are its foreground group: CMD gets it. */
+static int tty_take(void)
+{
+	int fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+
+	if (fd >= 0 && tcgetpgrp(fd) != getpgrp()) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static void tty_give_back(int fd)
+{
+	sigset_t set, old;
+
+	if (fd < 0)
+		return;
+	/* We are a background group now: SIGTTOU would stop us. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	tcsetpgrp(fd, getpgrp());
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(fd);
+}
+
+/* In the child: what CMD should start with, then exec it. */
+static void child(struct stream *s, int go, int err)
+{
+	const struct opts *o = s->o;
+	const int sigs[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	char c;
+	int e;
+
+	setpgid(0, 0);
+	if (s->tty >= 0) {
+		signal(SIGTTOU, SIG_IGN);
+		tcsetpgrp(s->tty, getpid());
+		signal(SIGTTOU, SIG_DFL);
+	}
+	/* Wait until the parent has put us in the cgroup; its end first
+	 * means there is no one to follow us. */
+	while ((e = (int)read(go, &c, 1)) < 0 && errno == EINTR)
+		;
+	if (e != 1)
+		_exit(127);
+	for (int i = 0; i < 4; i++) {
+		struct sigaction sa = o->entry_sig[i];
+		if (sa.sa_handler != SIG_IGN) {
+			memset(&sa, 0, sizeof(sa));
+			sa.sa_handler = SIG_DFL;
+		}
+		sigaction(sigs[i], &sa, NULL);
+	}
+	signal(SIGCHLD, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &o->entry_mask, NULL);
+	execvp(o->argv[0], o->argv);
+	e = errno;
+	if (write(err, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(e == ENOENT ? 127 : 126);
+}
+
+static void launch(struct stream *s)
+{
+	int go[2], err[2], e;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+		fprintf(stderr, "%s: cannot make a pipe: %s\n", prog, strerror(errno));
+		exit(RM_EXIT_FAIL);
+	}
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "%s: cannot fork: %s\n", prog, strerror(errno));
+		exit(RM_EXIT_FAIL);
+	}
+	if (pid == 0) {
+		close(go[1]);
+		close(err[0]);
+		child(s, go[0], err[1]);
+	}
+	close(go[0]);
+	close(err[1]);
+	s->root = pid;
+	setpgid(pid, pid);
+	if (s->tty >= 0)
+		tcsetpgrp(s->tty, pid);
+	if (s->cg.ok && cgroup_enter(&s->cg, pid) < 0) {
+		fprintf(stderr, "%s: --cgroup: cannot move the job into '%s': %s; sampling only\n",
+			prog, s->cg.dir, strerror(errno));
+		cgroup_remove(&s->cg);
+		s->cg.ok = 0;
+	}
+	if (write(go[1], "g", 1) < 0) {
+		/* The child died before it could run: the reaper says why. */
+	}
+	close(go[1]);
+	do
+		n = read(err[0], &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof(e))
+		fprintf(stderr, "%s: cannot run '%s': %s\n", prog, s->o->argv[0], strerror(e));
+	close(err[0]);
+}
+
+static void exec_setup(struct stream *s)
+{
+	struct sigaction sa;
+	int p[2];
+	char why[256];
+	struct rm_buf tmp = { 0 };
+
+	for (char **a = s->o->argv; *a; a++) {
+		if (a != s->o->argv)
+			rm_buf_addc(&tmp, ' ');
+		rm_buf_adds(&tmp, *a);
+	}
+	if (tmp.p)
+		rm_sanitize(tmp.p, tmp.len, s->cmdline, sizeof(s->cmdline));
+	rm_buf_free(&tmp);
+
+	s->self = getpid();
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
+		fprintf(stderr, "%s: cannot make a pipe: %s\n", prog, strerror(errno));
+		exit(RM_EXIT_FAIL);
+	}
+	chld_wfd = p[1];
+	s->tick.extra_fd = p[0];
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_chld;
+	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		fprintf(stderr, "%s: cannot become a child subreaper: %s; orphans are followed by process group\n",
+			prog, strerror(errno));
+	if (s->o->cgroup && cgroup_create(&s->cg, why, sizeof(why)) < 0)
+		fprintf(stderr, "%s: --cgroup: no memory cgroup of our own: %s; sampling only\n", prog, why);
+	s->tty = tty_take();
+}
+
+static void drain(int fd)
+{
+	char buf[64];
+
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+}
+
+static void job_row(struct stream *s, double el)
+{
+	struct rusage ru;
+	uint64_t cg_kib = 0, maxp = s->max_proc;
+	int has_cg = 0, has_maxp = s->has_max_proc;
+	double end = rm_now_epoch();
+
+	getrusage(RUSAGE_CHILDREN, &ru);
+	if (ru.ru_maxrss > 0 && (!has_maxp || (uint64_t)ru.ru_maxrss > maxp)) {
+		maxp = (uint64_t)ru.ru_maxrss;
+		has_maxp = 1;
+	}
+	if (s->cg.ok) {
+		has_cg = cgroup_peak(&s->cg, &cg_kib) == 0;
+		if (!has_cg)
+			fprintf(stderr, "%s: --cgroup: cannot read the peak in '%s': %s\n",
+				prog, s->cg.dir, strerror(errno));
+	}
+	rm_buf_adds(&s->b, "cmd,start_epoch,end_epoch,elapsed_s,exit,procs,peak_rss_kib,"
+		    "peak_at_s,max_proc_rss_kib,cgroup_peak_kib,user_s,sys_s\n");
+	rm_buf_csv(&s->b, s->cmdline);
+	rm_buf_addc(&s->b, ',');
+	rm_buf_num(&s->b, s->start_epoch, 3);
+	rm_buf_addc(&s->b, ',');
+	rm_buf_num(&s->b, end, 3);
+	rm_buf_addc(&s->b, ',');
+	rm_buf_num(&s->b, el, 3);
+	rm_buf_addf(&s->b, ",%d,%llu,", rm_exit_column(s->root_status),
+		    (unsigned long long)s->procs);
+	if (s->has_peak_total) {
+		rm_buf_addf(&s->b, "%llu,", (unsigned long long)s->peak_total);
+		rm_buf_num(&s->b, s->peak_total_at, 3);
+	} else {
+		rm_buf_addc(&s->b, ',');
+	}
+	rm_buf_addc(&s->b, ',');
+	if (has_maxp)
+		rm_buf_addf(&s->b, "%llu", (unsigned long long)maxp);
+	rm_buf_addc(&s->b, ',');
+	if (has_cg)
+		rm_buf_addf(&s->b, "%llu", (unsigned long long)cg_kib);
+	rm_buf_addc(&s->b, ',');
+	rm_buf_num(&s->b, (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6, 3);
+	rm_buf_addc(&s->b, ',');
+	rm_buf_num(&s->b, (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, 3);
+	rm_buf_addc(&s->b, '\n');
+	int ok = 1;
+	put(s, s->job_fd, "the job file", &ok);
+}
+
+static void close_out(struct stream *s, int fd, const char *what)
+{
+	if (fd > STDERR_FILENO && close(fd) < 0) {
+		fprintf(stderr, "%s: cannot write %s: %s\n", prog, what, strerror(errno));
+		s->status = RM_EXIT_FAIL;
+	}
+}
+
+int stream_run(const struct opts *o)
+{
+	static struct stream s;
+	double el = 0, iv = o->interval;
+	long slot = 0, done = 0;
+	struct rm_pnode *n;
+	size_t it = 0;
+
+	s.o = o;
+	s.exec = o->sel == SEL_EXEC;
+	s.log_fd = o->log ? open_out(o->log, "the exit log") : STDOUT_FILENO;
+	s.tl_fd = o->timeline ? open_out(o->timeline, "the timeline") : -1;
+	s.job_fd = o->job ? open_out(o->job, "the job file") : -1;
+	s.log_ok = s.tl_ok = 1;
+	s.first_scan = 1;
+	s.page_kib = rm_page_kib();
+	s.hz = rm_clk_tck();
+	s.tty = -1;
+	rm_ptree_init(&s.t);
+	rm_pfile_budget_init();
+	if (rm_tick_init(&s.tick, iv, o->count, o->watch_pid) < 0) {
+		fprintf(stderr, "%s: cannot watch PID %d: %s\n", prog, (int)o->watch_pid, strerror(errno));
+		return RM_EXIT_FAIL;
+	}
+	if (s.exec)
+		exec_setup(&s);
+	/* Elapsed 0, on both clocks. */
+	clock_gettime(CLOCK_MONOTONIC, &s.tick.start);
+	s.boot0 = boottime();
+	s.boot0_ticks = (uint64_t)(s.boot0 * (double)s.hz);
+	s.start_epoch = rm_now_epoch();
+
+	if (o->header) {
+		rm_buf_adds(&s.b, "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,cmd\n");
+		put(&s, s.log_fd, "the exit log", &s.log_ok);
+	}
+	if (s.tl_fd >= 0) {
+		rm_buf_adds(&s.b, "epoch,iso,elapsed_s,procs,rss_kib,cpu_pct\n");
+		put(&s, s.tl_fd, "the timeline", &s.tl_ok);
+	}
+	if (s.exec)
+		launch(&s);
+
+	while (!s.stop) {
+		double due;
+		if (s.exec) {
+			reap(&s, rm_tick_elapsed(&s.tick));
+			if (s.root_done && !s.children_left)
+				break;
+		}
+		/* A tick that overran whole intervals skips those deadlines. */
+		due = (double)slot * iv;
+		el = rm_tick_elapsed(&s.tick);
+		if (slot > 0 && el > due + iv) {
+			slot += (long)floor((el - due) / iv);
+			due = (double)slot * iv;
+		}
+		if (!rm_tick_sleep_until(&s.tick, due)) {
+			if (s.exec && s.tick.end == RM_END_SIGNAL) {
+				if (kill(-s.root, s.tick.signo) < 0 && errno == ESRCH)
+					kill(s.root, s.tick.signo);
+				rm_tick_clear_signal(&s.tick);
+				continue;
+			}
+			break;
+		}
+		if (s.exec) {
+			drain(s.tick.extra_fd);
+			if (rm_tick_elapsed(&s.tick) < due)
+				continue;
+		}
+		el = rm_tick_elapsed(&s.tick);
+		scan(&s, el);
+		totals(&s, el, 1);
+		slot++;
+		done++;
+		if (o->count && done >= o->count)
+			break;
+		if (!s.exec && o->sel == SEL_PIDS && !s.live)
+			break;
+	}
+
+	/* The end: members that left since the last tick, then survivors. */
+	el = rm_tick_elapsed(&s.tick);
+	if (!s.stop) {
+		scan(&s, el);
+		totals(&s, el, 0);
+	}
+	while ((n = rm_ptree_next(&s.t, &it)) != NULL)
+		if (n->member)
+			log_row(&s, n, -1);
+	if (s.exec) {
+		if (s.job_fd >= 0)
+			job_row(&s, el);
+		if (s.cg.ok && cgroup_remove(&s.cg) < 0)
+			fprintf(stderr, "%s: --cgroup: cannot remove '%s': %s\n", prog, s.cg.dir, strerror(errno));
+		tty_give_back(s.tty);
+	}
+	close_out(&s, s.tl_fd, "the timeline");
+	close_out(&s, s.job_fd, "the job file");
+	close_out(&s, s.log_fd, "the exit log");
+	rm_buf_free(&s.b);
+	rm_ptree_free(&s.t);
+	free(s.fresh.v);
+	free(s.gone.v);
+	if (s.exec)
+		return rm_exit_column(s.root_status);
+	return rm_finish_stdout(prog, s.status);
+}
