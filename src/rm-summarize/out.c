@@ -232,7 +232,7 @@ static void text_sys(struct rm_buf *b, const struct report *r, const struct opts
 		rm_buf_addf(b, "Disk: %.2f -> %.2f GiB available", s->disk_first, s->disk_last);
 		if (!isnan(rate)) {
 			rm_buf_addf(b, ", %+.2f GiB/h", rate);
-			if (rate < 0) {
+			if (rate < 0 && s->disk_last / -rate < 24 * 365) {
 				fmt_dur(s->disk_last / -rate * 3600, d, sizeof(d));
 				rm_buf_addf(b, "; full in %s at that rate", d);
 			}
@@ -340,7 +340,7 @@ static void text_procs(struct rm_buf *b, const struct report *r, const struct op
 	rm_buf_adds(b, "\n");
 	if (shown) {
 		rm_buf_addf(b, "  %7s %10s %10s %8s %6s  %-15s %s\n", "PID", "peak MiB", "at s",
-			    "cpu s", "exit", "comm", "cmd");
+			    "cpu s", "exit", "comm", "unit or cmd");
 		for (size_t i = 0; i < r->nproc && listed < (size_t)o->top; i++) {
 			const struct proc *p = r->order[i];
 			char pk[16], at[16], cs[16];
@@ -351,7 +351,7 @@ static void text_procs(struct rm_buf *b, const struct report *r, const struct op
 			snprintf(at, sizeof(at), isnan(p->peak_at) ? "-" : "%.2f", p->peak_at);
 			snprintf(cs, sizeof(cs), isnan(p->cpu_s) ? "-" : "%.2f", p->cpu_s);
 			rm_buf_addf(b, "  %7d %10s %10s %8s %6s  %-15s %.100s\n", p->pid, pk, at, cs,
-				    p->exit, p->comm, p->cmd);
+				    p->exit[0] ? p->exit : "-", p->comm, p->unit ? p->unit : p->cmd);
 		}
 		if (listed < shown)
 			rm_buf_addf(b, "  ... %zu more (--top N, --csv FILE)\n", shown - listed);
