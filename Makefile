@@ -22,7 +22,8 @@ WARN      = -Wall -Wextra -Wshadow -Wformat=2 -Wpointer-arith -Wvla
 STD       = -std=gnu11 -D_GNU_SOURCE
 CPPFLAGS  =
 LDFLAGS   =
-LDLIBS    = -lm -ldl
+# --as-needed: a command that uses no libm function does not map libm.
+LDLIBS    = -Wl,--as-needed -lm -ldl
 
 # make check SAN=1: AddressSanitizer + UndefinedBehaviorSanitizer build of
 # everything the tests run, in its own object tree.

@@ -1,7 +1,6 @@
 /*
  * disk: see disk.h.
  */
-#include <math.h>
 #include <sys/statvfs.h>
 
 #include "disk.h"
@@ -18,6 +17,6 @@ int rm_disk_read(const char *path, struct rm_disk *d)
 	used = (uint64_t)(sv.f_blocks - sv.f_bfree);
 	nonroot = used + sv.f_bavail;
 	/* df rounds the percentage up: a disk 99.1 % full shows 100 %. */
-	d->used_pct = nonroot ? ceil(100.0 * (double)used / (double)nonroot) : 0;
+	d->used_pct = nonroot ? (double)((used * 100 + nonroot - 1) / nonroot) : 0;
 	return 0;
 }

@@ -2,7 +2,6 @@
  * text: see text.h.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,7 +249,7 @@ void rm_buf_num(struct rm_buf *b, double v, int prec)
 	char tmp[64];
 	int n;
 
-	if (!isfinite(v)) {
+	if (!__builtin_isfinite(v)) {
 		rm_buf_adds(b, "0");
 		return;
 	}

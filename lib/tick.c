@@ -2,7 +2,6 @@
  * tick: see tick.h.
  */
 #include <errno.h>
-#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -53,7 +52,7 @@ double rm_now_epoch(void)
 void rm_fmt_iso(double epoch, char *buf, size_t size)
 {
 	/* Round once to whole milliseconds so iso agrees with epoch's %.3f. */
-	long long total = llround(epoch * 1000.0);
+	long long total = (long long)(epoch * 1000.0 + 0.5);
 	time_t s = (time_t)(total / 1000);
 	int ms = (int)(total % 1000);
 	struct tm tm;
@@ -192,7 +191,7 @@ int rm_tick_next(struct rm_tick *t)
 		 * rather than bursting to catch up. */
 		double el = rm_tick_elapsed(t);
 		if (el > due + t->interval) {
-			t->slot += (long)floor((el - due) / t->interval);
+			t->slot += (long)((el - due) / t->interval);
 			due = (double)t->slot * t->interval;
 		}
 	}

@@ -220,12 +220,16 @@ print(len(bad), max(int(r["compilers"]) for r in rows[:-1]))' "$BATS_TEST_TMPDIR
   spawn_named cc1plus
   spawn_named rustc
   wait_for 5 pgrep -x rustc
-  local try ours theirs
+  local try ours theirs name
   # Another build on this machine may start or end a compiler between the
   # two reads: compare a few times and accept the first agreement.
   for try in 1 2 3 4 5; do
     ours=$(rm-sample -H | cut -d, -f12)
-    theirs=$(pgrep -c -x 'cc1plus|cc1|cc1obj|clang|clang\+\+|rustc|lto1|ld|ld\.lld|ld\.gold|mold|lld')
+    # pgrep refuses -x patterns over 15 characters: one call per name.
+    theirs=0
+    for name in cc1plus cc1 cc1obj clang clang++ rustc lto1 ld ld.lld ld.gold mold lld; do
+      theirs=$((theirs + $(pgrep -c -x "${name//+/\\+}" || true)))
+    done
     [[ "$ours" == "$theirs" ]] && break
   done
   [[ "$ours" == "$theirs" && "$ours" -ge 3 ]]
