@@ -40,7 +40,9 @@ main() {
   m_bash=$(printf '%s\n' "${bash_t[@]}" | median)
   m_ps=$(printf '%s\n' "${ps[@]}" | median)
   m_fl=$(printf '%s\n' "${fl[@]}" | median)
-  echo "## rm-sample: CPU per tick ($(ls /proc | grep -c '^[0-9]') processes, median of $runs runs)"
+  local nproc_now
+  nproc_now=$(find /proc -maxdepth 1 -name '[0-9]*' | wc -l)
+  echo "## rm-sample: CPU per tick ($nproc_now processes, median of $runs runs)"
   echo
   echo "| reader | CPU ms/tick | peak RSS KiB | vs rm-sample |"
   echo "|---|---:|---:|---:|"
