@@ -1,0 +1,299 @@
+#!/usr/bin/env bats
+# rm-summarize: the seed's CSV and rm-sample's with known answers, OOM
+# kills, energy and GPU columns, rm-tree's files, bad input, SVG.
+
+setup() {
+  load test_helper/common
+  F="$FIXTURES/summarize"
+}
+
+@test "seed 14-column CSV: peaks with time, stage and context" {
+  run -0 --separate-stderr rm-summarize --cores 8 "$F/seed-build.csv"
+  [[ "$output" == *"(seed monitor CSV)"* ]]
+  [[ "$output" == *"12 samples, every 15.00 s"* ]]
+  [[ "$output" == *"max memory used        14500 MiB (90.6 %)       at +0:01:30  stage torch"* ]]
+  [[ "$output" == *"context: [ 412/6233] Building CXX object aten/src/ATen/native/BatchLinearAlgebra.cpp.o"* ]]
+  [[ "$output" == *"min memory available   1500 MiB                 at +0:01:30  stage torch"* ]]
+  [[ "$output" == *"max swap used          512 MiB                  at +0:01:45  stage torch"* ]]
+  # The seed wrote its context unquoted: a comma in it is joined back.
+  [[ "$output" == *"context: [1200/6233] Linking CXX shared library libtorch_cpu.so, please wait"* ]]
+  [[ "$output" == *"min disk available     18.00 GiB"*"at +0:02:30  stage export"* ]]
+  [[ "$output" == *"max load1              9.10                     at +0:01:30"* ]]
+  [[ "$output" == *"max CPU busy           100.0 %                  at +0:01:15  stage torch"* ]]
+  [[ "$output" == *"Near-OOM (available below 4096 MiB): 3 samples, first at +0:01:15 in stage torch, longest run 3 samples (30.0 s)"* ]]
+  [[ "$output" == *"Low disk (available below 20 GiB): 3 samples, first at +0:02:15 in stage export, longest run 3 samples (30.0 s)"* ]]
+  [[ "$output" == *"OOM kills: not recorded (no oom_kills column)"* ]]
+}
+
+@test "seed CSV: the per-stage table, exactly" {
+  run -0 rm-summarize "$F/seed-build.csv"
+  [[ "$output" == *"  base      0:01:00        4       3000      13000     48.50         4        0"* ]]
+  [[ "$output" == *"  torch     0:01:15        5      14500       1500     25.00         8        3"* ]]
+  [[ "$output" == *"  export    0:00:30        3       4000      12000     18.00         1        0"* ]]
+  run -0 rm-summarize --json "$F/seed-build.csv"
+  run -0 jq -c '[.system.stages[] | [.stage, .duration_s, .samples, .peak_mem_used_mb, .min_mem_avail_mb, .min_disk_avail_gb, .max_compilers, .near_oom_samples]]' <<<"$output"
+  [ "$output" = '[["base",60,4,3000,13000,48.5,4,0],["torch",75,5,14500,1500,25,8,3],["export",30,3,4000,12000,18,1,0]]' ]
+}
+
+@test "seed CSV: verdicts follow the seed's reading rules" {
+  run -0 rm-summarize --cores 8 --json "$F/seed-build.csv"
+  run -0 jq -r '.verdicts[].kind' <<<"$output"
+  [ "$output" = $'oom-edge\nram-bound\nlow-disk' ]
+  run -0 rm-summarize --cores 8 "$F/seed-build.csv"
+  [[ "$output" == *"OOM edge: available memory fell to 1500 MiB; swap in use up to 512 MiB and climbing, at +0:01:30 in stage torch, while: [ 412/6233]"* ]]
+  [[ "$output" == *"RAM-bound: while available memory was below 4096 MiB, 2.3 compilers ran on average on 8 cores"* ]]
+  # Two cores: 2.3 compilers is not "well below".
+  run -0 rm-summarize --cores 2 --json "$F/seed-build.csv"
+  run -0 jq -r '[.verdicts[].kind] | join(" ")' <<<"$output"
+  [ "$output" = "oom-edge low-disk" ]
+}
+
+@test "thresholds: --near-oom-mb and --low-disk-gb change the counts" {
+  run -0 rm-summarize --json --near-oom-mb 2000 --low-disk-gb 45.5 "$F/seed-build.csv"
+  run -0 jq -c '[.system.near_oom.samples, .system.low_disk.samples, .system.low_disk.first.stage]' <<<"$output"
+  [ "$output" = '[1,8,"torch"]' ]
+}
+
+@test "disk: rate per hour and projected time to full" {
+  run -0 rm-summarize --json "$F/seed-build.csv"
+  run -0 jq -r '.system.disk | "\(.first_gb) \(.last_gb) \(.rate_gb_per_hour < -800) \(.hours_to_full < 0.03)"' <<<"$output"
+  [ "$output" = "50 18.5 true true" ]
+}
+
+@test "OOM kills from a rising oom_kills: time, stage, context; CRLF and a cut last row read" {
+  run -0 --separate-stderr rm-summarize "$F/oom-kills.csv"
+  [[ "$output" == *"9 samples"* ]]
+  [[ "$output" == *"the last row was cut short"* ]]
+  [[ "$output" == *"OOM kills: 3"* ]]
+  [[ "$output" == *"  at +0:00:06  stage compile  1 kill, victim not in the kernel log"*"    context: g++ -c big.cpp"* ]]
+  [[ "$output" == *"  at +0:00:10  stage link  2 kills"*'    context: g++ -c "huge, template".cpp'* ]]
+  run -0 rm-summarize --json "$F/oom-kills.csv"
+  run -0 jq -c '[.system.oom_kills.count, [.system.oom_kills.events[] | [.kills, .elapsed_s, .stage]], .system.stages[-1].samples]' <<<"$output"
+  [ "$output" = '[3,[[1,6,"compile"],[2,10,"link"]],4]' ]
+}
+
+@test "OOM victims are named from kernel log lines near the kill" {
+  local csv="$BATS_TEST_TMPDIR/now.csv" kmsg="$BATS_TEST_TMPDIR/kmsg"
+  # A CSV of this boot's recent past and kernel log lines at the same
+  # moments (monotonic microseconds), one outside every kill's window.
+  "$PY" - "$csv" "$kmsg" <<'EOF'
+import sys, time
+now, mono = time.time(), time.clock_gettime(time.CLOCK_MONOTONIC)
+t0 = now - 100
+with open(sys.argv[1], "w") as f:
+    f.write("epoch,elapsed_s,mem_used_mb,mem_avail_mb,stage,context,oom_kills\n")
+    for i, k in enumerate([0, 0, 1, 1, 1, 1]):
+        f.write(f"{t0 + 10*i:.3f},{10*i}.000,1000,3000,s{i//3},line {i},{k}\n")
+def us(epoch): return int((epoch - now + mono) * 1e6)
+with open(sys.argv[2], "w") as f:
+    f.write(f"6,1,{us(t0+15)},-;oom-kill:constraint=CONSTRAINT_MEMCG,task=cc1plus,pid=4242,uid=0\n")
+    f.write(f"3,2,{us(t0+15)},-;Memory cgroup out of memory: Killed process 4242 (cc1plus) total-vm:1kB\n")
+    f.write(f"3,3,{us(t0+45)},-;Out of memory: Killed process 999 (ld) total-vm:1kB\n")
+EOF
+  run -0 rm-summarize --kmsg "$kmsg" "$csv"
+  [[ "$output" == *"stage s0  1 kill, victim cc1plus (PID 4242)"* ]]
+  [[ "$output" == *"victim cc1plus (PID 4242)"*"context: line 2"* ]]
+  run -0 rm-summarize --json --kmsg "$kmsg" "$csv"
+  run -0 jq -c '.system.oom_kills.events[0].victims' <<<"$output"
+  [ "$output" = '[{"pid":4242,"name":"cc1plus"}]' ]
+  # An unreadable kernel log is said, not hidden.
+  run -0 rm-summarize --kmsg /nonexistent/kmsg "$csv"
+  [[ "$output" == *"victim unknown (kernel log: No such file or directory)"* ]]
+}
+
+@test "energy and GPU columns: joules, mean and peak watts per stage, GPU peaks" {
+  run -0 rm-summarize "$F/energy-gpu.csv"
+  [[ "$output" == *"Energy: 1300 J over 50 s, mean 26.0 W, peak 40.0 W at +0:00:30 in stage eval"* ]]
+  [[ "$output" == *"max GPU busy           95.0 %                   at +0:00:20  stage train"* ]]
+  [[ "$output" == *"max GPU VRAM used      7500 of 8192 MiB         at +0:00:20  stage train"* ]]
+  run -0 rm-summarize --json "$F/energy-gpu.csv"
+  run -0 jq -c '[.system.energy.joules, [.system.stages[].energy_j], .system.peaks.max_gpu_busy_pct.context]' <<<"$output"
+  [ "$output" = '[1300,[500,800],"step 2"]' ]
+  # Without those columns there is no energy or GPU section at all.
+  run -0 rm-summarize --json "$F/seed-build.csv"
+  run -0 jq -c '[.system.energy, .system.peaks.max_gpu_busy_pct]' <<<"$output"
+  [ "$output" = '[null,null]' ]
+}
+
+@test "columns found by name: reordered, extra and missing optional columns" {
+  local csv="$BATS_TEST_TMPDIR/odd.csv"
+  printf '%s\n' 'future_col,mem_avail_mb,epoch,mem_used_mb,stage' \
+    'x,5000,100.5,3000,a' 'y,3000,101.5,5000,b,extra,fields' >"$csv"
+  run -0 rm-summarize --json "$csv"
+  run -0 jq -c '[.system.samples, .system.peaks.max_mem_used_mb.value, .system.peaks.max_mem_used_mb.stage, .system.peaks.min_disk_avail_gb, .system.oom_kills]' <<<"$output"
+  [ "$output" = '[2,5000,"b",null,null]' ]
+}
+
+@test "bad input: each a clear error and exit 1" {
+  local d="$BATS_TEST_TMPDIR"
+  : >"$d/empty.csv"
+  run -1 --separate-stderr rm-summarize "$d/empty.csv"
+  [ "$stderr" = "rm-summarize: '$d/empty.csv': empty file; not a CSV" ]
+
+  head -n 1 "$F/oom-kills.csv" >"$d/header.csv"
+  run -1 --separate-stderr rm-summarize "$d/header.csv"
+  [ "$stderr" = "rm-summarize: '$d/header.csv': no rows after the header" ]
+
+  head -c 4096 /dev/urandom >"$d/garbage.csv"
+  printf 'x\0y' >>"$d/garbage.csv"
+  run -1 --separate-stderr rm-summarize "$d/garbage.csv"
+  [[ "$stderr" == "rm-summarize: '$d/garbage.csv': "* ]]
+  [[ "$stderr" == *"binary data (a NUL byte); not a CSV" || "$stderr" == *"not a CSV rm-summarize reads"* ]]
+  printf 'epoch,mem_used_mb\n1,2\n\0\n' >"$d/nul.csv"
+  run -1 --separate-stderr rm-summarize "$d/nul.csv"
+  [ "$stderr" = "rm-summarize: '$d/nul.csv': line 3: binary data (a NUL byte); not a CSV" ]
+
+  { head -n 2 "$F/oom-kills.csv"; printf '1,2,3\r\n'; tail -n +3 "$F/oom-kills.csv"; } >"$d/short.csv"
+  run -1 --separate-stderr rm-summarize "$d/short.csv"
+  [ "$stderr" = "rm-summarize: '$d/short.csv': line 3: 3 fields where the header has 19" ]
+
+  printf 'name,size\nx,1\n' >"$d/other.csv"
+  run -1 --separate-stderr rm-summarize "$d/other.csv"
+  [[ "$stderr" == "rm-summarize: '$d/other.csv': not a CSV rm-summarize reads (header 'name,size')"* ]]
+
+  run -1 --separate-stderr rm-summarize "$d/missing.csv"
+  [ "$stderr" = "rm-summarize: cannot open '$d/missing.csv': No such file or directory" ]
+}
+
+@test "bad input: a 100 MB file that is one endless record" {
+  local big="$BATS_TEST_TMPDIR/one-record.csv"
+  { head -n 1 "$F/oom-kills.csv"; head -c 100000000 /dev/zero | tr '\0' 'x'; } >"$big"
+  run -1 --separate-stderr rm-summarize "$big"
+  [ "$stderr" = "rm-summarize: '$big': line 2: a record longer than 1048576 bytes; not a CSV this toolkit writes" ]
+}
+
+@test "a 100 MB CSV is read streaming: right counts, memory bounded" {
+  local big="$BATS_TEST_TMPDIR/big.csv"
+  "$PY" - "$big" <<'EOF'
+import sys
+hdr = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,oom_kills,psi_mem_some,psi_mem_full,psi_io_full,psi_cpu_some\n"
+with open(sys.argv[1], "w") as f:
+    f.write(hdr)
+    n = 0
+    rows = []
+    while f.tell() < 100_000_000:
+        for _ in range(10000):
+            used = 1000 + (n * 7919) % 9000
+            if n == 500000:
+                used = 15000
+            rows.append(f"{1700000000 + n}.000,2023-11-14T22:13:20.000Z,{n}.000,1.00,50.0,{used},{16000 - used},10.0,0,80.00,20,{n % 5},stage{n // 200000},\"g++ -c unit{n}.cpp, with comma\",0,0.00,0.00,0.00,0.00\n")
+            n += 1
+        f.write("".join(rows))
+        rows = []
+print(n)
+EOF
+  run -0 /usr/bin/time -f 'maxrss %M' rm-summarize --json "$big"
+  local json=${output%%$'\n'maxrss*} rss=${output##*maxrss }
+  run -0 jq -c '[.system.peaks.max_mem_used_mb.value, .system.peaks.max_mem_used_mb.elapsed_s, .system.peaks.max_mem_used_mb.context, (.system.stages | length)]' <<<"$json"
+  [ "$output" = '[15000,500000,"g++ -c unit500000.cpp, with comma",4]' ]
+  # Streaming: the resident set stays far below the file's 100 MB.
+  ((rss < 16384))
+}
+
+@test "--markdown: tables for a CI job summary" {
+  run -0 rm-summarize --markdown "$F/seed-build.csv"
+  [[ "$output" == "### Build resources: "* ]]
+  [[ "$output" == *"| peak | value | at | stage | context |"* ]]
+  [[ "$output" == *"| max memory used | 14500 MiB (90.6 %) | +0:01:30 | torch | \[ 412/6233\] Building CXX object aten/src/ATen/native/BatchLinearAlgebra.cpp.o |"* ]]
+  [[ "$output" == *"| torch | 0:01:15 | 5 | 14500 | 1500 | 25.00 | 8 | 3 |"* ]]
+}
+
+@test "--svg: well-formed XML that renders to a non-blank PNG" {
+  local svg="$BATS_TEST_TMPDIR/t.svg" png="$BATS_TEST_TMPDIR/t.png"
+  run -0 rm-summarize --svg "$svg" "$F/oom-kills.csv"
+  "$PY" -c 'import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); assert r.tag.endswith("svg"), r.tag' "$svg"
+  # Self-contained: no scripts, no links to anything outside.
+  ! grep -Eq '<script|href=|url\(' "$svg"
+  grep -q 'OOM' "$svg"
+  rsvg-convert -o "$png" "$svg"
+  # Decode the PNG and count distinct pixel values: a blank page has one.
+  run -0 "$PY" - "$png" <<'EOF'
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n"
+pos, idat = 8, b""
+while pos < len(data):
+    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    if kind == b"IHDR":
+        w, h = struct.unpack(">II", data[pos + 8:pos + 16])
+    if kind == b"IDAT":
+        idat += data[pos + 8:pos + 8 + n]
+    pos += 12 + n
+raw = zlib.decompress(idat)
+print(w, h, len(set(raw)))
+EOF
+  read -r w h distinct <<<"$output"
+  [ "$w" -eq 1000 ] && [ "$distinct" -gt 20 ]
+}
+
+@test "--svg with hostile stage and context text stays well-formed" {
+  local csv="$BATS_TEST_TMPDIR/h.csv" svg="$BATS_TEST_TMPDIR/h.svg"
+  printf 'epoch,mem_used_mb,mem_avail_mb,stage,context\n' >"$csv"
+  printf '1,100,200,"<b>&amp;""x""</b>","\033[31mred\033[0m \377\376 ]]> <!--"\n' >>"$csv"
+  printf '2,300,100,"<b>&amp;""x""</b>",plain\n' >>"$csv"
+  run -0 rm-summarize --svg "$svg" "$csv"
+  "$PY" -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$svg"
+  [[ "$output" != *$'\033'* ]]
+}
+
+@test "rm-tree files: job peak, largest process, groups, compile units" {
+  run -0 rm-summarize "$F/exitlog.csv" "$F/job.csv" "$F/timeline.csv"
+  [[ "$output" == *"Job: make -j2"* ]]
+  [[ "$output" == *"peak memory (sampled tree total) 683.6 MiB at +11.00 s"* ]]
+  [[ "$output" == *"peak memory (exact, cgroup)      703.1 MiB"* ]]
+  [[ "$output" == *"largest single process (exact)   600.0 MiB"* ]]
+  [[ "$output" == *"Processes: 7, 11.11 s CPU in all, largest 600.0 MiB (cc1plus)"* ]]
+  [[ "$output" == *"  cc1plus              3            600.0       9.60"* ]]
+  [[ "$output" == *"       600.0  -                cc1plus    src/big.cpp (x2)"* ]]
+  [[ "$output" == *"       256.0  -                ld         app"* ]]
+  run -0 rm-summarize --json "$F/exitlog.csv" "$F/job.csv"
+  run -0 jq -c '[.job.peak_rss_kib, .job.cgroup_peak_kib, .processes.count, .processes.top[0].peak_at_s, .memory_per_job[0].p95_rss_kib, .memory_per_job[0].suggest_mb_per_job]' <<<"$output"
+  [ "$output" = '[700000,720000,7,11,614400,640]' ]
+}
+
+@test "--include and --exclude change what is shown, never the totals" {
+  run -0 rm-summarize --json --include '^cc1' "$F/exitlog.csv"
+  run -0 jq -c '[.processes.count, .processes.matching, .processes.cpu_s, [.processes.top[].pid], [.groups[].comm]]' <<<"$output"
+  [ "$output" = '[7,3,11.11,[106,101,102],["cc1plus"]]' ]
+  run -0 rm-summarize --json --exclude 'cc1plus|make' "$F/exitlog.csv"
+  run -0 jq -c '[.processes.count, [.processes.top[].comm]]' <<<"$output"
+  [ "$output" = '[7,["ld","as","a (b) c"]]' ]
+  run -2 --separate-stderr rm-summarize --include '(' "$F/exitlog.csv"
+  [[ "$stderr" == "rm-summarize: invalid --include '(': "* ]]
+  [[ "$stderr" == *$'\nusage: rm-summarize '* ]]
+}
+
+@test "--csv: per-process peaks as valid CSV, heaviest first" {
+  local out="$BATS_TEST_TMPDIR/p.csv"
+  run -0 rm-summarize --csv "$out" "$F/exitlog.csv"
+  [ "$(csv_cols "$out")" = 11 ]
+  [ "$(csv_get "$out" pid 1)" = 106 ]
+  [ "$(csv_get "$out" unit 1)" = src/big.cpp ]
+  [ "$(csv_get "$out" cmd 7)" = 'weird "name", with comma' ]
+}
+
+@test "colour only on a terminal, never with NO_COLOR" {
+  run -0 rm-summarize "$F/seed-build.csv"
+  [[ "$output" != *$'\033['* ]]
+  run -0 script -qec "rm-summarize '$F/seed-build.csv'" /dev/null
+  [[ "$output" == *$'\033[1m'* ]]
+  NO_COLOR=1 run -0 script -qec "rm-summarize '$F/seed-build.csv'" /dev/null
+  [[ "$output" != *$'\033['* ]]
+}
+
+@test "several system CSVs: one report each, one JSON object a line" {
+  run -0 rm-summarize --json "$F/seed-build.csv" "$F/oom-kills.csv" "$F/exitlog.csv"
+  [ "$(wc -l <<<"$output")" -eq 2 ]
+  run -0 jq -sc '[.[] | [.system.format, (.processes != null)]]' <<<"$output"
+  [ "$output" = '[["seed",false],["rm-sample",true]]' ]
+}
+
+@test "usage errors exit 2" {
+  run -2 --separate-stderr rm-summarize
+  [[ "$stderr" == "rm-summarize: no input files"* ]]
+  run -2 --separate-stderr rm-summarize --json --markdown "$F/seed-build.csv"
+  run -2 --separate-stderr rm-summarize --near-oom-mb lots "$F/seed-build.csv"
+  [[ "$stderr" == "rm-summarize: invalid --near-oom-mb 'lots'"* ]]
+  run -0 rm-summarize --help
+  [[ "$output" == "usage: rm-summarize "* ]]
+}
