@@ -3,11 +3,13 @@
  *
  * usage: rm-sample [-H] [-i SEC] [-n COUNT] [--watch-pid PID] [-f csv|jsonl|prom]
  *                  [--disk-path PATH] [--stage-file FILE] [--stage-log-dir DIR]
- *                  [--context-match ERE] [--compilers LIST]
+ *                  [--context-match ERE] [--compilers LIST] [--energy] [--gpu]
  *
  * Without -i, prints the header and one row, its CPU % measured over a
  * short window.  With -i, prints a row every SEC seconds (on absolute
  * deadlines) until COUNT rows, the end of PID, or SIGINT/SIGTERM/SIGHUP.
+ * --energy and --gpu append their columns after the default ones (lib/energy
+ * and lib/gpu; empty where there is no RAPL or GPU, or it is not readable).
  *
  *   -i, --interval SEC     seconds between rows (0.001 to 86400)
  *   -n, --count COUNT      stop after COUNT rows
@@ -24,6 +26,9 @@
  *       --compilers LIST   comma-separated process names counted in
  *                          compilers (default cc1plus,cc1,cc1obj,clang,
  *                          clang++,rustc,lto1,ld,ld.lld,ld.gold,mold,lld)
+ *       --energy           add pkg_w: CPU package watts over the last interval
+ *       --gpu              add gpu_busy_pct (max over cards), gpu_vram_used_mb
+ *                          and gpu_vram_total_mb (sums over cards)
  *   -h, --help             this help
  *       --version          the version
  */
@@ -36,13 +41,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "energy.h"
+#include "gpu.h"
 #include "rmtools.h"
 
 static const char prog[] = "rm-sample";
 static const char usage_line[] =
 	"usage: rm-sample [-H] [-i SEC] [-n COUNT] [--watch-pid PID] [-f csv|jsonl|prom]\n"
 	"                 [--disk-path PATH] [--stage-file FILE] [--stage-log-dir DIR]\n"
-	"                 [--context-match ERE] [--compilers LIST]";
+	"                 [--context-match ERE] [--compilers LIST] [--energy] [--gpu]";
 
 static const char help_text[] =
 	"\n"
@@ -65,6 +72,9 @@ static const char help_text[] =
 	"      --compilers LIST   comma-separated names counted in compilers (default\n"
 	"                         cc1plus,cc1,cc1obj,clang,clang++,rustc,lto1,ld,\n"
 	"                         ld.lld,ld.gold,mold,lld)\n"
+	"      --energy           add pkg_w: CPU package watts over the last interval\n"
+	"      --gpu              add gpu_busy_pct (max over cards), gpu_vram_used_mb\n"
+	"                         and gpu_vram_total_mb (sums over cards)\n"
 	"  -h, --help             this help\n"
 	"      --version          print the version\n";
 
@@ -76,6 +86,7 @@ enum {
 	C_EPOCH, C_ISO, C_ELAPSED, C_LOAD1, C_CPU, C_MEMUSED, C_MEMAVAIL, C_MEMPCT,
 	C_SWAP, C_DISKAVAIL, C_DISKPCT, C_COMPILERS, C_STAGE, C_CONTEXT,
 	C_OOM, C_PSI_MEM_SOME, C_PSI_MEM_FULL, C_PSI_IO_FULL, C_PSI_CPU_SOME,
+	C_PKG_W, C_GPU_BUSY, C_GPU_VRAM_USED, C_GPU_VRAM_TOTAL, /* when asked */
 	C_NCOLS
 };
 
@@ -99,7 +110,22 @@ static const struct rm_col cols[C_NCOLS] = {
 	{ "psi_mem_full", RM_P_GAUGE, "rm_pressure_memory_full_ratio", "PSI memory full avg10.", 0.01 },
 	{ "psi_io_full", RM_P_GAUGE, "rm_pressure_io_full_ratio", "PSI io full avg10.", 0.01 },
 	{ "psi_cpu_some", RM_P_GAUGE, "rm_pressure_cpu_some_ratio", "PSI cpu some avg10.", 0.01 },
+	{ "pkg_w", RM_P_GAUGE, "rm_package_power_watts", "CPU package power over the last interval, all packages.", 0 },
+	{ "gpu_busy_pct", RM_P_GAUGE, "rm_gpus_busy_max_ratio", "Highest busy ratio over the GPUs.", 0.01 },
+	{ "gpu_vram_used_mb", RM_P_GAUGE, "rm_gpus_vram_used_bytes", "VRAM in use, summed over the GPUs.", 1048576.0 },
+	{ "gpu_vram_total_mb", RM_P_GAUGE, "rm_gpus_vram_total_bytes", "VRAM size, summed over the GPUs.", 1048576.0 },
 };
+
+/* The columns printed: the defaults, then those --energy and --gpu add. */
+static struct rm_col ocols[C_NCOLS];
+static int osel[C_NCOLS], nout;
+
+/* RAPL and the GPUs, opened only when asked; closed at exit (NVML's
+ * shutdown is owed however the process ends). */
+static struct rm_rapl rapl = { .dirfd = -1 };
+static struct rm_gpus gpus = { .drm_fd = -1 };
+static struct rm_gpu_reading gpu_r[RM_GPU_MAX];
+static double pkg_prev;         /* monotonic time of the last RAPL reading */
 
 struct opts {
 	double interval;
@@ -115,6 +141,7 @@ struct opts {
 	char *names_store;
 	const char *names[MAX_NAMES];
 	int nnames;
+	int energy, gpu;
 };
 
 struct state {
@@ -149,7 +176,7 @@ static void split_names(struct opts *o, const char *list)
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_WATCH = 256, O_DISK, O_STAGEFILE, O_LOGDIR, O_CTX, O_COMP, O_VERSION };
+	enum { O_WATCH = 256, O_DISK, O_STAGEFILE, O_LOGDIR, O_CTX, O_COMP, O_VERSION, O_ENERGY, O_GPU };
 	static const struct option longopts[] = {
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'n' },
@@ -163,6 +190,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "context-match", required_argument, NULL, O_CTX },
 		{ "compilers", required_argument, NULL, O_COMP },
 		{ "version", no_argument, NULL, O_VERSION },
+		{ "energy", no_argument, NULL, O_ENERGY },
+		{ "gpu", no_argument, NULL, O_GPU },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc;
@@ -225,6 +254,12 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case O_COMP:
 			split_names(o, optarg);
 			break;
+		case O_ENERGY:
+			o->energy = 1;
+			break;
+		case O_GPU:
+			o->gpu = 1;
+			break;
 		case ':':
 			rm_usage_error(prog, usage_line, "option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -261,6 +296,63 @@ static void read_stage(const struct opts *o, struct state *s)
 		char ctx[RM_TEXT_MAX + 1];
 		if (rm_log_last_line(s->log_path, o->has_re ? &o->ctx_re : NULL, ctx, sizeof(ctx)) == 1)
 			memcpy(s->context, ctx, sizeof(ctx));
+	}
+}
+
+static void close_extras(void)
+{
+	rm_rapl_close(&rapl);
+	rm_gpu_close(&gpus);
+}
+
+/* Pick the printed columns, open RAPL and the GPUs if asked, and read the
+ * energy baselines with the CPU's, so the first row has watts too. */
+static void open_extras(const struct opts *o)
+{
+	struct rm_rapl_step st;
+
+	for (int i = 0; i < C_NCOLS; i++) {
+		if ((i == C_PKG_W && !o->energy) || (i > C_PKG_W && !o->gpu))
+			continue;
+		ocols[nout] = cols[i];
+		osel[nout++] = i;
+	}
+	atexit(close_extras);
+	if (o->energy && rm_rapl_open(&rapl) > 0) {
+		if (rm_rapl_sample(&rapl, &st) == 0)
+			pkg_prev = st.mono;
+		else
+			fprintf(stderr, "%s: pkg_w stays empty: energy_uj is root-only since "
+				"Linux 5.10 (see rm-energy(1))\n", prog);
+	}
+	if (o->gpu)
+		rm_gpu_open(&gpus);
+}
+
+/* Package watts since the previous reading; empty if any package failed. */
+static void sample_energy(struct rm_val *v)
+{
+	struct rm_rapl_step st;
+
+	if (rapl.n == 0 || rm_rapl_sample(&rapl, &st) < 0)
+		return;
+	if (st.pkg_ok && pkg_prev > 0 && st.mono > pkg_prev)
+		v[C_PKG_W] = rm_num((double)st.pkg_uj / 1e6 / (st.mono - pkg_prev), 2);
+	pkg_prev = st.mono;
+}
+
+static void sample_gpu(struct rm_val *v)
+{
+	struct rm_gpu_agg a;
+
+	for (int i = 0; i < gpus.n; i++)
+		rm_gpu_read(&gpus, i, &gpu_r[i]);
+	rm_gpu_aggregate(gpu_r, gpus.n, &a);
+	if (a.has & RM_GPU_BUSY)
+		v[C_GPU_BUSY] = rm_num(a.busy_max, 0);
+	if (a.has & RM_GPU_VRAM_USED) {
+		v[C_GPU_VRAM_USED] = rm_num((double)a.vram_used / 1048576.0, 0);
+		v[C_GPU_VRAM_TOTAL] = rm_num((double)a.vram_total / 1048576.0, 0);
 	}
 }
 
@@ -329,19 +421,27 @@ static void sample(const struct opts *o, struct state *s, double elapsed,
 		v[C_PSI_IO_FULL] = rm_num(psi.full10, 2);
 	if (rm_psi_read("cpu", &psi) == 0 && psi.has_some)
 		v[C_PSI_CPU_SOME] = rm_num(psi.some10, 2);
+	if (o->energy)
+		sample_energy(v);
+	if (o->gpu)
+		sample_gpu(v);
 }
 
-static void emit(const struct opts *o, struct rm_buf *b, const struct rm_val *v)
+static void emit(const struct opts *o, struct rm_buf *b, const struct rm_val *all)
 {
+	struct rm_val v[C_NCOLS];
+
+	for (int i = 0; i < nout; i++)
+		v[i] = all[osel[i]];
 	switch (o->fmt) {
 	case RM_FMT_CSV:
-		rm_emit_csv_row(b, cols, v, C_NCOLS);
+		rm_emit_csv_row(b, ocols, v, nout);
 		break;
 	case RM_FMT_JSONL:
-		rm_emit_jsonl(b, cols, v, C_NCOLS);
+		rm_emit_jsonl(b, ocols, v, nout);
 		break;
 	case RM_FMT_PROM:
-		rm_emit_prom(b, cols, v, C_NCOLS, 1, NULL);
+		rm_emit_prom(b, ocols, v, nout, 1, NULL);
 		break;
 	}
 	rm_out(prog, b);
@@ -377,10 +477,11 @@ int main(int argc, char **argv)
 		return RM_EXIT_FAIL;
 	}
 	s.oom_known = rm_vmstat_oom_read(&s.oom_base) == 0;
+	open_extras(&o);
 	rm_cputimes_read(&s.cpu_prev);
 
 	if (o.header && o.fmt == RM_FMT_CSV) {
-		rm_emit_csv_header(&b, cols, C_NCOLS);
+		rm_emit_csv_header(&b, ocols, nout);
 		rm_out(prog, &b);
 	}
 	/* The first row's CPU % needs a window: 100 ms, or the interval when

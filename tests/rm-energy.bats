@@ -224,6 +224,13 @@ intel-rapl:0:0,core,3000000,65712999613" ]
     [[ "$stderr" == *"run as root"* ]]
     [[ "$stderr" == *"chmod a+r $EACCES_DIR/root/class/powercap/intel-rapl:*/energy_uj"* ]]
   done
+  # rm-sample --energy says it once and carries on with pkg_w empty.
+  cp "$RM_TOP/bin/rm-sample" "$EACCES_DIR/rm-sample"
+  run -0 --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+    env RM_SYS_ROOT="$EACCES_DIR/root" "$EACCES_DIR/rm-sample" --energy -i 0.05 -n 2
+  [ "$stderr" = "rm-sample: pkg_w stays empty: energy_uj is root-only since Linux 5.10 (see rm-energy(1))" ]
+  [ "${#lines[@]}" -eq 3 ]
+  [[ "${lines[2]}" == *, ]]
   # The same tree read by root works: the failure was the permission.
   RM_SYS_ROOT="$EACCES_DIR/root" run -0 "$EACCES_DIR/rm-energy" -H
   [ "${lines[0]}" = "intel-rapl:0,package-0,100000000,262143328850" ]
@@ -269,4 +276,43 @@ intel-rapl:0:0,core,3000000,65712999613" ]
   [[ "${lines[0]}" == "usage: rm-energy [-H] [-i SEC] [-n COUNT] [--watch-pid PID] [-f csv|jsonl|prom]" ]]
   run -0 rm-energy --version
   [[ "$output" == "rm-energy "[0-9]* ]]
+}
+
+@test "rm-sample --energy: pkg_w is the package watts over the last interval (dram, psys and core not in it)" {
+  local root z out
+  root=$(fixture intel2)
+  z="$root/devices/virtual/powercap/intel-rapl"
+  out="$BATS_TEST_TMPDIR/sample.csv"
+  RM_SYS_ROOT="$root" rm-sample --energy -i 0.5 -n 2 >"$out" &
+  # After the first row: 6 J on package-0, 4 J on package-1, and dram moves.
+  wait_for 5 has_lines "$out" 2
+  set_uj "$z/intel-rapl:0" 1006000000
+  set_uj "$z/intel-rapl:1" 2004000000
+  set_uj "$z/intel-rapl:0/intel-rapl:0:0" 900000000
+  wait
+  [ "$(head -1 "$out" | tr ',' '\n' | tail -1)" = "pkg_w" ]
+  # The first row covers the 100 ms warm-up, when nothing moved.
+  [ "$(csv_get "$out" pkg_w 1)" = "0.00" ]
+  # 10 J over the time between the rows (the counters are read at the row).
+  run -0 awk -F, -v w="$(csv_get "$out" pkg_w 2)" \
+    -v e1="$(csv_get "$out" elapsed_s 1)" -v e2="$(csv_get "$out" elapsed_s 2)" \
+    'BEGIN { want = 10 / (e2 - e1); d = w - want; if (d < 0) d = -d; print w, want; exit !(d <= want * 0.02) }'
+}
+
+@test "rm-sample --energy without RAPL (this machine): pkg_w empty, nothing fails, nothing said" {
+  RM_SYS_ROOT="$BATS_TEST_TMPDIR" run -0 --separate-stderr rm-sample --energy
+  printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/o.csv"
+  [ -z "$stderr" ]
+  [ "$(csv_cols "$BATS_TEST_TMPDIR/o.csv")" = "20" ]
+  [ -z "$(csv_get "$BATS_TEST_TMPDIR/o.csv" pkg_w)" ]
+  if [[ ! -d /sys/class/powercap/intel-rapl:0 ]]; then
+    run -0 --separate-stderr rm-sample --energy -f jsonl
+    run -0 jq -c '.pkg_w' <<<"$output"
+    [ "$output" = "null" ]
+  fi
+}
+
+@test "rm-sample --energy -f prom: rm_package_power_watts, a gauge with HELP" {
+  RM_SYS_ROOT="$FIXTURES/powercap/intel1" run -0 rm-sample --energy -f prom
+  [[ "$output" == *$'# TYPE rm_package_power_watts gauge\nrm_package_power_watts{stage=""} 0'* ]]
 }

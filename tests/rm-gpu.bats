@@ -210,3 +210,54 @@ print("\n".join(bad))
 sys.exit(1 if bad else 0)
 EOF
 }
+
+@test "rm-sample --gpu on the drm fixture: the highest busy, VRAM used and total summed over the cards" {
+  RM_SYS_ROOT="$DRM" RM_NVML_LIB="$NO_NVML" run -0 --separate-stderr rm-sample --gpu
+  printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/o.csv"
+  [ -z "$stderr" ]
+  [ "$(head -1 "$BATS_TEST_TMPDIR/o.csv" | cut -d, -f19-)" = "psi_cpu_some,gpu_busy_pct,gpu_vram_used_mb,gpu_vram_total_mb" ]
+  # card0 42 % and 2048 of 16368 MiB, card1 7 % and 512 of 512; i915 and
+  # the nvidia drm card without readings add nothing.
+  [ "$(cut -d, -f20- "$BATS_TEST_TMPDIR/o.csv" | tail -1)" = "42,2560,16880" ]
+}
+
+@test "rm-sample --gpu with NVML: its GPUs in the max and the sums; initialised and shut down once for the stream" {
+  NVML_STUB_BUSY0=90 RM_SYS_ROOT="$DRM" RM_NVML_LIB="$STUB" run -0 rm-sample --gpu -i 0.05 -n 3
+  printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/o.csv"
+  # + nvidia0 (90 %, 1000 of 16384 MiB) and nvidia2 (512 of 8192 MiB).
+  [ "$(cut -d, -f20- "$BATS_TEST_TMPDIR/o.csv" | tail -n +2 | sort -u)" = "90,4072,41456" ]
+  [ "$(cat "$NVLOG")" = $'init\nshutdown' ]
+}
+
+@test "rm-sample --energy --gpu on both fixtures: the four columns after the defaults, in order, filled; -f prom names them" {
+  local root="$BATS_TEST_TMPDIR/sys"
+  mkdir -p "$root"
+  cp -a "$FIXTURES/powercap/intel1/." "$root/"
+  cp -a "$DRM/." "$root/"
+  RM_SYS_ROOT="$root" RM_NVML_LIB="$NO_NVML" run -0 --separate-stderr rm-sample --gpu --energy
+  printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/o.csv"
+  [ "$(head -1 "$BATS_TEST_TMPDIR/o.csv" | cut -d, -f20-)" = "pkg_w,gpu_busy_pct,gpu_vram_used_mb,gpu_vram_total_mb" ]
+  [ "$(cut -d, -f20- "$BATS_TEST_TMPDIR/o.csv" | tail -1)" = "0.00,42,2560,16880" ]
+  RM_SYS_ROOT="$root" RM_NVML_LIB="$NO_NVML" run -0 rm-sample --gpu --energy -f prom
+  [[ "$output" == *'rm_package_power_watts{stage=""} 0'* ]]
+  [[ "$output" == *'rm_gpus_busy_max_ratio{stage=""} 0.42'* ]]
+  [[ "$output" == *'rm_gpus_vram_used_bytes{stage=""} 2684354560'* ]]
+  [[ "$output" == *'rm_gpus_vram_total_bytes{stage=""} 17699962880'* ]]
+}
+
+@test "rm-sample --energy --gpu without RAPL or GPU (this machine): four empty columns, exit 0, nothing on stderr" {
+  RM_SYS_ROOT="$BATS_TEST_TMPDIR" RM_NVML_LIB="$NO_NVML" run -0 --separate-stderr rm-sample --energy --gpu -i 0.05 -n 2
+  printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/o.csv"
+  [ -z "$stderr" ]
+  [ "$(csv_cols "$BATS_TEST_TMPDIR/o.csv")" = "23" ]
+  [ "$(cut -d, -f20- "$BATS_TEST_TMPDIR/o.csv" | tail -n +2 | sort -u)" = ",,," ]
+  # And on the real /sys here, when it has neither.
+  if ! compgen -G '/sys/class/powercap/intel-rapl:*' >/dev/null &&
+    ! compgen -G '/sys/class/drm/card[0-9]*' >/dev/null &&
+    ! /sbin/ldconfig -p 2>/dev/null | grep -q libnvidia-ml.so.1; then
+    run -0 --separate-stderr rm-sample --energy --gpu -f jsonl
+    [ -z "$stderr" ]
+    run -0 jq -c '[.pkg_w, .gpu_busy_pct, .gpu_vram_used_mb, .gpu_vram_total_mb]' <<<"$output"
+    [ "$output" = "[null,null,null,null]" ]
+  fi
+}
