@@ -3,6 +3,17 @@
 # gnuplot, checked by decoding the file (signature, IHDR size, pixels), the
 # script it prints, columns found by name, hostile CSVs, and its errors.
 
+# The built-in demo run (rm-demo: a real C++ build under rm-monitor), made
+# once for the file: it takes a minute on a busy machine.
+setup_file() {
+  load test_helper/common
+  export DEMO_DIR="$BATS_FILE_TMPDIR/demo"
+  if [[ -x "$RM_TOP/bin/rm-demo" ]]; then
+    rm-demo --out-dir "$DEMO_DIR" >"$BATS_FILE_TMPDIR/demo.log" 2>&1
+    echo "$?" >"$BATS_FILE_TMPDIR/demo.status"
+  fi
+}
+
 setup() {
   load test_helper/common
   MON="$FIXTURES/fit/monitor.csv"
@@ -89,6 +100,33 @@ EOF
   [[ "$output" == $'a.png\nb.png' ]]
 }
 
+@test "rm-plot makes a PNG of the built-in demo run" {
+  [[ -f "$BATS_FILE_TMPDIR/demo.status" ]] || skip "rm-demo is not built yet"
+  [[ "$(cat "$BATS_FILE_TMPDIR/demo.status")" == 0 ]] || {
+    cat "$BATS_FILE_TMPDIR/demo.log"
+    return 1
+  }
+  local csv="$DEMO_DIR/resources-demo.csv"
+  run -0 --separate-stderr rm-plot --size 1000x750 -o "$BATS_TEST_TMPDIR/demo.png" "$csv"
+  [[ -z "$stderr" ]]
+  run -0 png_info "$BATS_TEST_TMPDIR/demo.png"
+  read -r w h n <<<"$output"
+  ((w == 1000 && h == 750 && n > 1))
+  # Every stage the demo went through is named along the time axis, and
+  # the compilers it ran are drawn.
+  run -0 rm-plot --script "$csv"
+  local tics stage
+  tics=$(grep '^set x2tics' <<<"$output")
+  [[ "$output" == *'title "compilers"'* ]]
+  while IFS= read -r stage; do
+    [[ "$tics" == *"'$stage' "* ]] || {
+      echo "stage '$stage' is not on the time axis: $tics"
+      return 1
+    }
+  done < <("$PY" -c 'import csv, sys
+print("\n".join(sorted({r["stage"] for r in csv.DictReader(open(sys.argv[1])) if r["stage"]})))' "$csv")
+}
+
 @test "the default PNG is the CSV's name with .png, 1200x900" {
   cp "$MON" "$BATS_TEST_TMPDIR/resources-r1.csv"
   run -0 rm-plot "$BATS_TEST_TMPDIR/resources-r1.csv"
@@ -136,8 +174,8 @@ EOF
   ((${#lines[@]} == 40))
   # elapsed 0 s; used 1000 MiB, available 20000 MiB, no swap reading yet,
   # disk 50 GiB, CPU 10 %; the x axis in minutes for a 20-minute run.
-  [[ "${lines[0]}" == "0 0.9766 19.5312 NaN 50 10" ]]
-  [[ "${lines[39]}" == "19.5 6.6895 11.9141 0.1855 30.5 49" ]]
+  [[ "${lines[0]}" == "0 0.9766 19.5312 NaN 50 10 NaN" ]]
+  [[ "${lines[39]}" == "19.5 6.6895 11.9141 0.1855 30.5 49 NaN" ]]
   run -0 rm-plot --script "$HOSTILE"
   [[ "$output" == *'set xlabel "elapsed (minutes)"'* ]]
 }
@@ -176,7 +214,7 @@ EOF
   [[ "$output" == *'layout 1,1'* && "$output" == *'title "CPU"'* ]]
   [[ "$output" != *'title "used"'* && "$output" != *$'\nset x2tics'* ]]
   # Time from epoch when there is no elapsed_s; an empty field is a gap.
-  [[ "$output" == *$'\n0 NaN NaN NaN NaN 10\n1 NaN NaN NaN NaN 20\n2.5 NaN NaN NaN NaN NaN\n'* ]]
+  [[ "$output" == *$'\n0 NaN NaN NaN NaN 10 NaN\n1 NaN NaN NaN NaN 20 NaN\n2.5 NaN NaN NaN NaN NaN NaN\n'* ]]
   run -0 rm-plot -o "$BATS_TEST_TMPDIR/cpu.png" "$BATS_TEST_TMPDIR/cpu.csv"
   run -0 png_info "$BATS_TEST_TMPDIR/cpu.png"
 }
