@@ -1,0 +1,249 @@
+#!/usr/bin/env bats
+# rm-monitor: the seed's CLI, its lifecycle (watched PID, signals, kill -9),
+# safe file handling, the built-in demo build, and a real OOM kill.
+
+setup() {
+  load test_helper/common
+  OUT="$BATS_TEST_TMPDIR/out"
+}
+
+teardown() {
+  local p
+  for p in ${BG_PIDS:-}; do
+    kill -KILL "$p" 2>/dev/null || true
+  done
+  if [[ -n "${CG:-}" && -d "$CG" ]]; then
+    rmdir "$CG" 2>/dev/null || true
+  fi
+}
+
+# start_monitor ARGS...: rm-monitor in the background, SIGINT not ignored
+# (a plain `&` in a script would ignore it); sets MON.
+start_monitor() {
+  "$PY" -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' rm-monitor "$@" </dev/null >"$BATS_TEST_TMPDIR/mon.out" 2>"$BATS_TEST_TMPDIR/mon.err" &
+  MON=$!
+  BG_PIDS="${BG_PIDS:-} $MON"
+}
+
+# A row of data (not just the header) in the run's CSV.
+has_rows() {
+  [[ -f "$1" ]] && (($(wc -l <"$1") >= 2))
+}
+
+@test "RESOURCE_MONITOR=0 does nothing and exits 0" {
+  RESOURCE_MONITOR=0 run -0 rm-monitor --out-dir "$OUT" --run-id x --interval 0.1
+  [ -z "$output" ]
+  [ ! -e "$OUT" ]
+}
+
+@test "usage errors exit 2: run-id with / or .., bad numbers, unknown flags" {
+  run -2 --separate-stderr rm-monitor --out-dir "$OUT" --run-id a/b
+  [[ "$stderr" == "rm-monitor: invalid --run-id 'a/b'"* ]]
+  [[ "$stderr" == *$'\nusage: rm-monitor '* ]]
+  run -2 --separate-stderr rm-monitor --out-dir "$OUT" --run-id ..
+  run -2 --separate-stderr rm-monitor --out-dir "$OUT" --run-id x..y
+  run -2 --separate-stderr rm-monitor --interval fast
+  [[ "$stderr" == "rm-monitor: invalid --interval 'fast'"* ]]
+  run -2 --separate-stderr rm-monitor --interval 0
+  run -2 --separate-stderr rm-monitor --context-match '('
+  run -2 --separate-stderr rm-monitor --bogus
+  [[ "$stderr" == "rm-monitor: unknown option '--bogus'"* ]]
+  [ ! -e "$OUT" ]
+}
+
+@test "an out-dir it cannot write is a clear error at start, exit 1" {
+  run -1 --separate-stderr rm-monitor --out-dir /proc/sys --run-id x --interval 0.1
+  [[ "$stderr" == "rm-monitor: cannot write in out-dir '/proc/sys': "* ]]
+  run -1 --separate-stderr rm-monitor --out-dir /etc/hostname/sub --run-id x
+  [ "$stderr" = "rm-monitor: cannot use out-dir '/etc/hostname/sub': not a directory" ]
+  run -1 --separate-stderr rm-monitor --out-dir "$OUT" --watch-pid 4194303
+  [ "$stderr" = "rm-monitor: cannot watch PID 4194303: no such process" ]
+}
+
+@test "the watched PID's end gives a summary within a second, even at --interval 15" {
+  sleep 2 &
+  local build=$! t0 t1
+  BG_PIDS="$build"
+  start_monitor --out-dir "$OUT" --run-id w --interval 15 --watch-pid "$build"
+  wait_for 5 has_rows "$OUT/resources-w.csv"
+  wait "$build" || true
+  t0=$(date +%s.%N)
+  wait_for 10 test -s "$OUT/resources-w.summary.json"
+  t1=$(date +%s.%N)
+  wait "$MON"
+  "$PY" -c 'import sys; d = float(sys.argv[2]) - float(sys.argv[1]); print(d); assert d < 1.0, d' "$t0" "$t1"
+  run -0 jq -r '.system.samples' "$OUT/resources-w.summary.json"
+  [ "$output" -ge 1 ]
+  grep -q '^Build resources: ' "$OUT/resources-w.summary.txt"
+  # Nothing half-written is left behind.
+  run -0 find "$OUT" -name '.rm-monitor.*'
+  [ -z "$output" ]
+}
+
+@test "SIGTERM, SIGINT and SIGHUP each stop it after a whole row and write the summary" {
+  local sig
+  for sig in TERM INT HUP; do
+    start_monitor --out-dir "$OUT" --run-id "s$sig" --interval 0.1
+    wait_for 10 has_rows "$OUT/resources-s$sig.csv"
+    kill -"$sig" "$MON"
+    wait "$MON"
+    [ -s "$OUT/resources-s$sig.summary.txt" ]
+    jq -e '.system.samples >= 1' "$OUT/resources-s$sig.summary.json" >/dev/null
+    # Whole rows only: every record has the header's column count.
+    [ "$(csv_cols "$OUT/resources-s$sig.csv")" = 19 ]
+  done
+}
+
+@test "kill -9 of the monitor: its children end and 'rm-monitor summarize' reads what it left" {
+  start_monitor --out-dir "$OUT" --run-id k9 --interval 0.1
+  wait_for 10 has_rows "$OUT/resources-k9.csv"
+  sleep 0.3
+  local kids c
+  kids=$(pgrep -P "$MON")
+  [ "$(wc -w <<<"$kids")" -eq 2 ]
+  kill -KILL "$MON"
+  wait "$MON" || true
+  # rm-sample and rm-tree watch the monitor and stop by themselves.
+  for c in $kids; do
+    wait_for 5 bash -c '! kill -0 "$1" 2>/dev/null' _ "$c"
+  done
+  [ ! -e "$OUT/resources-k9.summary.txt" ]
+  run -0 rm-monitor summarize "$OUT/resources-k9.csv"
+  [[ "$output" == "Build resources: $OUT/resources-k9.csv"* ]]
+  run -0 resource-monitor.sh summarize --json "$OUT/resources-k9.csv"
+  jq -e '.system.samples >= 2' <<<"$output" >/dev/null
+}
+
+@test "two monitors with different run-ids in one dir do not collide" {
+  start_monitor --out-dir "$OUT" --run-id a --interval 0.1
+  local a=$MON
+  start_monitor --out-dir "$OUT" --run-id b --interval 0.1
+  wait_for 10 has_rows "$OUT/resources-a.csv"
+  wait_for 10 has_rows "$OUT/resources-b.csv"
+  kill -TERM "$a" "$MON"
+  wait "$a"
+  wait "$MON"
+  run -0 jq -r '.files[0]' "$OUT/resources-a.summary.json"
+  [ "$output" = "$OUT/resources-a.csv" ]
+  run -0 jq -r '.files[0]' "$OUT/resources-b.summary.json"
+  [ "$output" = "$OUT/resources-b.csv" ]
+}
+
+@test "the same run-id twice keeps both runs' files" {
+  local i
+  for i in 1 2; do
+    start_monitor --out-dir "$OUT" --run-id same --interval 0.1
+    wait_for 10 has_rows "$OUT/resources-same$([[ $i == 2 ]] && echo -2).csv"
+    kill -TERM "$MON"
+    wait "$MON"
+  done
+  [ -s "$OUT/resources-same.summary.txt" ]
+  [ -s "$OUT/resources-same-2.summary.txt" ]
+  run -0 jq -r '.files[0]' "$OUT/resources-same-2.summary.json"
+  [ "$output" = "$OUT/resources-same-2.csv" ]
+  # The first run's CSV was not touched by the second.
+  run -0 jq -r '.system.end.epoch' "$OUT/resources-same.summary.json"
+  local end1=$output
+  run -0 tail -n 1 "$OUT/resources-same.csv"
+  [[ "$output" == "${end1}"* ]]
+}
+
+@test "a symlink planted at an output path is never followed" {
+  mkdir -p "$OUT"
+  echo precious >"$BATS_TEST_TMPDIR/victim"
+  ln -s "$BATS_TEST_TMPDIR/victim" "$OUT/resources-p.csv"
+  ln -s "$BATS_TEST_TMPDIR/nowhere" "$OUT/resources-p-2.summary.json"
+  start_monitor --out-dir "$OUT" --run-id p --interval 0.1
+  wait_for 10 has_rows "$OUT/resources-p-3.csv"
+  kill -TERM "$MON"
+  wait "$MON"
+  [ "$(cat "$BATS_TEST_TMPDIR/victim")" = precious ]
+  [ ! -e "$BATS_TEST_TMPDIR/nowhere" ]
+  [ -L "$OUT/resources-p.csv" ]
+  [ -s "$OUT/resources-p-3.summary.json" ]
+}
+
+@test "starts under setsid with no terminal; the orchestrator's exit status is its own" {
+  cat >"$BATS_TEST_TMPDIR/orch.sh" <<'EOF'
+set -e
+setsid rm-monitor --out-dir "$1" --run-id orch --interval 0.2 --watch-pid $$ </dev/null >/dev/null 2>&1 &
+sleep 0.8
+exit 7
+EOF
+  run -7 bash "$BATS_TEST_TMPDIR/orch.sh" "$OUT"
+  wait_for 5 test -s "$OUT/resources-orch.summary.json"
+  jq -e '.system.samples >= 2' "$OUT/resources-orch.summary.json" >/dev/null
+}
+
+@test "resource-monitor.sh is the same program under the seed's name" {
+  run -0 resource-monitor.sh --help
+  [[ "$output" == "usage: rm-monitor "* ]]
+  RESOURCE_MONITOR=0 run -0 resource-monitor.sh --out-dir "$OUT"
+  [ ! -e "$OUT" ]
+}
+
+@test "--energy and --gpu reach rm-sample; thresholds reach the summary" {
+  start_monitor --out-dir "$OUT" --run-id eg --interval 0.1 --energy --gpu --near-oom-mb 1000000 --low-disk-gb 0.5
+  wait_for 10 has_rows "$OUT/resources-eg.csv"
+  kill -TERM "$MON"
+  wait "$MON"
+  run -0 head -n 1 "$OUT/resources-eg.csv"
+  [[ "$output" == *",pkg_w,gpu_busy_pct,gpu_vram_used_mb,gpu_vram_total_mb" ]]
+  run -0 jq -c '[.system.near_oom.threshold_mb, .system.near_oom.samples == .system.samples, .system.low_disk.threshold_gb]' "$OUT/resources-eg.summary.json"
+  [ "$output" = '[1000000,true,0.5]' ]
+}
+
+@test "end to end: the demo build, monitored at --interval 0.5" {
+  local d="$BATS_TEST_TMPDIR/demo"
+  run -0 rm-demo --out-dir "$d"
+  [[ "$output" == "Build resources: $d/resources-demo.csv"* ]]
+  # compilers was above 0 while it compiled.
+  run -0 "$PY" -c 'import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+print(max(int(r["compilers"]) for r in rows if r["compilers"]))' "$d/resources-demo.csv"
+  [ "$output" -gt 0 ]
+  # The memory peak names a stage of the build and a line from its logs.
+  run -0 jq -r '.system.peaks.max_mem_used_mb | "\(.stage)\t\(.context)"' "$d/resources-demo.summary.json"
+  local stage=${output%%$'\t'*} ctx=${output#*$'\t'}
+  [[ "$stage" == core || "$stage" == app || "$stage" == setup ]]
+  [ -n "$ctx" ]
+  cat "$d"/logs/*.log | grep -qxF -- "$ctx"
+  # The heaviest compile units are the generated sources, with real peaks.
+  run -0 jq -r '.compile_units[] | select(.unit | test("^src/(core|app)_[0-9]+\\.cpp$")) | "\(.unit) \(.peak_rss_kib)"' "$d/resources-demo.summary.json"
+  [ "$(wc -l <<<"$output")" -ge 4 ]
+  while read -r unit kib; do
+    [ -f "$d/$unit" ]
+    ((kib > 10000))
+  done <<<"$output"
+  jq -e '.memory_per_job | length >= 1' "$d/resources-demo.summary.json" >/dev/null
+}
+
+@test "a real OOM kill in a small memory cgroup is found, the victim named" {
+  local v1=/sys/fs/cgroup/memory
+  CG="$v1/rm-monitor-test-$$"
+  if ! mkdir "$CG" 2>/dev/null; then
+    skip "cannot create a v1 memory cgroup under $v1 (not root, or no cgroup v1 memory controller)"
+  fi
+  echo 64M >"$CG/memory.limit_in_bytes"
+  cat >"$BATS_TEST_TMPDIR/orch.sh" <<'EOF'
+mkdir -p "$3"
+echo oomtest >"$3/stage"
+echo "running the allocator" >"$3/oomtest.log"
+sleep 0.6
+bash -c 'echo $BASHPID >"$1/cgroup.procs" && exec "$2" 256 2' _ "$1" "$2" || echo "allocator ended: $?"
+sleep 1
+EOF
+  bash "$BATS_TEST_TMPDIR/orch.sh" "$CG" "$RM_BUILD/tests/oomer" "$BATS_TEST_TMPDIR/logs" &
+  local orch=$!
+  BG_PIDS="$orch"
+  run -0 rm-monitor --out-dir "$OUT" --run-id oom --interval 0.2 --watch-pid "$orch" \
+    --stage-file "$BATS_TEST_TMPDIR/logs/stage" --stage-log-dir "$BATS_TEST_TMPDIR/logs"
+  wait "$orch"
+  run -0 cat "$OUT/resources-oom.summary.txt"
+  [[ "$output" == *"OOM kills: 1"* ]]
+  [[ "$output" == *"stage oomtest  1 kill, victim oomer (PID "* ]]
+  [[ "$output" == *"context: running the allocator"* ]]
+  jq -e '.system.oom_kills.events[0].victims[0].name == "oomer"' "$OUT/resources-oom.summary.json" >/dev/null
+}
