@@ -9,10 +9,10 @@ MANDIR    = $(PREFIX)/share/man
 DOCDIR    = $(PREFIX)/share/doc/rm-tools
 COMPDIR   = $(PREFIX)/share/bash-completion/completions
 # What `make install` puts in place besides the commands: man pages, bash
-# completions (scripts/completions/NAME completes the command NAME), and
-# the guides with the README.
+# completions (scripts/completions/NAME completes the command NAME, as
+# bash-completion loads it by name), and the guides with the README.
 MANPAGES  = $(notdir $(wildcard docs/*.1))
-COMPS     = $(notdir $(wildcard scripts/completions/rm-*))
+COMPS     = $(notdir $(wildcard scripts/completions/*))
 DOCS      = $(wildcard README.md docs/*.md)
 DESTDIR   =
 

@@ -31,13 +31,21 @@ complete_words() {
 help_flags() {
   "$1" --help | "$PY" -c '
 import re, sys
-flags = set()
+flags, usage = set(), True
 for line in sys.stdin:
-    flags.update(re.findall(r"\[(--?[a-zA-Z][-a-zA-Z0-9]*)", line))
+    if not line.strip():
+        usage = False
+    if usage:
+        flags.update(re.findall(r"(?:^|[\[| ])(--?[a-zA-Z][-a-zA-Z0-9]*)", line))
     m = re.match(r"^\s+(-[a-zA-Z0-9])?,?\s*(--[a-z][-a-z0-9]*)?", line)
     if m:
         flags.update(f for f in m.groups() if f)
 print("\n".join(sorted(flags)))'
+}
+
+# help_subcommands CMD: the subcommands CMD's usage lines name ("CMD word").
+help_subcommands() {
+  "$1" --help | sed -n '/^$/q; s/^\(usage:\)\{0,1\} *'"$1"' \([a-z][-a-z]*\).*/\2/p'
 }
 
 @test "complete -p rm-sample after sourcing its completion" {
@@ -59,7 +67,7 @@ print("\n".join(sorted(flags)))'
 
 @test "every command has a completion file that registers it" {
   local f n=0
-  for f in "$RM_TOP"/bin/rm-*; do
+  for f in "$RM_TOP"/bin/rm-* "$RM_TOP"/bin/resource-monitor.sh; do
     [[ -x "$f" ]] || continue
     [[ -f "$COMPS/${f##*/}" ]] || {
       echo "no completion for ${f##*/}"
@@ -73,18 +81,22 @@ print("\n".join(sorted(flags)))'
 }
 
 @test "every completion offers exactly the flags its command's --help lists" {
-  local f c want
+  local f c want got sub
   for f in "$COMPS"/rm-*; do
     c=${f##*/}
     [[ -x "$RM_TOP/bin/$c" ]] || continue
     want=$(help_flags "$c")
     [[ -n "$want" ]]
-    # "--" before a command to run is a word, not a flag of --help's table.
-    run -0 complete_words "$c" -
-    output=$(grep -vx -- -- <<<"$output")
-    [[ "$output" == "$want" ]] || {
+    # The command's flags and each subcommand's, together; "--" before a
+    # command to run is a word, not a flag of --help's table.
+    got=$(complete_words "$c" -)
+    for sub in $(help_subcommands "$c"); do
+      got+=$'\n'$(complete_words "$c" "$sub" -)
+    done
+    got=$(sort -u <<<"$got" | grep -vx -- --)
+    [[ "$got" == "$want" ]] || {
       echo "$c: completion and --help differ:"
-      diff <(echo "$want") <(echo "$output")
+      diff <(echo "$want") <(echo "$got")
       return 1
     }
   done
@@ -152,6 +164,26 @@ print("\n".join(sorted(flags)))'
   [[ "$output" == "$BATS_TEST_TMPDIR/d/resources-1.svg" ]]
   run -0 complete_words rm-summarize --near-oom-mb ''
   [[ -z "$output" ]]
+}
+
+@test "rm-monitor and resource-monitor.sh: the monitor's flags, then summarize's and its CSVs" {
+  command -v rm-monitor >/dev/null || skip "rm-monitor is not built yet"
+  run -0 complete_words rm-monitor su
+  [[ "$output" == summarize ]]
+  run -0 complete_words rm-monitor --st
+  [[ "$output" == $'--stage-file\n--stage-log-dir' ]]
+  run -0 complete_words rm-monitor summarize --
+  [[ "$output" == $'--json\n--low-disk-gb\n--markdown\n--near-oom-mb\n--svg' ]]
+  mkdir "$BATS_TEST_TMPDIR/d"
+  : >"$BATS_TEST_TMPDIR/d/resources-1.csv"
+  : >"$BATS_TEST_TMPDIR/d/resources-1.txt"
+  run -0 complete_words rm-monitor summarize --json "$BATS_TEST_TMPDIR/d/"
+  [[ "$output" == "$BATS_TEST_TMPDIR/d/resources-1.csv" ]]
+  run -0 complete_words rm-monitor --out-dir "$BATS_TEST_TMPDIR/"
+  [[ "$output" == "$BATS_TEST_TMPDIR/d" ]]
+  # The seed's name completes the same, from its own file.
+  run -0 complete_words resource-monitor.sh --watch
+  [[ "$output" == --watch-pid ]]
 }
 
 @test "the completion files are shellcheck-clean, -o all included" {

@@ -30,7 +30,7 @@ mk() {
   for f in "$RM_TOP"/docs/*.1; do
     cmp "$f" "$DEST/usr/share/man/man1/${f##*/}"
   done
-  for f in "$RM_TOP"/scripts/completions/rm-*; do
+  for f in "$RM_TOP"/scripts/completions/*; do
     cmp "$f" "$DEST/usr/share/bash-completion/completions/${f##*/}"
   done
   for f in "$RM_TOP"/docs/*.md; do
@@ -55,6 +55,12 @@ mk() {
   run -0 bash -c 'source "$1" && complete -p rm-sample' _ \
     "$DEST/usr/share/bash-completion/completions/rm-sample"
   [[ "$output" == "complete -F "*" rm-sample" ]]
+  # The seed's name loads the rm-monitor completion installed beside it.
+  if [[ -f "$RM_TOP/scripts/completions/resource-monitor.sh" ]]; then
+    run -0 bash -c 'source "$1" && complete -p resource-monitor.sh' _ \
+      "$DEST/usr/share/bash-completion/completions/resource-monitor.sh"
+    [[ "$output" == "complete -F "*" resource-monitor.sh" ]]
+  fi
 }
 
 @test "make uninstall leaves nothing behind, and only what install put there goes" {
