@@ -246,12 +246,33 @@ EOF
   fi
 }
 
-@test "rm-sample, rm-energy and rm-gpu textfiles side by side: one page, no scrape error" {
+# same_series FILE: the samples of an exposition that Prometheus would
+# take for one series (an empty label is the same as no label); none
+# printed and success when there are none.
+same_series() {
+  "$PY" - "$1" <<'PYEOF'
+import re, sys
+seen, dup = {}, []
+for ln in open(sys.argv[1], encoding="utf-8"):
+    if ln.startswith("#") or not ln.strip():
+        continue
+    m = re.match(r'^([^{ ]+)(?:\{(.*)\})? ', ln)
+    labels = tuple(sorted((k, v) for k, v in re.findall(r'([a-zA-Z_]\w*)="((?:[^"\\]|\\.)*)"', m.group(2) or "") if v))
+    key = (m.group(1), labels)
+    if key in seen:
+        dup.append(seen[key].strip() + "  and  " + ln.strip())
+    seen[key] = ln
+print("\n".join(dup))
+sys.exit(1 if dup else 0)
+PYEOF
+}
+
+@test "rm-sample, rm-energy and rm-gpu textfiles side by side, as docs/fleet.md sets them up: one page, no clash" {
   command -v rm-energy >/dev/null || skip "rm-energy is not built yet"
   start_exporter "$PROM_DIR"
   write_prom "$PROM_DIR" rm-sample -f prom
   mv "$PROM_DIR/rm-tools.prom" "$PROM_DIR/sample.prom"
-  RM_SYS_ROOT="$FIXTURES/powercap/intel1" rm-energy -f prom -i 0.05 -n 1 >"$PROM_DIR/energy.prom"
+  RM_SYS_ROOT="$FIXTURES/powercap/intel1" rm-energy -f prom >"$PROM_DIR/energy.prom"
   if command -v rm-gpu >/dev/null; then
     RM_SYS_ROOT="$FIXTURES/drm/mixed" rm-gpu -f prom >"$PROM_DIR/gpu.prom"
   fi
@@ -259,10 +280,16 @@ EOF
   run -0 metric "$BATS_TEST_TMPDIR/page" node_textfile_scrape_error
   [[ "$output" == 0 ]]
   grep -q '^rm_memory_used_bytes{' "$BATS_TEST_TMPDIR/page"
-  grep -q '^rm_package_energy_joules_total ' "$BATS_TEST_TMPDIR/page"
+  grep -q '^rm_rapl_energy_joules_total{name="package-0",zone="intel-rapl:0"} 100$' "$BATS_TEST_TMPDIR/page"
   if command -v rm-gpu >/dev/null; then
     grep -q '^rm_gpu_busy_ratio{card="card0",driver="amdgpu"} 0.42$' "$BATS_TEST_TMPDIR/page"
   fi
+  # No two samples are one series to Prometheus, which would drop them.
+  run -0 same_series "$BATS_TEST_TMPDIR/page"
+  # The check does catch a clash: the same gauge, with and without an
+  # empty label, from two files.
+  printf 'rm_x{stage=""} 1\nrm_x 2\n' >"$BATS_TEST_TMPDIR/clash"
+  run -1 same_series "$BATS_TEST_TMPDIR/clash"
 }
 
 @test "rm-monitor --prom-dir: node_exporter serves its run, labelled, changing, then finished" {
