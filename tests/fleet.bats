@@ -404,6 +404,7 @@ need_promtool() {
   rm-sample -f prom >"$all"
   if command -v rm-energy >/dev/null; then
     RM_SYS_ROOT="$FIXTURES/powercap/intel1" rm-energy -f prom >>"$all"
+    RM_SYS_ROOT="$FIXTURES/powercap/intel1" rm-energy -f prom -i 0.05 -n 1 >>"$all"
   fi
   if command -v rm-gpu >/dev/null; then
     RM_SYS_ROOT="$FIXTURES/drm/mixed" rm-gpu -f prom >>"$all"
