@@ -151,9 +151,13 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		o->cols[k] = k;
 	o->ncols = K_NDEFAULT;
 	opterr = 0;
-	/* "+": options stop at the first operand, so CMD's own options are
-	 * never taken for ours. */
-	while ((c = getopt_long(argc, argv, "+:o:f:w:i:n:Hh", longopts, NULL)) != -1) {
+	/* Options may follow PIDs, but with --exec the first operand is CMD,
+	 * whose own options are never taken for ours. */
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--exec") == 0)
+			exec = 1;
+	while ((c = getopt_long(argc, argv, exec ? "+:o:f:w:i:n:Hh" : ":o:f:w:i:n:Hh",
+				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			parse_columns(o, optarg);

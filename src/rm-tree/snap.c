@@ -71,6 +71,14 @@ static void read_one(struct snap *s, int pid)
 	s->v[s->n++] = n;
 }
 
+static int by_pid(const void *a, const void *b)
+{
+	const struct rm_pnode *x = *(const struct rm_pnode *const *)a;
+	const struct rm_pnode *y = *(const struct rm_pnode *const *)b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
 static void scan(struct snap *s)
 {
 	const struct opts *o = s->o;
@@ -90,6 +98,12 @@ static void scan(struct snap *s)
 	while ((pid = rm_procscan_next(&ps)) > 0)
 		read_one(s, pid);
 	rm_procscan_close(&ps);
+	/* /proc lists pids in order; a fixture tree may not. */
+	for (size_t i = 1; i < s->n; i++)
+		if (s->v[i - 1]->pid > s->v[i]->pid) {
+			qsort(s->v, s->n, sizeof(*s->v), by_pid);
+			break;
+		}
 }
 
 static void select_members(struct snap *s)

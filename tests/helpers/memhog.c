@@ -2,13 +2,15 @@
  * memhog: allocate and touch an exact amount of memory for an exact time,
  * for the rm-tree and rm-run tests and the bench.
  *
- * usage: memhog [-m MIB] [-t SEC] [-c MIB,MIB,...] [-g] [-s MIB] [-a SEC]
- *               [-S SEC] [-p SEC] [-n NAME] [-r FILE] [-- ARG...]
+ * usage: memhog [-m MIB] [-t SEC] [-c MIB,MIB,...] [-N COUNT [-j JOBS]] [-g]
+ *               [-s MIB] [-a SEC] [-S SEC] [-p SEC] [-n NAME] [-r FILE] [-- ARG...]
  *
  *   -m MIB   hold MIB MiB (default 0), every page written
  *   -t SEC   hold it for SEC seconds after it is touched (default 0)
  *   -c LIST  instead, start one child per size in LIST, all at once, each
  *            holding its size for SEC; the parent holds nothing and waits
+ *   -N COUNT instead, start COUNT children in all, at most -j JOBS
+ *            (default 100) at once, each holding MIB for SEC
  *   -g       instead, double-fork: a grandchild holds MIB for SEC while
  *            its parent exits at once and this process exits after that
  *   -s MIB   a spike: MIB more, touched at -a SEC (default 0) after the
@@ -40,12 +42,13 @@ struct opts {
 	double mib, hold, spike, spike_at, spike_for, spin;
 	const char *children, *name, *ready;
 	int dfork;
+	long many, jobs;
 };
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: memhog [-m MIB] [-t SEC] [-c MIB,MIB,...] [-g] [-s MIB] [-a SEC]\n"
-			"              [-S SEC] [-p SEC] [-n NAME] [-r FILE] [-- ARG...]\n");
+	fprintf(stderr, "usage: memhog [-m MIB] [-t SEC] [-c MIB,MIB,...] [-N COUNT [-j JOBS]] [-g]\n"
+			"              [-s MIB] [-a SEC] [-S SEC] [-p SEC] [-n NAME] [-r FILE] [-- ARG...]\n");
 	exit(2);
 }
 
@@ -191,6 +194,34 @@ static void run_children(const struct opts *o)
 	free(list);
 }
 
+static void run_many(const struct opts *o)
+{
+	long started = 0, running = 0;
+	int status;
+
+	while (started < o->many || running > 0) {
+		if (started < o->many && running < o->jobs) {
+			pid_t pid = fork();
+			if (pid < 0) {
+				perror("memhog: fork");
+				exit(1);
+			}
+			if (pid == 0) {
+				work(o, o->mib, NULL);
+				_exit(0);
+			}
+			started++;
+			running++;
+			continue;
+		}
+		if (wait(&status) > 0)
+			running--;
+		else if (errno != EINTR)
+			break;
+	}
+	touch_file(o->ready);
+}
+
 static void run_dfork(const struct opts *o)
 {
 	pid_t pid = fork(), gpid;
@@ -220,14 +251,16 @@ static void run_dfork(const struct opts *o)
 
 int main(int argc, char **argv)
 {
-	struct opts o = { 0, 0, 0, 0, 0.05, 0, NULL, NULL, NULL, 0 };
+	struct opts o = { 0, 0, 0, 0, 0.05, 0, NULL, NULL, NULL, 0, 0, 100 };
 	int c;
 
-	while ((c = getopt(argc, argv, "m:t:c:gs:a:S:p:n:r:")) != -1) {
+	while ((c = getopt(argc, argv, "m:t:c:N:j:gs:a:S:p:n:r:")) != -1) {
 		switch (c) {
 		case 'm': o.mib = num(optarg); break;
 		case 't': o.hold = num(optarg); break;
 		case 'c': o.children = optarg; break;
+		case 'N': o.many = (long)num(optarg); break;
+		case 'j': o.jobs = (long)num(optarg); break;
 		case 'g': o.dfork = 1; break;
 		case 's': o.spike = num(optarg); break;
 		case 'a': o.spike_at = num(optarg); break;
@@ -242,6 +275,8 @@ int main(int argc, char **argv)
 		prctl(PR_SET_NAME, o.name, 0, 0, 0);
 	if (o.children)
 		run_children(&o);
+	else if (o.many)
+		run_many(&o);
 	else if (o.dfork)
 		run_dfork(&o);
 	else
