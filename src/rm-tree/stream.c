@@ -298,7 +298,10 @@ static struct rm_pnode *meet(struct stream *s, int pid, double el)
 	n->pgrp = st.pgrp;
 	n->state = st.state;
 	memcpy(n->comm, st.comm, sizeof(n->comm));
-	if ((st.flags & RM_PF_KTHREAD) || st.state == 'Z' || st.state == 'X') {
+	/* Zombies are not live processes, but one of our own children is
+	 * still the job's: it joins and the reaper writes its row. */
+	if ((st.flags & RM_PF_KTHREAD) ||
+	    ((st.state == 'Z' || st.state == 'X') && !(s->exec && st.ppid == s->self))) {
 		n->outsider = 1;
 		rm_pfile_close(&fd);
 	} else {
@@ -530,6 +533,12 @@ static void reap(struct stream *s, double el)
 				break;
 		if (n && have && n->start != st.starttime)
 			n = NULL;  /* cannot be: a zombie holds its pid */
+		if (n && !n->member) {
+			/* Our own child is the job's whatever was met of it. */
+			n->member = 1;
+			n->outsider = 0;
+			s->procs++;
+		}
 		if (!n && have) {
 			n = rm_ptree_add(&s->t, pid, st.starttime);
 			if (!n)

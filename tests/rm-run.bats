@@ -1,0 +1,114 @@
+#!/usr/bin/env bats
+# rm-run: the command's exit status, signals passed to its whole group,
+# and the summary (rm-summarize's) where it was asked for.
+
+setup() {
+  load test_helper/common
+  MEMHOG="$RM_BUILD/tests/memhog"
+}
+
+@test "--help prints the usage and exits 0; usage errors exit 2" {
+  run -0 rm-run --help
+  [[ "${lines[0]}" == "usage: rm-run [-i SEC] [--json]"* ]]
+  run -2 --separate-stderr rm-run
+  [ "${stderr_lines[0]}" = "rm-run: no command to run" ]
+  run -2 --separate-stderr rm-run -i 0 -- true
+  [ "${stderr_lines[0]}" = "rm-run: invalid interval '0': seconds from 0.01 to 86400" ]
+  run -2 --separate-stderr rm-run --bogus -- true
+  [ "${stderr_lines[0]}" = "rm-run: unknown option '--bogus'" ]
+  run -2 --separate-stderr rm-run --csv
+  [ "${stderr_lines[0]}" = "rm-run: option '--csv' needs a value" ]
+}
+
+@test "a bad ERE is a usage error before the command starts" {
+  run -2 --separate-stderr rm-run --include 'a(' -- touch "$BATS_TEST_TMPDIR/ran"
+  [ "${stderr_lines[0]}" = "rm-run: invalid --include 'a(': not a valid extended regular expression" ]
+  [[ "${stderr_lines[1]}" == "usage: rm-run "* ]]
+  run -2 --separate-stderr rm-run --exclude '[z-a]' -- touch "$BATS_TEST_TMPDIR/ran"
+  [ "${stderr_lines[0]}" = "rm-run: invalid --exclude '[z-a]': not a valid extended regular expression" ]
+  [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+}
+
+@test "exits with the command's status, 128+N for a signal" {
+  run -3 rm-run --quiet -- sh -c 'exit 3'
+  run -143 rm-run --quiet -- sh -c 'kill -TERM $$'
+  run -0 rm-run --quiet -- true
+}
+
+@test "a command that cannot run: 127, and still a summary" {
+  run -127 --separate-stderr rm-run -- /nonexistent/cmd
+  [[ "$stderr" == *"rm-tree: cannot run '/nonexistent/cmd': No such file or directory"* ]]
+  [[ "$stderr" == *"/nonexistent/cmd"*"127"* ]]
+}
+
+@test "rm-run -- true: a true summary of a command that lasts a millisecond" {
+  run -0 --separate-stderr rm-run --json -- true
+  [ "$output" = "" ]
+  echo "$stderr" | jq -e '
+    .job.cmd == "true" and (.job.exit | tonumber) == 0 and .job.procs == 1 and
+    .job.max_proc_rss_kib > 100 and .job.max_proc_rss_kib < 8192 and
+    .job.elapsed_s < 5 and .processes.count == 1'
+}
+
+@test "the summary goes to stderr; the command's output stays on stdout" {
+  run -0 --separate-stderr rm-run -- sh -c 'echo hello'
+  [ "$output" = "hello" ]
+  [[ "$stderr" == *"sh -c echo hello"* ]]
+}
+
+@test "-o FILE takes the summary; --quiet prints none but still writes --csv" {
+  run -0 --separate-stderr rm-run -o "$BATS_TEST_TMPDIR/sum.txt" -- "$MEMHOG" -m 16 -t 0.3
+  [ "$stderr" = "" ]
+  grep -q memhog "$BATS_TEST_TMPDIR/sum.txt"
+  run -0 --separate-stderr rm-run --quiet --csv "$BATS_TEST_TMPDIR/procs.csv" \
+    --timeline "$BATS_TEST_TMPDIR/tl.csv" -- "$MEMHOG" -m 16 -t 0.3
+  [ "$stderr" = "" ]
+  [ "$output" = "" ]
+  [ "$(csv_cols "$BATS_TEST_TMPDIR/procs.csv")" != "" ]
+  [ "$(wc -l < "$BATS_TEST_TMPDIR/procs.csv")" -ge 2 ]
+  [ "$(head -1 "$BATS_TEST_TMPDIR/tl.csv")" = "epoch,iso,elapsed_s,procs,rss_kib,cpu_pct" ]
+}
+
+@test "--silent discards the command's output, not the summary" {
+  run -0 --separate-stderr rm-run --silent -- sh -c 'echo out; echo err >&2'
+  [ "$output" = "" ]
+  run ! grep -qx err <<< "$stderr"
+  [[ "$stderr" == *"sh -c echo out"* ]]
+}
+
+@test "SIGINT to rm-run reaches the command's whole group; the summary still prints" {
+  local d="$BATS_TEST_TMPDIR"
+  # Background jobs start with SIGINT ignored: env gives rm-run the
+  # default, as a terminal's foreground job has.
+  env --default-signal=INT rm-run -i 0.1 -- sh -c "
+    '$PY' -c 'import signal, sys, time
+def bye(*a):
+    open(sys.argv[1], \"w\").close(); sys.exit(7)
+signal.signal(signal.SIGINT, bye); open(sys.argv[2], \"w\").close(); time.sleep(30)' $d/inner $d/started &
+    sleep 30" 2> "$d/err" &
+  local pid=$! rc=0
+  wait_for 10 test -e "$d/started"
+  kill -INT "$pid"
+  wait "$pid" || rc=$?
+  [ "$rc" -eq 130 ]
+  [ -e "$d/inner" ]
+  grep -q "sleep 30" "$d/err"
+}
+
+@test "--include and --exclude change what is shown, never the totals" {
+  local d="$BATS_TEST_TMPDIR"
+  rm-run --json -o "$d/all.json" -- sh -c "'$MEMHOG' -m 32 -t 0.5 & '$MEMHOG' -m 8 -t 0.5 & wait"
+  rm-run --json -o "$d/ex.json" --exclude memhog -- sh -c "'$MEMHOG' -m 32 -t 0.5 & '$MEMHOG' -m 8 -t 0.5 & wait"
+  jq -e '.job.procs == 3 and .job.max_proc_rss_kib > 32768' "$d/all.json"
+  jq -e '.job.procs == 3 and .job.max_proc_rss_kib > 32768' "$d/ex.json"
+  run jq -r '[.processes.top[] | .comm] | join(" ")' "$d/ex.json"
+  [[ "$output" != *memhog* ]]
+}
+
+@test "--cgroup: the exact tree peak in the summary" {
+  run -0 --separate-stderr rm-run --json --cgroup -- "$MEMHOG" -c 32,64 -t 0.5
+  if [[ "$stderr" == *"no memory cgroup"* ]]; then
+    skip "this kernel does not let us create a memory cgroup"
+  fi
+  echo "$stderr" | jq -e '.job.cgroup_peak_kib > 98304 and .job.cgroup_peak_kib < 131072'
+}
