@@ -186,6 +186,17 @@ help_subcommands() {
   [[ "$output" == --watch-pid ]]
 }
 
+@test "rm-run: a command to profile after --, its arguments as files" {
+  command -v rm-run >/dev/null || skip "rm-run is not built yet"
+  run -0 complete_words rm-run --json -- mak
+  [[ $'\n'"$output"$'\n' == *$'\nmake\n'* ]]
+  run -0 complete_words rm-run --si
+  [[ "$output" == --silent ]]
+  : >"$BATS_TEST_TMPDIR/peaks.csv"
+  run -0 complete_words rm-run --csv "$BATS_TEST_TMPDIR/pea"
+  [[ "$output" == "$BATS_TEST_TMPDIR/peaks.csv" ]]
+}
+
 @test "the completion files are shellcheck-clean, -o all included" {
   local f
   for f in "$COMPS"/*; do
