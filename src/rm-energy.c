@@ -374,7 +374,7 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 	double el;
 
 	if (o->output) {
-		fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666);
 		if (fd < 0) {
 			fprintf(stderr, "%s: cannot open '%s': %s\n", prog, o->output, strerror(errno));
 			return RM_EXIT_FAIL;
