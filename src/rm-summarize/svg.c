@@ -242,7 +242,7 @@ int write_svg(const struct report *r, const struct opts *o, const char *path)
 		errno = ENOMEM;
 		return -1;
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0 || rm_buf_write(fd, &b) < 0)
 		rc = -1;
 	if (fd >= 0 && close(fd) < 0)
