@@ -125,25 +125,26 @@ static size_t ctx_copy(const struct row *w, char *dst, size_t size)
 	return n;
 }
 
-static void peak_set(struct peak *p, double v, double epoch, double aux, int stage,
+static void peak_set(struct peak *p, double v, double epoch, int auxcol, int stage,
 		     const struct row *w)
 {
 	p->known = 1;
 	p->v = v;
 	p->epoch = epoch;
-	p->aux = aux;
+	p->aux = auxcol >= 0 ? val(w, auxcol) : NAN;
 	p->stage = stage;
 	p->ctxlen = ctx_copy(w, p->ctx, sizeof(p->ctx));
 }
 
 /* Keep the first row with the highest (dir 1) or lowest (dir -1) value. */
-static void peak_fold(struct peak *p, int dir, double v, double epoch, double aux, int stage,
+/* auxcol: a column read only when the peak moves (mem_pct, disk_pct), or -1. */
+static void peak_fold(struct peak *p, int dir, double v, double epoch, int auxcol, int stage,
 		      const struct row *w)
 {
 	if (isnan(v))
 		return;
 	if (!p->known || (dir > 0 ? v > p->v : v < p->v))
-		peak_set(p, v, epoch, aux, stage, w);
+		peak_set(p, v, epoch, auxcol, stage, w);
 }
 
 static void run_fold(struct runstat *rs, int cond, double epoch, int stage)
@@ -317,12 +318,12 @@ int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 
 	if (isnan(s->mem_total_mb) && !isnan(used) && !isnan(avail))
 		s->mem_total_mb = used + avail;
-	peak_fold(&s->pk[PK_MEM_USED], 1, used, epoch, val(&w, SC_MEMPCT), s->cur_stage, &w);
-	peak_fold(&s->pk[PK_MEM_AVAIL], -1, avail, epoch, NAN, s->cur_stage, &w);
-	peak_fold(&s->pk[PK_SWAP], 1, swap, epoch, NAN, s->cur_stage, &w);
-	peak_fold(&s->pk[PK_DISK], -1, disk, epoch, val(&w, SC_DISKPCT), s->cur_stage, &w);
-	peak_fold(&s->pk[PK_LOAD], 1, load, epoch, NAN, s->cur_stage, &w);
-	peak_fold(&s->pk[PK_CPU], 1, cpu, epoch, NAN, s->cur_stage, &w);
+	peak_fold(&s->pk[PK_MEM_USED], 1, used, epoch, SC_MEMPCT, s->cur_stage, &w);
+	peak_fold(&s->pk[PK_MEM_AVAIL], -1, avail, epoch, -1, s->cur_stage, &w);
+	peak_fold(&s->pk[PK_SWAP], 1, swap, epoch, -1, s->cur_stage, &w);
+	peak_fold(&s->pk[PK_DISK], -1, disk, epoch, SC_DISKPCT, s->cur_stage, &w);
+	peak_fold(&s->pk[PK_LOAD], 1, load, epoch, -1, s->cur_stage, &w);
+	peak_fold(&s->pk[PK_CPU], 1, cpu, epoch, -1, s->cur_stage, &w);
 
 	near = !isnan(avail) && avail < o->near_oom_mb;
 	low = !isnan(disk) && disk < o->low_disk_gb;
@@ -377,7 +378,7 @@ int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 
 	watts = val(&w, SC_PKG_W);
 	if (!isnan(watts)) {
-		peak_fold(&s->pk[PK_PKG_W], 1, watts, epoch, NAN, s->cur_stage, &w);
+		peak_fold(&s->pk[PK_PKG_W], 1, watts, epoch, -1, s->cur_stage, &w);
 		if (s->samples > 1 && epoch > s->prev_epoch) {
 			double j = watts * (epoch - s->prev_epoch);
 			s->energy_j += j;
@@ -388,8 +389,8 @@ int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 	busy = val(&w, SC_GPU_BUSY);
 	vram = val(&w, SC_GPU_VRAM);
 	vtot = val(&w, SC_GPU_VRAM_TOTAL);
-	peak_fold(&s->pk[PK_GPU_BUSY], 1, busy, epoch, NAN, s->cur_stage, &w);
-	peak_fold(&s->pk[PK_GPU_VRAM], 1, vram, epoch, vtot, s->cur_stage, &w);
+	peak_fold(&s->pk[PK_GPU_BUSY], 1, busy, epoch, -1, s->cur_stage, &w);
+	peak_fold(&s->pk[PK_GPU_VRAM], 1, vram, epoch, SC_GPU_VRAM_TOTAL, s->cur_stage, &w);
 	if (!isnan(vtot))
 		s->vram_total_mb = vtot;
 
