@@ -529,7 +529,7 @@ int main(int argc, char **argv)
 	struct input *in;
 	struct report *reps;
 	struct rm_buf b = { 0 };
-	int nin, nrep = 0, done_csv = 0, done_svg = 0, *has_sys;
+	int nin, nrep = 0, done_csv = 0, done_svg = 0, *has_sys, status = RM_EXIT_OK;
 
 	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &g_opt);
@@ -555,6 +555,8 @@ int main(int argc, char **argv)
 		if (in[i].kind == F_SYS)
 			has_sys[nrep - 1] = 1;
 	}
+	/* Every file is read before anything is printed: bad input fails
+	 * with no partial report on stdout. */
 	for (int k = 0; k < nrep; k++) {
 		struct report *r = &reps[k];
 		/* System CSVs first: the other files' times map onto them. */
@@ -567,38 +569,54 @@ int main(int argc, char **argv)
 					read_input(&in[i], r, 0);
 			}
 		report_finish(r, &g_opt);
+	}
+	for (int k = 0; k < nrep && status == RM_EXIT_OK; k++) {
+		struct report *r = &reps[k];
 		if (g_opt.csv && !done_csv && r->nexitlogs) {
 			if (write_proc_csv(r, g_opt.csv) < 0) {
 				fprintf(stderr, "%s: cannot write '%s': %s\n", prog, g_opt.csv, strerror(errno));
-				return RM_EXIT_FAIL;
+				status = RM_EXIT_FAIL;
 			}
 			done_csv = 1;
 		}
 		if (g_opt.svg && !done_svg && r->sys) {
 			if (write_svg(r, &g_opt, g_opt.svg) < 0) {
 				fprintf(stderr, "%s: cannot write '%s': %s\n", prog, g_opt.svg, strerror(errno));
-				return RM_EXIT_FAIL;
+				status = RM_EXIT_FAIL;
 			}
 			done_svg = 1;
 		}
+	}
+	if (status == RM_EXIT_OK && g_opt.csv && !done_csv) {
+		fprintf(stderr, "%s: --csv: no rm-tree exit log among the inputs\n", prog);
+		status = RM_EXIT_FAIL;
+	}
+	if (status == RM_EXIT_OK && g_opt.svg && !done_svg) {
+		fprintf(stderr, "%s: --svg: no system CSV among the inputs\n", prog);
+		status = RM_EXIT_FAIL;
+	}
+	for (int k = 0; k < nrep && status == RM_EXIT_OK; k++) {
 		if (k > 0 && !g_opt.json)
 			rm_buf_addc(&b, '\n');
 		if (g_opt.json)
-			print_json(&b, r, &g_opt);
+			print_json(&b, &reps[k], &g_opt);
 		else if (g_opt.markdown)
-			print_markdown(&b, r, &g_opt);
+			print_markdown(&b, &reps[k], &g_opt);
 		else
-			print_text(&b, r, &g_opt);
+			print_text(&b, &reps[k], &g_opt);
 		rm_out(prog, &b);
 	}
-	if (g_opt.csv && !done_csv) {
-		fprintf(stderr, "%s: --csv: no rm-tree exit log among the inputs\n", prog);
-		return RM_EXIT_FAIL;
-	}
-	if (g_opt.svg && !done_svg) {
-		fprintf(stderr, "%s: --svg: no system CSV among the inputs\n", prog);
-		return RM_EXIT_FAIL;
-	}
 	rm_buf_free(&b);
-	return rm_finish_stdout(prog, RM_EXIT_OK);
+	for (int k = 0; k < nrep; k++)
+		report_free(&reps[k]);
+	for (int i = 0; i < nin; i++)
+		free(in[i].shown);
+	free(reps);
+	free(in);
+	free(has_sys);
+	if (g_opt.has_inc)
+		regfree(&g_opt.inc);
+	if (g_opt.has_exc)
+		regfree(&g_opt.exc);
+	return rm_finish_stdout(prog, status);
 }

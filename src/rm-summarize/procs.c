@@ -392,6 +392,31 @@ void report_finish(struct report *r, const struct opts *o)
 	derive_perjob(r, o);
 }
 
+void report_free(struct report *r)
+{
+	for (size_t i = 0; i < r->nproc; i++) {
+		free(r->procs[i].cmd);
+		free(r->procs[i].unit);
+	}
+	for (int i = 0; i < r->nstages; i++) {
+		free(r->stages[i].name);
+		free(r->stages[i].raw);
+		free(r->stages[i].cpeaks);
+	}
+	sys_free(r->sys);
+	free(r->procs);
+	free(r->stages);
+	free(r->stage_hash);
+	free(r->order);
+	free(r->units);
+	free(r->groups);
+	free(r->perjob);
+	free(r->verdicts);
+	free(r->job.cmd);
+	free(r->files);
+	memset(r, 0, sizeof(*r));
+}
+
 static void num_or_empty(struct rm_buf *b, double v, int prec)
 {
 	if (!isnan(v))

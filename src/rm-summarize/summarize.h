@@ -228,6 +228,7 @@ enum pkind procs_kind(const struct rm_csv *hdr);
 void procs_header(struct report *r, enum pkind k, const struct rm_csv *hdr);
 int procs_row(struct report *r, enum pkind k, struct rm_csv *c, char *why, size_t wsize);
 void report_finish(struct report *r, const struct opts *o);
+void report_free(struct report *r);
 int write_proc_csv(const struct report *r, const char *path);
 
 /* out.c */
