@@ -11,6 +11,7 @@ readonly RUNS=5
 readonly MON_SECONDS=${MON_SECONDS:-20}
 
 # The peaks only: what a hand-written awk summary would compute.
+# shellcheck disable=SC2016  # an awk program: its $6 is awk's, not ours
 readonly AWK_PEAKS='NR == 1 { next }
 NR == 2 || $6 > mu { mu = $6 } NR == 2 || $7 < ma { ma = $7 } NR == 2 || $9 > sw { sw = $9 }
 NR == 2 || $10 < dk { dk = $10 } NR == 2 || $4 > ld { ld = $4 } NR == 2 || $5 > cp { cp = $5 }
@@ -120,7 +121,10 @@ bench_monitor() {
 main() {
   tmp=$(mktemp -d) || exit 1
   trap 'rm -rf -- "${tmp}"' EXIT
-  command -v mawk >/dev/null && command -v gawk >/dev/null || err "mawk and gawk are needed"
+  if ! command -v mawk >/dev/null || ! command -v gawk >/dev/null; then
+    err "mawk and gawk are needed"
+    return 1
+  fi
   bench_summarize
   bench_monitor
 }
