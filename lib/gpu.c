@@ -250,6 +250,8 @@ static void nvml_open(struct rm_gpus *g)
 			continue;
 		}
 		memset(c, 0, sizeof(*c));
+		for (int k = 0; k < RM_GPU_NFILES; k++)
+			c->fd[k] = -2;
 		snprintf(c->card, sizeof(c->card), "nvidia%u", i);
 		strcpy(c->driver, "nvidia");
 		c->src = RM_GPU_SRC_NVML;
@@ -278,6 +280,8 @@ int rm_gpu_open(struct rm_gpus *g)
 			continue;
 		c = &g->card[g->n];
 		memset(c, 0, sizeof(*c));
+		for (int k = 0; k < RM_GPU_NFILES; k++)
+			c->fd[k] = -1;
 		strcpy(c->card, de->d_name);
 		read_driver(g->drm_fd, c->card, c->driver, sizeof(c->driver));
 		/* With NVML up, an NVIDIA GPU is its NVML row, not this one. */
@@ -296,25 +300,46 @@ int rm_gpu_open(struct rm_gpus *g)
 	return g->n;
 }
 
-/* A file of one unsigned number below class/drm; 0 or -1. */
-static int read_num(int fd, const char *dir, const char *file, uint64_t *v)
+/*
+ * One unsigned number from file k of card c (dir/file below class/drm):
+ * opened once, then re-read from offset 0.  0, or -1 when it is absent,
+ * unreadable or not a number.
+ */
+static int read_num(const struct rm_gpus *g, struct rm_gpu_card *c, int k,
+		    const char *dir, const char *file, uint64_t *v)
 {
 	char path[192], buf[64];
+	ssize_t n;
 
-	if (rm_pathf(path, sizeof(path), "%s/%s", dir, file) < 0)
+	if (c->fd[k] == -2)
 		return -1;
-	if (rm_read_at(fd, path, buf, sizeof(buf)) < 0)
+	if (c->fd[k] == -1) {
+		if (rm_pathf(path, sizeof(path), "%s/%s", dir, file) < 0)
+			c->fd[k] = -2;
+		else
+			c->fd[k] = openat(g->drm_fd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		if (c->fd[k] < 0) {
+			c->fd[k] = -2;
+			return -1;
+		}
+	}
+	do
+		n = pread(c->fd[k], buf, sizeof(buf) - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
 		return -1;
+	buf[n] = '\0';
 	return rm_parse_u64(buf, v);
 }
 
-static void read_amdgpu(const struct rm_gpus *g, const struct rm_gpu_card *c, struct rm_gpu_reading *r)
+static void read_amdgpu(const struct rm_gpus *g, struct rm_gpu_card *c, unsigned want,
+			struct rm_gpu_reading *r)
 {
-	static const struct { const char *file; unsigned bit; } mem[] = {
-		{ "mem_info_vram_used", RM_GPU_VRAM_USED },
-		{ "mem_info_vram_total", RM_GPU_VRAM_TOTAL },
-		{ "mem_info_gtt_used", RM_GPU_GTT_USED },
-		{ "mem_info_gtt_total", RM_GPU_GTT_TOTAL },
+	static const struct { const char *file; unsigned bit; int k; } mem[] = {
+		{ "mem_info_vram_used", RM_GPU_VRAM_USED, RM_GPU_F_VRAM_USED },
+		{ "mem_info_vram_total", RM_GPU_VRAM_TOTAL, RM_GPU_F_VRAM_TOTAL },
+		{ "mem_info_gtt_used", RM_GPU_GTT_USED, RM_GPU_F_GTT_USED },
+		{ "mem_info_gtt_total", RM_GPU_GTT_TOTAL, RM_GPU_F_GTT_TOTAL },
 	};
 	uint64_t *dst[] = { &r->vram_used, &r->vram_total, &r->gtt_used, &r->gtt_total };
 	char dev[48];
@@ -322,29 +347,31 @@ static void read_amdgpu(const struct rm_gpus *g, const struct rm_gpu_card *c, st
 
 	if (rm_pathf(dev, sizeof(dev), "%s/device", c->card) < 0)
 		return;
-	if (read_num(g->drm_fd, dev, "gpu_busy_percent", &v) == 0 && v <= 100) {
+	if ((want & RM_GPU_BUSY) &&
+	    read_num(g, c, RM_GPU_F_BUSY, dev, "gpu_busy_percent", &v) == 0 && v <= 100) {
 		r->busy_pct = (double)v;
 		r->has |= RM_GPU_BUSY;
 	}
 	for (size_t i = 0; i < sizeof(mem) / sizeof(mem[0]); i++) {
-		if (read_num(g->drm_fd, dev, mem[i].file, dst[i]) == 0)
+		if ((want & mem[i].bit) && read_num(g, c, mem[i].k, dev, mem[i].file, dst[i]) == 0)
 			r->has |= mem[i].bit;
 	}
 	if (!c->hwmon[0])
 		return;
 	/* power1_average where the GPU has it; newer ones only power1_input. */
-	if (read_num(g->drm_fd, c->hwmon, "power1_average", &v) == 0 ||
-	    read_num(g->drm_fd, c->hwmon, "power1_input", &v) == 0) {
+	if ((want & RM_GPU_POWER) &&
+	    (read_num(g, c, RM_GPU_F_POWER_AVG, c->hwmon, "power1_average", &v) == 0 ||
+	     read_num(g, c, RM_GPU_F_POWER_IN, c->hwmon, "power1_input", &v) == 0)) {
 		r->power_w = (double)v / 1e6;
 		r->has |= RM_GPU_POWER;
 	}
-	if (read_num(g->drm_fd, c->hwmon, "temp1_input", &v) == 0) {
+	if ((want & RM_GPU_TEMP) && read_num(g, c, RM_GPU_F_TEMP, c->hwmon, "temp1_input", &v) == 0) {
 		r->temp_c = (double)v / 1000.0;
 		r->has |= RM_GPU_TEMP;
 	}
 }
 
-static void read_nvml(const struct rm_gpu_card *c, struct rm_gpu_reading *r)
+static void read_nvml(const struct rm_gpu_card *c, unsigned want, struct rm_gpu_reading *r)
 {
 	nvmlDevice_t dev = c->nvml_dev;
 	nvmlUtilization_t u;
@@ -354,7 +381,7 @@ static void read_nvml(const struct rm_gpu_card *c, struct rm_gpu_reading *r)
 
 	if (!dev || !nv.up)
 		return;
-	if (nv.util && nv.util(dev, &u) == NVML_SUCCESS && u.gpu <= 100) {
+	if ((want & RM_GPU_BUSY) && nv.util && nv.util(dev, &u) == NVML_SUCCESS && u.gpu <= 100) {
 		r->busy_pct = u.gpu;
 		r->has |= RM_GPU_BUSY;
 	}
@@ -362,7 +389,9 @@ static void read_nvml(const struct rm_gpu_card *c, struct rm_gpu_reading *r)
 	 * does; v1's used includes it. */
 	memset(&m2, 0, sizeof(m2));
 	m2.version = NVML_MEMORY_V2_VERSION;
-	if (nv.mem_v2 && nv.mem_v2(dev, &m2) == NVML_SUCCESS) {
+	if (!(want & (RM_GPU_VRAM_USED | RM_GPU_VRAM_TOTAL))) {
+		/* not asked */
+	} else if (nv.mem_v2 && nv.mem_v2(dev, &m2) == NVML_SUCCESS) {
 		r->vram_used = m2.used;
 		r->vram_total = m2.total;
 		r->has |= RM_GPU_VRAM_USED | RM_GPU_VRAM_TOTAL;
@@ -371,25 +400,25 @@ static void read_nvml(const struct rm_gpu_card *c, struct rm_gpu_reading *r)
 		r->vram_total = m1.total;
 		r->has |= RM_GPU_VRAM_USED | RM_GPU_VRAM_TOTAL;
 	}
-	if (nv.power && nv.power(dev, &v) == NVML_SUCCESS) {
+	if ((want & RM_GPU_POWER) && nv.power && nv.power(dev, &v) == NVML_SUCCESS) {
 		r->power_w = v / 1000.0;
 		r->has |= RM_GPU_POWER;
 	}
-	if (nv.temp && nv.temp(dev, NVML_TEMPERATURE_GPU, &v) == NVML_SUCCESS) {
+	if ((want & RM_GPU_TEMP) && nv.temp && nv.temp(dev, NVML_TEMPERATURE_GPU, &v) == NVML_SUCCESS) {
 		r->temp_c = v;
 		r->has |= RM_GPU_TEMP;
 	}
 }
 
-void rm_gpu_read(const struct rm_gpus *g, int i, struct rm_gpu_reading *r)
+void rm_gpu_read(struct rm_gpus *g, int i, unsigned want, struct rm_gpu_reading *r)
 {
-	const struct rm_gpu_card *c = &g->card[i];
+	struct rm_gpu_card *c = &g->card[i];
 
 	memset(r, 0, sizeof(*r));
 	if (c->src == RM_GPU_SRC_AMDGPU)
-		read_amdgpu(g, c, r);
+		read_amdgpu(g, c, want, r);
 	else if (c->src == RM_GPU_SRC_NVML)
-		read_nvml(c, r);
+		read_nvml(c, want, r);
 }
 
 void rm_gpu_close(struct rm_gpus *g)
@@ -399,6 +428,10 @@ void rm_gpu_close(struct rm_gpus *g)
 		nv.up = 0;
 	}
 	/* NVML is not dlclosed: its threads may outlive shutdown. */
+	for (int i = 0; i < g->n; i++)
+		for (int k = 0; k < RM_GPU_NFILES; k++)
+			if (g->card[i].fd[k] >= 0)
+				close(g->card[i].fd[k]);
 	if (g->drm_fd >= 0)
 		close(g->drm_fd);
 	g->drm_fd = -1;

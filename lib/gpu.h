@@ -12,7 +12,9 @@
  *
  * Every reading that fails or is not supported is flagged unknown, never
  * 0.  NVML is initialised once in rm_gpu_open and shut down once in
- * rm_gpu_close.  Pure functions (card names, order, the monitor's
+ * rm_gpu_close.  A sysfs file is opened on its first read and re-read
+ * with pread at offset 0 after that (sysfs regenerates an attribute on
+ * every read from the start), so a tick costs one system call per value.  Pure functions (card names, order, the monitor's
  * aggregate) sit under the readers so they can be tested on values.
  */
 #ifndef RM_GPU_H
@@ -31,7 +33,13 @@ enum {
 	RM_GPU_GTT_TOTAL = 1 << 4,
 	RM_GPU_POWER = 1 << 5,
 	RM_GPU_TEMP = 1 << 6,
+	RM_GPU_ALL = (1 << 7) - 1,
 };
+
+/* The sysfs files a card keeps open. */
+enum { RM_GPU_F_BUSY, RM_GPU_F_VRAM_USED, RM_GPU_F_VRAM_TOTAL, RM_GPU_F_GTT_USED,
+       RM_GPU_F_GTT_TOTAL, RM_GPU_F_POWER_AVG, RM_GPU_F_POWER_IN, RM_GPU_F_TEMP,
+       RM_GPU_NFILES };
 
 struct rm_gpu_reading {
 	unsigned has;
@@ -48,6 +56,7 @@ struct rm_gpu_card {
 	enum rm_gpu_src src;
 	char hwmon[96];         /* amdgpu: hwmon directory below class/drm */
 	void *nvml_dev;         /* NVML handle; NULL when it could not be had */
+	int fd[RM_GPU_NFILES];  /* -1 not opened yet, -2 absent, else open */
 };
 
 /* What became of NVML. */
@@ -94,8 +103,12 @@ void rm_gpu_aggregate(const struct rm_gpu_reading *r, int n, struct rm_gpu_agg *
  */
 int rm_gpu_open(struct rm_gpus *g);
 
-/* Read card i.  Fills r; what could not be read has its flag clear. */
-void rm_gpu_read(const struct rm_gpus *g, int i, struct rm_gpu_reading *r);
+/*
+ * Read card i: the readings in want (RM_GPU_* bits; RM_GPU_ALL for every
+ * one), so a caller pays only for what it prints.  Fills r; what could
+ * not be read has its flag clear.
+ */
+void rm_gpu_read(struct rm_gpus *g, int i, unsigned want, struct rm_gpu_reading *r);
 
 /* Shut NVML down (once, if it was brought up) and release everything. */
 void rm_gpu_close(struct rm_gpus *g);

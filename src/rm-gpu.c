@@ -155,7 +155,7 @@ static void sample(int i, double epoch, double elapsed, struct rm_val *v)
 	const struct rm_gpu_card *c = &gpus.card[i];
 	struct rm_gpu_reading r;
 
-	rm_gpu_read(&gpus, i, &r);
+	rm_gpu_read(&gpus, i, RM_GPU_ALL, &r);
 	for (int k = 0; k < C_NCOLS; k++)
 		v[k] = rm_none();
 	v[C_CARD] = rm_str(c->card);

@@ -346,7 +346,7 @@ static void sample_gpu(struct rm_val *v)
 	struct rm_gpu_agg a;
 
 	for (int i = 0; i < gpus.n; i++)
-		rm_gpu_read(&gpus, i, &gpu_r[i]);
+		rm_gpu_read(&gpus, i, RM_GPU_BUSY | RM_GPU_VRAM_USED | RM_GPU_VRAM_TOTAL, &gpu_r[i]);
 	rm_gpu_aggregate(gpu_r, gpus.n, &a);
 	if (a.has & RM_GPU_BUSY)
 		v[C_GPU_BUSY] = rm_num(a.busy_max, 0);

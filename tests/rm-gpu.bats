@@ -105,6 +105,20 @@ card3,nvidia,,,,,,," ]
   [ "$(cat "$NVLOG")" = $'init\nshutdown' ]
 }
 
+@test "streaming re-reads each file: a value the driver changes between samples shows in the next one" {
+  local root="$BATS_TEST_TMPDIR/drm" out="$BATS_TEST_TMPDIR/s.csv"
+  cp -a "$DRM" "$root"
+  local dev="$root/class/drm/card0/device"
+  RM_SYS_ROOT="$root" RM_NVML_LIB="$NO_NVML" rm-gpu -i 0.5 -n 2 >"$out" 2>/dev/null &
+  wait_for 5 grep -q '^card3,' "$out"
+  # In place, as sysfs does: the same inode, new contents.
+  printf '97\n' >"$dev/gpu_busy_percent"
+  printf '3221225472\n' >"$dev/mem_info_vram_used"
+  printf '40000000\n' >"$dev/hwmon/hwmon3/power1_average"
+  wait
+  [ "$(grep '^card0,' "$out" | cut -d, -f3,4,8 | tr '\n' ' ')" = "42,2048,35.00 97,3072,40.00 " ]
+}
+
 @test "a reader that goes away (EPIPE) ends rm-gpu quietly, NVML still shut down once" {
   run -0 --separate-stderr bash -c 'RM_SYS_ROOT="$1" RM_NVML_LIB="$2" rm-gpu -i 0.01 | head -2' _ "$DRM" "$STUB"
   [ "${#lines[@]}" -eq 2 ]

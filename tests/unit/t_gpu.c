@@ -114,7 +114,7 @@ static void child_drm(void)
 	CHECK_STR(g.card[3].card, "card3");
 	CHECK_STR(g.card[3].driver, "nvidia");
 
-	rm_gpu_read(&g, 0, &r);
+	rm_gpu_read(&g, 0, RM_GPU_ALL, &r);
 	CHECK(r.has == (RM_GPU_BUSY | RM_GPU_VRAM_USED | RM_GPU_VRAM_TOTAL | RM_GPU_GTT_USED |
 			RM_GPU_GTT_TOTAL | RM_GPU_POWER | RM_GPU_TEMP));
 	CHECK_NEAR(r.busy_pct, 42, 0);
@@ -123,15 +123,15 @@ static void child_drm(void)
 	CHECK_NEAR(r.power_w, 35.0, 1e-9);   /* power1_average, not power1_input */
 	CHECK_NEAR(r.temp_c, 45.0, 1e-9);
 
-	rm_gpu_read(&g, 1, &r);
+	rm_gpu_read(&g, 1, RM_GPU_ALL, &r);
 	CHECK(!(r.has & RM_GPU_GTT_USED));    /* the read that fails */
 	CHECK(r.has & RM_GPU_GTT_TOTAL);
 	CHECK_NEAR(r.power_w, 12.345678, 1e-9);
 	CHECK_NEAR(r.temp_c, 51.5, 1e-9);
 
-	rm_gpu_read(&g, 2, &r);
+	rm_gpu_read(&g, 2, RM_GPU_ALL, &r);
 	CHECK(r.has == 0);
-	rm_gpu_read(&g, 3, &r);
+	rm_gpu_read(&g, 3, RM_GPU_ALL, &r);
 	CHECK(r.has == 0);
 	rm_gpu_close(&g);
 }
@@ -159,14 +159,14 @@ static void child_nvml(void)
 	CHECK_STR(g.card[2].card, "card2");
 	CHECK_STR(g.card[3].card, "nvidia0");
 	CHECK_STR(g.card[4].card, "nvidia2");
-	rm_gpu_read(&g, 3, &r);
+	rm_gpu_read(&g, 3, RM_GPU_ALL, &r);
 	CHECK_NEAR(r.busy_pct, 37, 0);
 	CHECK_U64(r.vram_used, 1000ULL << 20);
 	CHECK_U64(r.vram_total, 16ULL << 30);
 	CHECK(!(r.has & (RM_GPU_GTT_USED | RM_GPU_GTT_TOTAL)));
 	CHECK_NEAR(r.power_w, 123.456, 1e-9);
 	CHECK_NEAR(r.temp_c, 61, 0);
-	rm_gpu_read(&g, 4, &r);
+	rm_gpu_read(&g, 4, RM_GPU_ALL, &r);
 	CHECK(r.has == (RM_GPU_VRAM_USED | RM_GPU_VRAM_TOTAL | RM_GPU_TEMP));
 	CHECK_U64(r.vram_used, 512ULL << 20);
 	rm_gpu_close(&g);
@@ -196,7 +196,7 @@ static void child_nvml_fallbacks(void)
 	setenv("NVML_STUB_V2_VERSION", "2", 1);
 	use("nvml_stub.so");
 	CHECK(rm_gpu_open(&g) == 5);
-	rm_gpu_read(&g, 3, &r);
+	rm_gpu_read(&g, 3, RM_GPU_ALL, &r);
 	CHECK_U64(r.vram_used, 1512ULL << 20);
 	rm_gpu_close(&g);
 }
@@ -214,7 +214,7 @@ static void child_nvml_v1(void)
 	use("nvml_v1.so");
 	CHECK(rm_gpu_open(&g) == 5);
 	CHECK(g.nvml == RM_NVML_OK);
-	rm_gpu_read(&g, 3, &r);
+	rm_gpu_read(&g, 3, RM_GPU_ALL, &r);
 	CHECK_U64(r.vram_used, 1512ULL << 20);
 	CHECK_NEAR(r.busy_pct, 37, 0);
 	rm_gpu_close(&g);
