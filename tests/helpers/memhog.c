@@ -7,8 +7,9 @@
  *
  *   -m MIB   hold MIB MiB (default 0), every page written
  *   -t SEC   hold it for SEC seconds after it is touched (default 0)
- *   -c LIST  instead, start one child per size in LIST, all at once, each
- *            holding its size for SEC; the parent holds nothing and waits
+ *   -c LIST  instead, start one child per size in LIST, each holding its
+ *            size for SEC from the moment every child has touched its own
+ *            (so all hold at once); the parent holds nothing and waits
  *   -N COUNT instead, start COUNT children in all, at most -j JOBS
  *            (default 100) at once, each holding MIB for SEC
  *   -g       instead, double-fork: a grandchild holds MIB for SEC while
@@ -17,7 +18,8 @@
  *            base is touched, held for -S SEC (default 0.05), then unmapped
  *   -p SEC   spin on the CPU for SEC seconds before holding
  *   -n NAME  set the process name (prctl PR_SET_NAME) first
- *   -r FILE  create FILE once the memory (of every child) is touched
+ *   -r FILE  create FILE once the memory (of every child) is touched;
+ *            with -N, once every child has started
  *   -- ARG   ignored: lets a test put any text in the command line
  *
  * Memory is mmap'd anonymous (huge pages asked for with madvise) and one
@@ -125,6 +127,10 @@ static void spin(double sec)
 			x++;
 }
 
+/* With -c: after touching, a child says so on `done` and waits for EOF
+ * on `go`, so that every child holds its memory at the same time. */
+static int barrier_done = -1, barrier_go = -1;
+
 /* The work of one process: spin, hold, spike, let go. */
 static void work(const struct opts *o, double mib, const char *ready)
 {
@@ -135,6 +141,13 @@ static void work(const struct opts *o, double mib, const char *ready)
 	if (o->spin > 0)
 		spin(o->spin);
 	p = hog(mib, &len);
+	if (barrier_done >= 0) {
+		char c = 1;
+		if (write(barrier_done, &c, 1) != 1)
+			exit(1);
+		while (read(barrier_go, &c, 1) < 0 && errno == EINTR)
+			;
+	}
 	t0 = now();
 	end = t0 + o->hold;
 	touch_file(ready);
@@ -156,41 +169,43 @@ static void run_children(const struct opts *o)
 {
 	char *list = strdup(o->children), *tok, *save = NULL;
 	pid_t pids[64];
-	int n = 0, status;
+	int n = 0, status, done[2], go[2];
+	char c;
 
-	if (!list)
+	if (!list || pipe(done) < 0 || pipe(go) < 0)
 		exit(1);
+	barrier_done = done[1];
+	barrier_go = go[0];
 	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		double mib = num(tok);
-		char ready[4096];
 		pid_t pid;
 		if (n == 64)
 			usage();
-		snprintf(ready, sizeof(ready), "%s.%d", o->ready ? o->ready : "", n);
 		pid = fork();
 		if (pid < 0) {
 			perror("memhog: fork");
 			exit(1);
 		}
 		if (pid == 0) {
-			work(o, mib, o->ready ? ready : NULL);
+			close(go[1]);
+			close(done[0]);
+			work(o, mib, NULL);
 			_exit(0);
 		}
 		pids[n++] = pid;
 	}
-	if (o->ready) {
-		/* Ready once every child is. */
-		for (int i = 0; i < n; i++) {
-			char ready[4096];
-			snprintf(ready, sizeof(ready), "%s.%d", o->ready, i);
-			while (access(ready, F_OK) != 0)
-				usleep(5000);
-		}
-		touch_file(o->ready);
-	}
+	close(done[1]);
+	close(go[0]);
+	/* Every child has touched its memory: let them all hold it. */
+	for (int i = 0; i < n; i++)
+		while (read(done[0], &c, 1) < 0 && errno == EINTR)
+			;
+	close(go[1]);
+	touch_file(o->ready);
 	for (int i = 0; i < n; i++)
 		while (waitpid(pids[i], &status, 0) < 0 && errno == EINTR)
 			;
+	close(done[0]);
 	free(list);
 }
 
@@ -212,6 +227,8 @@ static void run_many(const struct opts *o)
 			}
 			started++;
 			running++;
+			if (started == o->many)
+				touch_file(o->ready);   /* all started */
 			continue;
 		}
 		if (wait(&status) > 0)
@@ -219,7 +236,6 @@ static void run_many(const struct opts *o)
 		else if (errno != EINTR)
 			break;
 	}
-	touch_file(o->ready);
 }
 
 static void run_dfork(const struct opts *o)
