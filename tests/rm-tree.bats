@@ -148,20 +148,30 @@ print(sum(1 for r in csv.DictReader(open(sys.argv[1], newline="")) if r[sys.argv
 }
 
 @test "a 300 MiB spike held 50 ms under -i 1: the largest process still shows it" {
+  local d="$BATS_TEST_TMPDIR" try maxp sampled between
   # Warm: the first huge-page allocation after a while can be slow.
   "$MEMHOG" -m 300
-  rm-tree --exec -i 1 --log "$BATS_TEST_TMPDIR/log.csv" --job "$BATS_TEST_TMPDIR/job.csv" \
-    --timeline "$BATS_TEST_TMPDIR/tl.csv" \
-    -- sh -c "sleep 0.1; '$MEMHOG' -s 300 -S 0.05; sleep 1.2"
-  local maxp sampled
-  maxp=$(csv_get "$BATS_TEST_TMPDIR/job.csv" max_proc_rss_kib)
-  sampled=$(csv_get "$BATS_TEST_TMPDIR/job.csv" peak_rss_kib)
-  echo "max_proc_rss_kib=$maxp sampled peak_rss_kib=$sampled"
-  [ "$maxp" -ge $((300 * 1024)) ]
+  # The point is a spike between two samples; on a loaded machine its
+  # ramp may reach a tick, so try again (the exact peak must hold always).
+  for try in 1 2 3; do
+    rm-tree --exec -i 1 --log "$d/log.csv" --job "$d/job.csv" --timeline "$d/tl.csv" \
+      -- sh -c "sleep 0.1; '$MEMHOG' -v -s 300 -S 0.05 2> '$d/spike'; sleep 1.2"
+    maxp=$(csv_get "$d/job.csv" max_proc_rss_kib)
+    sampled=$(csv_get "$d/job.csv" peak_rss_kib)
+    echo "try $try: max_proc_rss_kib=$maxp sampled peak_rss_kib=$sampled $(cat "$d/spike")"
+    [ "$maxp" -ge $((300 * 1024)) ]
+    # Did every sample fall outside the spike?
+    read -r _ s0 s1 < "$d/spike"
+    between=$(awk -F, -v a="$s0" -v b="$s1" 'NR > 1 && $1 >= a && $1 <= b { n++ } END { print n + 0 }' "$d/tl.csv")
+    [ "$between" -eq 0 ] && break
+  done
+  if [ "$between" -ne 0 ]; then
+    # The exact peak held every time; only the demonstration needs a
+    # machine that can touch 300 MiB between two ticks.
+    skip "the machine is too loaded: the 300 MiB ramp spanned a tick in 3 tries"
+  fi
   # What sampling alone (memwatch's way) saw: nothing near it.
   [ "$sampled" -lt $((100 * 1024)) ]
-  run awk -F, 'NR > 1 && $5 > 102400 { bad = 1 } END { exit bad }' "$BATS_TEST_TMPDIR/tl.csv"
-  [ "$status" -eq 0 ]
 }
 
 @test "three concurrent children: each peak within 3 %, the total within 10 %" {
@@ -348,4 +358,15 @@ EOF
   [ "$procs" -ge 900 ]
   [ "$(wc -l < "$BATS_TEST_TMPDIR/log.csv")" -eq $((procs + 1)) ]
   [ "$maxrss" -lt 8192 ]
+}
+
+@test "--watch-pid ends the stream as soon as that PID ends" {
+  sleep 0.5 &
+  local watched=$!
+  SECONDS=0
+  run -0 rm-tree -i 30 --watch-pid "$watched" --no-children $$
+  [ "$SECONDS" -lt 5 ]
+  # The survivor's row: this shell, with no end time.
+  [[ "${lines[1]}" == "$$,"* ]]
+  [ "$(echo "${lines[1]}" | cut -d, -f5)" = "" ]
 }

@@ -3,7 +3,7 @@
  * for the rm-tree and rm-run tests and the bench.
  *
  * usage: memhog [-m MIB] [-t SEC] [-c MIB,MIB,...] [-N COUNT [-j JOBS]] [-g]
- *               [-s MIB] [-a SEC] [-S SEC] [-p SEC] [-n NAME] [-r FILE] [-- ARG...]
+ *               [-s MIB] [-a SEC] [-S SEC] [-v] [-p SEC] [-n NAME] [-r FILE] [-- ARG...]
  *
  *   -m MIB   hold MIB MiB (default 0), every page written
  *   -t SEC   hold it for SEC seconds after it is touched (default 0)
@@ -18,6 +18,7 @@
  *            base is touched, held for -S SEC (default 0.05), then unmapped
  *   -p SEC   spin on the CPU for SEC seconds before holding
  *   -n NAME  set the process name (prctl PR_SET_NAME) first
+ *   -v       print "spike START END" (epoch seconds) to stderr after a spike
  *   -r FILE  create FILE once the memory (of every child) is touched;
  *            with -N, once every child has started
  *   -- ARG   ignored: lets a test put any text in the command line
@@ -43,14 +44,14 @@
 struct opts {
 	double mib, hold, spike, spike_at, spike_for, spin;
 	const char *children, *name, *ready;
-	int dfork;
+	int dfork, verbose;
 	long many, jobs;
 };
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: memhog [-m MIB] [-t SEC] [-c MIB,MIB,...] [-N COUNT [-j JOBS]] [-g]\n"
-			"              [-s MIB] [-a SEC] [-S SEC] [-p SEC] [-n NAME] [-r FILE] [-- ARG...]\n");
+			"              [-s MIB] [-a SEC] [-S SEC] [-v] [-p SEC] [-n NAME] [-r FILE] [-- ARG...]\n");
 	exit(2);
 }
 
@@ -71,6 +72,14 @@ static double now(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double epoch(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -152,11 +161,15 @@ static void work(const struct opts *o, double mib, const char *ready)
 	end = t0 + o->hold;
 	touch_file(ready);
 	if (o->spike > 0) {
-		double at = t0 + o->spike_at;
+		double at = t0 + o->spike_at, e0, e1;
 		sleep_until(at);
+		e0 = epoch();
 		char *s = hog(o->spike, &slen);
 		sleep_until(now() + o->spike_for);
 		munmap(s, slen);
+		e1 = epoch();
+		if (o->verbose)
+			fprintf(stderr, "spike %.3f %.3f\n", e0, e1);
 		if (end < now())
 			end = now();
 	}
@@ -267,10 +280,10 @@ static void run_dfork(const struct opts *o)
 
 int main(int argc, char **argv)
 {
-	struct opts o = { 0, 0, 0, 0, 0.05, 0, NULL, NULL, NULL, 0, 0, 100 };
+	struct opts o = { 0, 0, 0, 0, 0.05, 0, NULL, NULL, NULL, 0, 0, 0, 100 };
 	int c;
 
-	while ((c = getopt(argc, argv, "m:t:c:N:j:gs:a:S:p:n:r:")) != -1) {
+	while ((c = getopt(argc, argv, "m:t:c:N:j:gs:a:S:p:n:r:v")) != -1) {
 		switch (c) {
 		case 'm': o.mib = num(optarg); break;
 		case 't': o.hold = num(optarg); break;
@@ -278,6 +291,7 @@ int main(int argc, char **argv)
 		case 'N': o.many = (long)num(optarg); break;
 		case 'j': o.jobs = (long)num(optarg); break;
 		case 'g': o.dfork = 1; break;
+		case 'v': o.verbose = 1; break;
 		case 's': o.spike = num(optarg); break;
 		case 'a': o.spike_at = num(optarg); break;
 		case 'S': o.spike_for = num(optarg); break;
