@@ -54,7 +54,7 @@ under_valgrind() {
 # lines_of FILE: its number of lines (0 when missing).
 lines_of() {
   local n
-  n=$(wc -l <"$1" 2>/dev/null) || n=0
+  n=$(wc -l 2>/dev/null <"$1") || n=0
   echo "${n:-0}"
 }
 
