@@ -150,3 +150,44 @@ needs_oom_adj() {
   [[ -s "${d}/resources-nobody.summary.txt" ]]
   rm -rf "${d}"
 }
+
+@test "summaries appear whole: written to an O_EXCL temporary file beside them, then renamed" {
+  need rm-monitor
+  command -v strace >/dev/null || skip "strace is not installed"
+  local d="${BATS_TEST_TMPDIR}/out" pid
+  mkdir -p "${d}"
+  sleep 2 &
+  pid=$!
+  strace -f -qq -e trace=open,openat,creat,rename,renameat,renameat2,link,linkat \
+    -o "${BATS_TEST_TMPDIR}/trace" \
+    rm-monitor --out-dir "${d}" --run-id atom --interval 0.1 --watch-pid "${pid}" \
+    2>"${BATS_TEST_TMPDIR}/mon.err"
+  [[ -s "${d}/resources-atom.summary.txt" && -s "${d}/resources-atom.summary.json" ]]
+  run -0 "${PY}" - "${BATS_TEST_TMPDIR}/trace" "${d}" <<'PYEOF'
+import re, sys
+trace, d = sys.argv[1], sys.argv[2]
+lines = open(trace).read().splitlines()
+bad = []
+for name in ("summary.txt", "summary.json"):
+    target = f"{d}/resources-atom.{name}"
+    # Never opened for writing under its own name...
+    for l in lines:
+        if re.search(r'open(at)?\(.*"' + re.escape(target) + r'".*O_(WRONLY|RDWR|CREAT)', l):
+            bad.append(f"{name} written in place: {l}")
+    # ...but renamed into place from a file in the same directory...
+    ren = [l for l in lines if re.search(r'rename(at2?)?\(.*"' + re.escape(target) + r'"', l)]
+    if not ren:
+        bad.append(f"{name}: no rename into place")
+        continue
+    src = re.search(r'"([^"]+)"', ren[-1]).group(1)
+    if not src.startswith(d + "/"):
+        bad.append(f"{name}: temporary file {src} is not beside its target")
+    # ...that was first created with O_EXCL (reopening it later is ours to do).
+    made = [l for l in lines if f'"{src}"' in l and "O_CREAT" in l]
+    if not made or "O_EXCL" not in made[0]:
+        bad.append(f"{name}: temporary file {src} not created with O_EXCL: {made}")
+print("\n".join(bad) or "ok")
+PYEOF
+  echo "${output}"
+  [[ "${output}" == ok ]]
+}
