@@ -574,7 +574,7 @@ static void reap(struct stream *s, double el)
 
 static int open_out(const char *path, const char *what)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 
 	if (fd < 0) {
 		fprintf(stderr, "%s: cannot open %s '%s': %s\n", prog, what, path, strerror(errno));
