@@ -2,8 +2,9 @@
 # Make DIR a directory of stand-ins for the C commands in bin/: each one
 # runs the real binary under valgrind memcheck, so that with DIR first on
 # PATH (tests/run.sh does this for VALGRIND=1) every command a bats file
-# runs is checked.  Shell wrappers in bin/ are not wrapped themselves:
-# they call the C commands through PATH and so reach the stand-ins.
+# runs is checked.  The shell wrappers in bin/ are copied into DIR as they
+# are: whether one finds the C commands through PATH or beside itself
+# (rm-monitor looks in its own directory first), it reaches the stand-ins.
 #
 # usage: bash tests/valgrind-wrap.sh DIR
 #
@@ -56,9 +57,12 @@ main() {
   find "${dir}" -mindepth 1 -maxdepth 1 -type f -delete
   for f in "${top}"/bin/*; do
     [[ -f "${f}" && -x "${f}" ]] || continue
-    is_elf "${f}" || continue
-    write_wrapper "${f}" "${dir}/${f##*/}" || return 1
-    n=$((n + 1))
+    if is_elf "${f}"; then
+      write_wrapper "${f}" "${dir}/${f##*/}" || return 1
+      n=$((n + 1))
+    else
+      cp -p -- "${f}" "${dir}/${f##*/}" || return 1
+    fi
   done
   if ((n == 0)); then
     err "no C commands in '${top}/bin': run make first"
