@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "text.h"
@@ -271,6 +272,7 @@ void rm_buf_num(struct rm_buf *b, double v, int prec)
 int rm_buf_write(int fd, const struct rm_buf *b)
 {
 	size_t off = 0;
+	off_t start = -1;
 
 	if (b->oom) {
 		errno = ENOMEM;
@@ -281,7 +283,22 @@ int rm_buf_write(int fd, const struct rm_buf *b)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
+			/* A filesystem that filled mid-row took part of it:
+			 * cut the file back to where the row began, so that
+			 * it still holds only whole rows.  (Pipes and
+			 * terminals cannot seek; a row there is short enough
+			 * to go in one piece.) */
+			if (start >= 0) {
+				int saved = errno;
+				(void)!ftruncate(fd, start);
+				errno = saved;
+			}
 			return -1;
+		}
+		if (off == 0 && (size_t)n < b->len) {
+			off_t end = lseek(fd, 0, SEEK_CUR);
+			if (end >= n)
+				start = end - n;
 		}
 		off += (size_t)n;
 	}
