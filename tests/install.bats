@@ -110,22 +110,19 @@ mk() {
   ((n >= 2))
 }
 
-@test "every command has a man page whose SYNOPSIS is its --help usage" {
-  local f c man usage
-  for f in "$RM_TOP"/bin/rm-*; do
+@test "every command make install puts in place has a man page to go with it" {
+  # (tests/manpages.bats checks each page's SYNOPSIS against --help.)
+  local f missing=()
+  for f in "$RM_TOP"/bin/rm-* "$RM_TOP"/bin/resource-monitor.sh; do
     [[ -x "$f" ]] || continue
-    c=${f##*/}
-    [[ -f "$RM_TOP/docs/$c.1" ]] || {
-      echo "no man page docs/$c.1"
-      return 1
-    }
-    man=$(mandoc -T ascii "$RM_TOP/docs/$c.1" | col -b |
-      awk '/^SYNOPSIS/ { s = 1; next } /^[A-Z]/ { s = 0 } s' | tr -s '[:space:]' ' ')
-    usage=$("$c" --help | awk '/^usage:/ { u = 1 } /^$/ { u = 0 } u' |
-      sed 's/^usage: //' | tr -s '[:space:]' ' ')
-    [[ "${man# }" == "${usage# }" ]] || {
-      printf '%s:\n man:  %s\n help: %s\n' "$c" "$man" "$usage"
-      return 1
-    }
+    case ${f##*/} in
+      # The seed's name for rm-monitor: rm-monitor(1) describes it.
+      resource-monitor.sh) [[ -f "$RM_TOP/docs/rm-monitor.1" ]] || missing+=(rm-monitor.1) ;;
+      *) [[ -f "$RM_TOP/docs/${f##*/}.1" ]] || missing+=("${f##*/}.1") ;;
+    esac
   done
+  ((${#missing[@]} == 0)) || {
+    echo "no man page: ${missing[*]}"
+    return 1
+  }
 }
