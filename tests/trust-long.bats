@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # Long runs: 100,000 ticks of rm-sample and of rm-tree streaming, with
-# their open file descriptors and resident memory read from /proc at tick
-# 10,000 and at tick 100,000: the same, or something leaks per tick.  At
-# the smallest interval each takes (1 ms) a run lasts about two minutes.
+# their open file descriptors and resident memory read from /proc between
+# two ticks at tick 10,000 and at tick 100,000: the same, or something
+# leaks per tick.  At the smallest interval each takes (1 ms) a run lasts
+# about two minutes.
 
 setup() {
   load test_helper/common
@@ -25,35 +26,53 @@ KILL_PIDS=()
 TICKS=100000
 EARLY=10000
 
-# settled PID: "FDS RSS": PID's fewest open descriptors and largest VmRSS
-# over ten readings 20 ms apart.  A tick opens /proc files for a moment,
-# so one reading can catch one more descriptor than the process keeps.
-settled() {
-  local i fds rss min=999999 max=0
-  for ((i = 0; i < 10; i++)); do
-    fds=$(fd_count "$1")
-    rss=$(vm_kib "$1" VmRSS)
-    ((fds < min)) && min=${fds}
-    ((${rss:-0} > max)) && max=${rss}
-    sleep 0.02
+# between_ticks PID: "FDS ANON RSS" read while PID is stopped inside
+# ppoll(2), between two ticks: its open descriptors, RssAnon and VmRSS in
+# KiB.  Mid-tick a sampler holds /proc files open for a moment, so only a
+# reading between ticks is comparable.  x86_64 and aarch64 (where the
+# ppoll syscall numbers are known); fails after 2,000 tries.
+between_ticks() {
+  local pid=$1 nr i state sys
+  case "$(uname -m)" in
+    x86_64) nr=271 ;;
+    aarch64) nr=73 ;;
+    *) return 2 ;;
+  esac
+  for ((i = 0; i < 2000; i++)); do
+    kill -STOP "${pid}" || return 1
+    state=
+    while [[ "${state}" != T ]]; do
+      read -r _ _ state _ <"/proc/${pid}/stat" || break
+    done
+    read -r sys _ <"/proc/${pid}/syscall" || sys=
+    if [[ "${sys}" == "${nr}" ]]; then
+      echo "$(fd_count "${pid}") $(vm_kib "${pid}" RssAnon) $(vm_kib "${pid}" VmRSS)"
+      kill -CONT "${pid}"
+      return 0
+    fi
+    kill -CONT "${pid}"
+    sleep "0.00$((RANDOM % 9 + 1))"
   done
-  echo "${min} ${max}"
+  return 1
 }
 
 # watch NAME PID FILE: wait for FILE to hold EARLY then TICKS rows (plus a
-# header), reading PID's fd count and VmRSS at each; prints what it read
-# and fails when either changed.
+# header), reading PID between two ticks at each; prints what it read and
+# fails when the descriptors or the anonymous memory (heap and stack:
+# what a leak grows) changed, or VmRSS by more than 64 KiB (pages of the
+# program and libc first run late are file-backed, not a leak).
 watch() {
-  local name=$1 pid=$2 file=$3 fd1 fd2 rss1 rss2 t0 t1
+  local name=$1 pid=$2 file=$3 fd1 fd2 anon1 anon2 rss1 rss2 t0 t1
   wait_for 900 rows_at_least "${file}" $((EARLY + 1))
-  read -r fd1 rss1 < <(settled "${pid}")
+  read -r fd1 anon1 rss1 < <(between_ticks "${pid}")
   t0=${SECONDS}
   wait_for 1800 rows_at_least "${file}" $((TICKS + 1))
-  read -r fd2 rss2 < <(settled "${pid}")
+  read -r fd2 anon2 rss2 < <(between_ticks "${pid}")
   t1=${SECONDS}
-  echo "# ${name}: fds ${fd1} -> ${fd2}, VmRSS ${rss1} -> ${rss2} KiB" \
-    "(tick ${EARLY} -> ${TICKS}, $((t1 - t0)) s)"
-  ((rss1 > 0)) && [[ "${fd1}" == "${fd2}" && "${rss1}" == "${rss2}" ]]
+  echo "# ${name}: fds ${fd1} -> ${fd2}, RssAnon ${anon1} -> ${anon2} KiB," \
+    "VmRSS ${rss1} -> ${rss2} KiB (tick ${EARLY} -> ${TICKS}, $((t1 - t0)) s)"
+  ((fd1 > 0 && anon1 > 0)) && [[ "${fd1}" == "${fd2}" && "${anon1}" == "${anon2}" ]] &&
+    ((rss2 - rss1 <= 64 && rss1 - rss2 <= 64))
 }
 
 @test "100,000 ticks of rm-sample: fds and RSS the same at tick 10,000 and 100,000" {
