@@ -69,8 +69,9 @@ all: bin-stamp
 # bin/ always holds the flavour built last: copy only what changed.
 bin-stamp: $(PROGS:%=$(BUILD)/bin/%) $(SCRIPTS:%=scripts/%)
 	@mkdir -p bin
-	@for p in $(PROGS); do cmp -s $(BUILD)/bin/$$p bin/$$p || cp $(BUILD)/bin/$$p bin/$$p; done
-	@for s in $(SCRIPTS); do cmp -s scripts/$$s bin/$$s || { cp scripts/$$s bin/$$s; chmod 755 bin/$$s; }; done
+	@# Copy then rename, so a binary that is running is replaced, not refused.
+	@for p in $(PROGS); do cmp -s $(BUILD)/bin/$$p bin/$$p || { cp $(BUILD)/bin/$$p bin/.$$p.new && mv -f bin/.$$p.new bin/$$p; }; done
+	@for s in $(SCRIPTS); do cmp -s scripts/$$s bin/$$s || { cp scripts/$$s bin/.$$s.new && chmod 755 bin/.$$s.new && mv -f bin/.$$s.new bin/$$s; }; done
 
 .PHONY: bin-stamp
 

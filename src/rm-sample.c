@@ -93,7 +93,7 @@ enum {
 static const struct rm_col cols[C_NCOLS] = {
 	{ "epoch", RM_P_NONE, NULL, NULL, 0 },
 	{ "iso", RM_P_NONE, NULL, NULL, 0 },
-	{ "elapsed_s", RM_P_GAUGE, "rm_elapsed_seconds", "Seconds since the stream started.", 0 },
+	{ "elapsed_s", RM_P_NONE, NULL, NULL, 0 },
 	{ "load1", RM_P_GAUGE, "rm_load1", "One-minute load average.", 0 },
 	{ "cpu_pct", RM_P_GAUGE, "rm_cpu_busy_ratio", "Machine CPU busy over the last interval (1 = every core busy).", 0.01 },
 	{ "mem_used_mb", RM_P_GAUGE, "rm_memory_used_bytes", "MemTotal minus MemAvailable.", 1048576.0 },

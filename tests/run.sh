@@ -5,10 +5,12 @@
 # the commands the bats files call under valgrind memcheck.
 set -u
 
+log=""
+
 err() { printf 'run.sh: %s\n' "$*" >&2; }
 
 main() {
-  local top build log passed=0 failed=0 skipped=0 t
+  local top build passed=0 failed=0 skipped=0 t
   top=$(cd "$(dirname "$0")/.." && pwd)
   build=${RM_BUILD:-build/std}
   cd "$top" || exit 1
@@ -46,7 +48,7 @@ main() {
     else
       echo "not ok - shellcheck is not installed"
     fi
-  } | tee "$log"
+  } </dev/null 2>&1 | tee "$log"
 
   passed=$(grep -cE '^ok ' "$log")
   failed=$(grep -cE '^not ok' "$log")
