@@ -297,3 +297,14 @@ EOF
   run -0 rm-summarize --help
   [[ "$output" == "usage: rm-summarize "* ]]
 }
+
+@test "an rm-energy stream CSV: energy only, no memory verdict" {
+  local csv="$BATS_TEST_TMPDIR/energy.csv"
+  printf '%s\n' 'epoch,elapsed_s,pkg_w,dram_w,pkg_j,dram_j' '100.000,0.000,,,,' \
+    '101.000,1.000,20.5,3.0,20.5,3.0' '102.000,2.000,30.0,3.0,50.5,6.0' >"$csv"
+  run -0 rm-summarize "$csv"
+  [[ "$output" == *"(rm-energy CSV)"* ]]
+  [[ "$output" == *"Energy: 50 J over 2 s, mean 25.2 W, peak 30.0 W at +0:00:02"* ]]
+  [[ "$output" != *"No headroom problem"* ]]
+  [[ "$output" != *"OOM kills"* ]]
+}

@@ -520,6 +520,13 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	}
 }
 
+/* Why an output file could not be written, in words. */
+static const char *write_why(int e)
+{
+	/* O_NOFOLLOW refuses a symlink planted where the output goes. */
+	return e == ELOOP ? "a symbolic link, not followed" : strerror(e);
+}
+
 /*
  * Read every file, group them into reports, fold each report, and print
  * them; --csv and --svg go to the first report that has what they need.
@@ -574,14 +581,14 @@ int main(int argc, char **argv)
 		struct report *r = &reps[k];
 		if (g_opt.csv && !done_csv && r->nexitlogs) {
 			if (write_proc_csv(r, g_opt.csv) < 0) {
-				fprintf(stderr, "%s: cannot write '%s': %s\n", prog, g_opt.csv, strerror(errno));
+				fprintf(stderr, "%s: cannot write '%s': %s\n", prog, g_opt.csv, write_why(errno));
 				status = RM_EXIT_FAIL;
 			}
 			done_csv = 1;
 		}
 		if (g_opt.svg && !done_svg && r->sys) {
 			if (write_svg(r, &g_opt, g_opt.svg) < 0) {
-				fprintf(stderr, "%s: cannot write '%s': %s\n", prog, g_opt.svg, strerror(errno));
+				fprintf(stderr, "%s: cannot write '%s': %s\n", prog, g_opt.svg, write_why(errno));
 				status = RM_EXIT_FAIL;
 			}
 			done_svg = 1;

@@ -136,7 +136,7 @@ static void text_sys(struct rm_buf *b, const struct report *r, const struct opts
 	rm_fmt_iso(s->last_epoch, t1, sizeof(t1));
 	fmt_dur(dur, d, sizeof(d));
 	rm_buf_addf(b, "%sBuild resources: %s%s (%s CSV)\n", c->b, s->file, c->off,
-		    s->seed ? "seed monitor" : "rm-sample");
+		    s->seed ? "seed monitor" : s->format);
 	rm_buf_addf(b, "  run      %s to %s (%s), %ld samples", t0, t1, d, s->samples);
 	if (s->samples > 1)
 		rm_buf_addf(b, ", every %.2f s", dur / (double)(s->samples - 1));
@@ -201,7 +201,9 @@ static void text_sys(struct rm_buf *b, const struct report *r, const struct opts
 			rm_buf_adds(b, "\n");
 		}
 	}
-	if (!s->has_oom) {
+	if (!s->has_oom && s->col[SC_AVAIL] < 0 && s->col[SC_USED] < 0) {
+		/* not a memory CSV at all (rm-energy's): nothing to say */
+	} else if (!s->has_oom) {
 		rm_buf_adds(b, "OOM kills: not recorded (no oom_kills column)\n");
 	} else {
 		rm_buf_addf(b, "OOM kills: %s%ld%s\n", s->oom_total ? c->red : "", s->oom_total,
@@ -600,7 +602,7 @@ static void json_sys(struct rm_buf *b, const struct report *r, const struct opts
 	jkey(b, &f, "file");
 	rm_buf_json(b, s->file);
 	jkey(b, &f, "format");
-	rm_buf_json(b, s->seed ? "seed" : "rm-sample");
+	rm_buf_json(b, s->format);
 	jkey(b, &f, "start");
 	{
 		int g = 1;

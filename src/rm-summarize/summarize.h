@@ -95,6 +95,7 @@ enum { SC_EPOCH, SC_ELAPSED, SC_LOAD1, SC_CPU, SC_USED, SC_AVAIL, SC_MEMPCT, SC_
 struct sys {
 	char *file;
 	int seed;              /* the seed script's 14 columns */
+	const char *format;    /* "seed", "rm-sample" or "rm-energy" */
 	int ncols;
 	int col[SC_N];
 	long samples, skipped, cut_rows;

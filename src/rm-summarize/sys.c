@@ -55,6 +55,7 @@ struct sys *sys_new(const char *file, const struct rm_csv *hdr)
 		if (hdr->f[i].len != strlen(seed_cols[i]) ||
 		    memcmp(hdr->f[i].p, seed_cols[i], hdr->f[i].len) != 0)
 			s->seed = 0;
+	s->format = s->seed ? "seed" : header_col(hdr->f, hdr->nf, "pkg_j") >= 0 ? "rm-energy" : "rm-sample";
 	for (int i = 0; i < PK_N; i++) {
 		s->pk[i].stage = -1;
 		s->pk[i].aux = NAN;
@@ -595,7 +596,8 @@ static void sys_verdicts(struct report *r, const struct opts *o)
 			}
 		}
 	}
-	if (!problem)
+	/* "No problem" only where there were memory readings to judge. */
+	if (!problem && s->pk[PK_MEM_AVAIL].known)
 		verdict_add(r, "ok",
 			    "No headroom problem: available memory stayed above %.0f MiB, no swap in use, no OOM kill, disk above %g GiB.",
 			    o->near_oom_mb, o->low_disk_gb);
