@@ -154,7 +154,7 @@ EOF
   run -0 metric "$BATS_TEST_TMPDIR/page" node_textfile_scrape_error
   [[ "$output" == 0 ]]
   run -0 grep -c '^rm_' "$BATS_TEST_TMPDIR/page"
-  ((output >= 15))
+  ((output >= 14))
   grep -q '^# HELP rm_memory_available_bytes ' "$BATS_TEST_TMPDIR/page"
   grep -q '^# TYPE rm_memory_available_bytes gauge$' "$BATS_TEST_TMPDIR/page"
   grep -q '^# TYPE rm_oom_kills_total counter$' "$BATS_TEST_TMPDIR/page"
