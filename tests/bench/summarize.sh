@@ -36,22 +36,25 @@ median_of() {
   sort -g "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# time_runs NAME CMD...: RUNS timed runs; appends "NAME median_s max_rss_kib".
+# time_runs NAME CMD...: RUNS timed runs; appends
+# "NAME median_wall_s max_rss_kib median_cpu_s" (CPU = user + system,
+# steadier than wall time on a shared machine).
 time_runs() {
-  local name=$1 i t
+  local name=$1 i t rss u s
   shift
-  : >"${tmp}/t" && : >"${tmp}/m"
+  : >"${tmp}/t" && : >"${tmp}/m" && : >"${tmp}/c"
   for ((i = 0; i < RUNS; i++)); do
-    /usr/bin/time -f '%e %M' -o "${tmp}/one" "$@" >/dev/null 2>&1 || err "${name} failed"
-    read -r t rss <"${tmp}/one"
+    /usr/bin/time -f '%e %M %U %S' -o "${tmp}/one" "$@" >/dev/null 2>&1 || err "${name} failed"
+    read -r t rss u s <"${tmp}/one"
     echo "${t}" >>"${tmp}/t"
     echo "${rss}" >>"${tmp}/m"
+    awk -v u="${u}" -v s="${s}" 'BEGIN { print u + s }' >>"${tmp}/c"
   done
-  echo "${name} $(median_of "${tmp}/t") $(sort -n "${tmp}/m" | tail -n 1)" >>"${tmp}/results"
+  echo "${name} $(median_of "${tmp}/t") $(sort -n "${tmp}/m" | tail -n 1) $(median_of "${tmp}/c")" >>"${tmp}/results"
 }
 
 bench_summarize() {
-  local csv="${RM_BUILD}/bench/sys-1m.csv" size ours best name t rss
+  local csv="${RM_BUILD}/bench/sys-1m.csv" size ours best name t rss cpu ours_cpu best_cpu
   gen_csv "${csv}" || {
     err "cannot generate ${csv}"
     return 1
@@ -64,16 +67,18 @@ bench_summarize() {
   time_runs gawk gawk -F, "${AWK_PEAKS}" "${csv}"
   ours=$(awk '$1 == "rm-summarize" { print $2 }' "${tmp}/results")
   best=$(awk '$1 != "rm-summarize" { print $2 }' "${tmp}/results" | sort -g | head -n 1)
+  ours_cpu=$(awk '$1 == "rm-summarize" { print $4 }' "${tmp}/results")
+  best_cpu=$(awk '$1 != "rm-summarize" { print $4 }' "${tmp}/results" | sort -g | head -n 1)
   echo "## rm-summarize: 1,000,000-row system CSV ($((size / 1048576)) MiB), median of ${RUNS}"
   echo
-  echo "| reader | median s | MB/s | max RSS MiB | time vs rm-summarize |"
-  echo "|---|---|---|---|---|"
-  while read -r name t rss; do
-    awk -v n="${name}" -v t="${t}" -v r="${rss}" -v s="${size}" -v o="${ours}" \
-      'BEGIN { printf "| %s | %.3f | %.0f | %.1f | %.2fx |\n", n, t, (t > 0 ? s / 1e6 / t : 0), r / 1024, (o > 0 ? t / o : 0) }'
+  echo "| reader | median wall s | MB/s | wall vs rm-summarize | median CPU s | CPU vs rm-summarize | max RSS MiB |"
+  echo "|---|---|---|---|---|---|---|"
+  while read -r name t rss cpu; do
+    awk -v n="${name}" -v t="${t}" -v r="${rss}" -v s="${size}" -v o="${ours}" -v c="${cpu}" -v oc="${ours_cpu}" \
+      'BEGIN { printf "| %s | %.3f | %.0f | %.2fx | %.3f | %.2fx | %.1f |\n", n, t, (t > 0 ? s / 1e6 / t : 0), (o > 0 ? t / o : 0), c, (oc > 0 ? c / oc : 0), r / 1024 }'
   done <"${tmp}/results"
   echo
-  awk -v o="${ours}" -v b="${best}" 'BEGIN { printf "rm-summarize (every peak with time, stage and context, runs, stages, verdicts) is %.1fx faster than the faster awk computing only the six peaks.\n", (o > 0 ? b / o : 0) }'
+  awk -v o="${ours}" -v b="${best}" -v oc="${ours_cpu}" -v bc="${best_cpu}" 'BEGIN { printf "rm-summarize (every peak with time, stage and context, runs, stages, verdicts) is %.1fx faster in wall time and %.1fx in CPU time than the faster awk computing only the six peaks.\n", (o > 0 ? b / o : 0), (oc > 0 ? bc / oc : 0) }'
   echo
 }
 
