@@ -2,20 +2,26 @@
  * rm-sample: one system-wide row per tick, for the build monitor.
  *
  * usage: rm-sample [-H] [-i SEC] [-n COUNT] [--watch-pid PID] [-f csv|jsonl|prom]
- *                  [--disk-path PATH] [--stage-file FILE] [--stage-log-dir DIR]
+ *                  [-o FILE] [--disk-path PATH] [--stage-file FILE] [--stage-log-dir DIR]
  *                  [--context-match ERE] [--compilers LIST] [--energy] [--gpu]
+ *                  [--prom-file FILE] [--prom-label NAME=VALUE]
  *
  * Without -i, prints the header and one row, its CPU % measured over a
  * short window.  With -i, prints a row every SEC seconds (on absolute
- * deadlines) until COUNT rows, the end of PID, or SIGINT/SIGTERM/SIGHUP.
+ * deadlines) until COUNT rows, the end of PID (then one last row, so a
+ * kill that ended it is recorded), or SIGINT/SIGTERM/SIGHUP.
  * --energy and --gpu append their columns after the default ones (lib/energy
  * and lib/gpu; empty where there is no RAPL or GPU, or it is not readable).
  *
  *   -i, --interval SEC     seconds between rows (0.001 to 86400)
  *   -n, --count COUNT      stop after COUNT rows
- *       --watch-pid PID    stop as soon as PID ends
+ *       --watch-pid PID    stop as soon as PID ends, after one last row
  *   -f, --format FMT       csv (default), jsonl or prom
  *   -H, --no-header        no CSV header line
+ *   -o, --output FILE      append rows to FILE (the header only when it is
+ *                          empty); a row the filesystem refuses (full, quota,
+ *                          I/O error) is counted, sampling goes on, and the
+ *                          count is reported on stderr at the end (exit 1)
  *       --disk-path PATH   filesystem for disk_avail_gb, disk_pct (default /)
  *       --stage-file FILE  stage = first line of FILE
  *       --stage-log-dir DIR
@@ -29,16 +35,22 @@
  *       --energy           add pkg_w: CPU package watts over the last interval
  *       --gpu              add gpu_busy_pct (max over cards), gpu_vram_used_mb
  *                          and gpu_vram_total_mb (sums over cards)
+ *       --prom-file FILE   after every row, also replace FILE with the row as
+ *                          Prometheus text (temporary file beside it + rename)
+ *       --prom-label NAME=VALUE
+ *                          add this label to every --prom-file sample
  *   -h, --help             this help
  *       --version          the version
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "energy.h"
@@ -48,8 +60,9 @@
 static const char prog[] = "rm-sample";
 static const char usage_line[] =
 	"usage: rm-sample [-H] [-i SEC] [-n COUNT] [--watch-pid PID] [-f csv|jsonl|prom]\n"
-	"                 [--disk-path PATH] [--stage-file FILE] [--stage-log-dir DIR]\n"
-	"                 [--context-match ERE] [--compilers LIST] [--energy] [--gpu]";
+	"                 [-o FILE] [--disk-path PATH] [--stage-file FILE] [--stage-log-dir DIR]\n"
+	"                 [--context-match ERE] [--compilers LIST] [--energy] [--gpu]\n"
+	"                 [--prom-file FILE] [--prom-label NAME=VALUE]";
 
 static const char help_text[] =
 	"\n"
@@ -59,9 +72,12 @@ static const char help_text[] =
 	"\n"
 	"  -i, --interval SEC     seconds between rows (0.001 to 86400)\n"
 	"  -n, --count COUNT      stop after COUNT rows\n"
-	"      --watch-pid PID    stop as soon as PID ends\n"
+	"      --watch-pid PID    stop as soon as PID ends, after one last row\n"
 	"  -f, --format FMT       csv (default), jsonl or prom\n"
 	"  -H, --no-header        no CSV header line\n"
+	"  -o, --output FILE      append rows to FILE (the header only when it is empty);\n"
+	"                         rows a full or failing filesystem refuses are counted,\n"
+	"                         sampling goes on, and the count is reported at the end\n"
 	"      --disk-path PATH   filesystem for disk_avail_gb, disk_pct (default /)\n"
 	"      --stage-file FILE  stage = first line of FILE\n"
 	"      --stage-log-dir DIR\n"
@@ -75,6 +91,10 @@ static const char help_text[] =
 	"      --energy           add pkg_w: CPU package watts over the last interval\n"
 	"      --gpu              add gpu_busy_pct (max over cards), gpu_vram_used_mb\n"
 	"                         and gpu_vram_total_mb (sums over cards)\n"
+	"      --prom-file FILE   after every row also replace FILE, atomically, with\n"
+	"                         the row as Prometheus text\n"
+	"      --prom-label NAME=VALUE\n"
+	"                         add this label to every --prom-file sample (repeatable)\n"
 	"  -h, --help             this help\n"
 	"      --version          print the version\n";
 
@@ -142,7 +162,20 @@ struct opts {
 	const char *names[MAX_NAMES];
 	int nnames;
 	int energy, gpu;
+	const char *output;
+	const char *prom_file;
+	struct rm_buf prom_labels;  /* name="value",... for --prom-file */
 };
+
+/*
+ * Where rows go: stdout, or with -o a file whose write failures are
+ * counted rather than fatal, so a full disk costs rows, not the monitor.
+ */
+static int out_fd = STDOUT_FILENO;
+static int header_pending;
+static long rows_lost;
+static double lost_from;        /* epoch of the first row lost */
+static int lost_errno;
 
 struct state {
 	struct rm_cputimes cpu_prev;
@@ -174,9 +207,32 @@ static void split_names(struct opts *o, const char *list)
 		rm_usage_error(prog, usage_line, "empty --compilers list");
 }
 
+/* NAME=VALUE, NAME a Prometheus label name, added to o->prom_labels. */
+static void add_prom_label(struct opts *o, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	char clean[RM_TEXT_MAX + 1];
+	size_t n = eq ? (size_t)(eq - arg) : 0;
+	int ok = n > 0 && !(arg[0] >= '0' && arg[0] <= '9') && strncmp(arg, "__", 2) != 0;
+
+	for (size_t i = 0; ok && i < n; i++)
+		ok = (arg[i] >= 'a' && arg[i] <= 'z') || (arg[i] >= 'A' && arg[i] <= 'Z') ||
+		     (arg[i] >= '0' && arg[i] <= '9') || arg[i] == '_';
+	if (!ok || (n == 5 && strncmp(arg, "stage", 5) == 0))
+		rm_usage_error(prog, usage_line,
+			       "invalid --prom-label '%s': NAME=VALUE, NAME a label name other than stage", arg);
+	if (o->prom_labels.len)
+		rm_buf_addc(&o->prom_labels, ',');
+	rm_buf_add(&o->prom_labels, arg, n);
+	rm_buf_addc(&o->prom_labels, '=');
+	rm_sanitize(eq + 1, strlen(eq + 1), clean, sizeof(clean));
+	rm_buf_prom_label(&o->prom_labels, clean);
+}
+
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_WATCH = 256, O_DISK, O_STAGEFILE, O_LOGDIR, O_CTX, O_COMP, O_VERSION, O_ENERGY, O_GPU };
+	enum { O_WATCH = 256, O_DISK, O_STAGEFILE, O_LOGDIR, O_CTX, O_COMP, O_VERSION, O_ENERGY, O_GPU,
+	       O_PROMFILE, O_PROMLABEL };
 	static const struct option longopts[] = {
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'n' },
@@ -192,6 +248,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "energy", no_argument, NULL, O_ENERGY },
 		{ "gpu", no_argument, NULL, O_GPU },
+		{ "output", required_argument, NULL, 'o' },
+		{ "prom-file", required_argument, NULL, O_PROMFILE },
+		{ "prom-label", required_argument, NULL, O_PROMLABEL },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc;
@@ -202,7 +261,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	o->disk_path = "/";
 	split_names(o, DEFAULT_COMPILERS);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:n:f:Hh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:n:f:o:Hh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			if (rm_parse_seconds(optarg, 0.001, 86400, &o->interval) < 0)
@@ -260,6 +319,15 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case O_GPU:
 			o->gpu = 1;
 			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case O_PROMFILE:
+			o->prom_file = optarg;
+			break;
+		case O_PROMLABEL:
+			add_prom_label(o, optarg);
+			break;
 		case ':':
 			rm_usage_error(prog, usage_line, "option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -272,6 +340,63 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		o->interval = 1;
 	if (o->watch_pid && !o->interval)
 		rm_usage_error(prog, usage_line, "--watch-pid needs -i SEC");
+	if (o->prom_file && !o->prom_file[0])
+		rm_usage_error(prog, usage_line, "empty --prom-file");
+}
+
+/* A write failure that costs rows but not the stream (only with -o). */
+static int lost_is_tolerable(int e)
+{
+	return e == ENOSPC || e == EDQUOT || e == EFBIG || e == EIO;
+}
+
+/* Write b to the output; with -o, count what the filesystem refuses. */
+static void out_write(struct rm_buf *b, double epoch)
+{
+	if (out_fd == STDOUT_FILENO) {
+		rm_out(prog, b);
+		return;
+	}
+	if (rm_buf_write(out_fd, b) < 0) {
+		if (!lost_is_tolerable(errno)) {
+			fprintf(stderr, "%s: cannot write to output: %s\n", prog, strerror(errno));
+			exit(RM_EXIT_FAIL);
+		}
+		if (rows_lost++ == 0) {
+			lost_from = epoch;
+			lost_errno = errno;
+		}
+	}
+	rm_buf_reset(b);
+}
+
+/*
+ * Replace the Prometheus file with this row: a new temporary file beside
+ * it (O_EXCL through mkstemp), then rename(2), so a scraper reads the old
+ * file or the new one, never half of one.  A failure skips this tick.
+ */
+static void prom_file_write(const struct opts *o, const struct rm_val *v)
+{
+	static struct rm_buf pb;
+	char tmp[4096];
+	const char *slash = strrchr(o->prom_file, '/');
+	int fd;
+
+	if (slash)
+		snprintf(tmp, sizeof(tmp), "%.*s/.%s.XXXXXX", (int)(slash - o->prom_file),
+			 o->prom_file, slash + 1);
+	else
+		snprintf(tmp, sizeof(tmp), ".%s.XXXXXX", o->prom_file);
+	rm_buf_reset(&pb);
+	rm_emit_prom(&pb, ocols, v, nout, 1, o->prom_labels.len ? o->prom_labels.p : NULL);
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return;
+	if (fchmod(fd, 0644) < 0 || rm_buf_write(fd, &pb) < 0 || close(fd) < 0 ||
+	    rename(tmp, o->prom_file) < 0) {
+		unlink(tmp);
+		return;
+	}
 }
 
 /* Stage and context: what the build is doing now. */
@@ -433,6 +558,20 @@ static void emit(const struct opts *o, struct rm_buf *b, const struct rm_val *al
 
 	for (int i = 0; i < nout; i++)
 		v[i] = all[osel[i]];
+	if (header_pending) {
+		/* A header the disk refused is tried again before the next row. */
+		rm_emit_csv_header(b, ocols, nout);
+		if (rm_buf_write(out_fd, b) == 0)
+			header_pending = 0;
+		rm_buf_reset(b);
+		if (header_pending) {
+			if (rows_lost++ == 0) {
+				lost_from = all[C_EPOCH].num;
+				lost_errno = errno;
+			}
+			return;
+		}
+	}
 	switch (o->fmt) {
 	case RM_FMT_CSV:
 		rm_emit_csv_row(b, ocols, v, nout);
@@ -444,7 +583,42 @@ static void emit(const struct opts *o, struct rm_buf *b, const struct rm_val *al
 		rm_emit_prom(b, ocols, v, nout, 1, NULL);
 		break;
 	}
-	rm_out(prog, b);
+	out_write(b, all[C_EPOCH].num);
+	if (o->prom_file)
+		prom_file_write(o, v);
+}
+
+/* -o FILE: append, never through a symlink; the header only when empty. */
+static void open_output(const struct opts *o)
+{
+	struct stat st;
+
+	if (!o->output)
+		return;
+	out_fd = open(o->output, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
+	if (out_fd < 0) {
+		fprintf(stderr, "%s: cannot open '%s': %s\n", prog, o->output, strerror(errno));
+		exit(RM_EXIT_FAIL);
+	}
+	if (fstat(out_fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+		header_pending = -1;
+}
+
+/* The rows -o could not write, said once at the end; the exit status. */
+static int report_lost(const struct opts *o)
+{
+	char iso[40];
+
+	if (out_fd != STDOUT_FILENO && close(out_fd) < 0 && !lost_is_tolerable(errno)) {
+		fprintf(stderr, "%s: cannot write to '%s': %s\n", prog, o->output, strerror(errno));
+		return RM_EXIT_FAIL;
+	}
+	if (!rows_lost)
+		return RM_EXIT_OK;
+	rm_fmt_iso(lost_from, iso, sizeof(iso));
+	fprintf(stderr, "%s: %ld rows lost from %s: cannot write to '%s': %s\n", prog, rows_lost,
+		iso, o->output, strerror(lost_errno));
+	return RM_EXIT_FAIL;
 }
 
 /*
@@ -480,9 +654,18 @@ int main(int argc, char **argv)
 	open_extras(&o);
 	rm_cputimes_read(&s.cpu_prev);
 
+	open_output(&o);
 	if (o.header && o.fmt == RM_FMT_CSV) {
-		rm_emit_csv_header(&b, ocols, nout);
-		rm_out(prog, &b);
+		if (header_pending < 0) {
+			header_pending = 0;   /* appending to a file that has one */
+		} else if (out_fd == STDOUT_FILENO) {
+			rm_emit_csv_header(&b, ocols, nout);
+			rm_out(prog, &b);
+		} else {
+			header_pending = 1;   /* written with the first row */
+		}
+	} else {
+		header_pending = 0;
 	}
 	/* The first row's CPU % needs a window: 100 ms, or the interval when
 	 * that is shorter. */
@@ -493,9 +676,16 @@ int main(int argc, char **argv)
 		sample(&o, &s, rm_tick_elapsed(&t), v);
 		emit(&o, &b, v);
 	}
+	if (t.end == RM_END_PID) {
+		/* The watched build just ended: one last row records what ended
+		 * it (an OOM kill of the orchestrator, say). */
+		sample(&o, &s, rm_tick_elapsed(&t), v);
+		emit(&o, &b, v);
+	}
 	rm_buf_free(&b);
+	rm_buf_free(&o.prom_labels);
 	free(o.names_store);
 	if (o.has_re)
 		regfree(&o.ctx_re);
-	return rm_finish_stdout(prog, RM_EXIT_OK);
+	return rm_finish_stdout(prog, report_lost(&o));
 }

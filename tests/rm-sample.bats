@@ -95,8 +95,9 @@ print(len(r), round(e[-1]-e[0],2), max(abs(v - i*0.05) for i,v in enumerate(e)) 
     end=$(date +%s.%N)
     run -0 awk -v s="$start" -v e="$end" 'BEGIN { d = e - s; print (d > 0.9 && d < 1.5) ? "ok" : d }'
     [[ "$output" == ok ]]
+    # The header, the first row, and one last row when the PID ended.
     run -0 wc -l <"$BATS_TEST_TMPDIR/out.csv"
-    [[ "$output" == 2 ]]
+    [[ "$output" == 3 ]]
   done
 }
 
@@ -247,4 +248,45 @@ print(len(bad), max(int(r["compilers"]) for r in rows[:-1]))' "$BATS_TEST_TMPDIR
   run -0 bash -c "rm-sample -i 1 -n 2 | tail -n 1 | cut -d, -f5"
   run -0 awk -v v="$output" -v e="$expect" 'BEGIN { print (v >= e - 15 && v <= e + 15) ? "ok" : v }'
   [[ "$output" == ok ]]
+}
+
+@test "-o appends with one header; rows the disk refuses are counted and reported at the end" {
+  local f="$BATS_TEST_TMPDIR/a.csv"
+  rm-sample -i 0.02 -n 3 -o "$f"
+  rm-sample -i 0.02 -n 2 -o "$f"
+  run -0 grep -c '^epoch,' "$f"
+  [[ "$output" == 1 ]]
+  run -0 csv_cols "$f"
+  [[ "$output" == 19 ]]
+  [[ $(wc -l <"$f") == 6 ]]
+  ln -s "$f" "$BATS_TEST_TMPDIR/link.csv"
+  run -1 --separate-stderr rm-sample -o "$BATS_TEST_TMPDIR/link.csv"
+  [[ "$stderr" == "rm-sample: cannot open '$BATS_TEST_TMPDIR/link.csv': Too many levels of symbolic links" ]]
+  run -1 --separate-stderr rm-sample -i 0.01 -n 7 -o /dev/full
+  [[ "$stderr" =~ ^rm-sample:\ 7\ rows\ lost\ from\ 20[0-9-]+T[0-9:.]+Z:\ cannot\ write\ to\ \'/dev/full\':\ No\ space\ left\ on\ device$ ]]
+}
+
+@test "--prom-file is replaced whole every tick, with the --prom-label labels on every sample" {
+  local d="$BATS_TEST_TMPDIR/prom" pid n=0 i
+  mkdir -p "$d"
+  rm-sample -i 0.01 -o /dev/null --prom-file "$d/rm.prom" --prom-label run_id='r"1' \
+    --prom-label host=h1 &
+  pid=$!
+  wait_for 5 test -s "$d/rm.prom"
+  # A reader never sees half a file: every read ends with the last metric.
+  for ((i = 0; i < 200; i++)); do
+    if [[ "$(tail -n 1 "$d/rm.prom")" == rm_pressure_cpu_some_ratio* ]]; then n=$((n + 1)); fi
+  done
+  kill "$pid"
+  wait "$pid"
+  ((n == 200))
+  run -0 grep -v '^#' "$d/rm.prom"
+  local line
+  for line in "${lines[@]}"; do
+    [[ "$line" == *'{stage="",run_id="r\"1",host="h1"} '* ]]
+  done
+  # No temporary file is left beside it.
+  [[ "$(find "$d" -type f | wc -l)" == 1 ]]
+  run -2 --separate-stderr rm-sample --prom-label 9x=1
+  [[ "${stderr_lines[0]}" == "rm-sample: invalid --prom-label '9x=1'"* ]]
 }
