@@ -345,6 +345,28 @@ static int stream(const struct opts *o, struct rm_rapl *r)
 	return rm_finish_stdout(prog, RM_EXIT_OK);
 }
 
+/* SIGCHLD writes a byte here, so the tick loop wakes when CMD ends even
+ * where pidfd_open is missing (a zombie still answers kill(pid, 0)). */
+static int chld_wfd = -1;
+
+static void on_chld(int sig)
+{
+	int e = errno;
+	ssize_t r = write(chld_wfd, "c", 1);
+
+	(void)sig;
+	(void)r;
+	errno = e;
+}
+
+static void drain(int fd)
+{
+	char buf[64];
+
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+}
+
 static pid_t spawn(char **cmd)
 {
 	pid_t pid = fork();
@@ -356,6 +378,7 @@ static pid_t spawn(char **cmd)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
 	execvp(cmd[0], cmd);
 	int e = errno;
 	fprintf(stderr, "%s: cannot run '%s': %s\n", prog, cmd[0], strerror(e));
@@ -369,8 +392,9 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 	struct rm_val v[R_NCOLS];
 	struct rm_rapl_step s;
 	struct totals tt;
-	int fd = STDERR_FILENO, st, status;
-	pid_t pid;
+	struct sigaction sa;
+	int fd = STDERR_FILENO, st = 0, status, p[2];
+	pid_t pid, w;
 	double el;
 
 	if (o->output) {
@@ -381,27 +405,46 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 		}
 	}
 	start(r, &tt);
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
+		fprintf(stderr, "%s: cannot make a pipe: %s\n", prog, strerror(errno));
+		return RM_EXIT_FAIL;
+	}
+	chld_wfd = p[1];
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_chld;
+	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
 	fflush(NULL);
 	pid = spawn(o->cmd);
 	if (pid < 0) {
 		fprintf(stderr, "%s: cannot fork: %s\n", prog, strerror(errno));
 		return RM_EXIT_FAIL;
 	}
-	if (rm_tick_init(&t, o->interval, 0, pid) < 0) {
-		fprintf(stderr, "%s: cannot watch PID %d: %s\n", prog, (int)pid, strerror(errno));
-		return RM_EXIT_FAIL;
-	}
-	/* Read on every tick only so that no wrap goes unseen. */
-	while (rm_tick_next(&t))
+	rm_tick_init(&t, o->interval, 0, 0);
+	t.extra_fd = p[0];
+	/* Read on every tick so that no wrap goes unseen; a stop signal is
+	 * passed on to CMD, and we wait for it to end. */
+	for (;;) {
+		w = waitpid(pid, &st, WNOHANG);
+		if (w == pid || (w < 0 && errno != EINTR))
+			break;
+		if (!rm_tick_next(&t)) {
+			if (t.end != RM_END_SIGNAL)
+				break;
+			kill(pid, t.signo);
+			rm_tick_clear_signal(&t);
+			continue;
+		}
+		drain(p[0]);
 		if (t.done > 1)
 			step(r, &tt, &s);
-	if (t.end == RM_END_SIGNAL)
-		kill(pid, t.signo);
-	while (waitpid(pid, &st, 0) < 0) {
-		if (errno != EINTR) {
-			fprintf(stderr, "%s: cannot wait for '%s': %s\n", prog, o->cmd[0], strerror(errno));
-			return RM_EXIT_FAIL;
-		}
+	}
+	while (w != pid && ((w = waitpid(pid, &st, 0)) >= 0 || errno == EINTR))
+		;
+	if (w != pid) {
+		fprintf(stderr, "%s: cannot wait for '%s': %s\n", prog, o->cmd[0], strerror(errno));
+		return RM_EXIT_FAIL;
 	}
 	step(r, &tt, &s);
 	status = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : RM_EXIT_FAIL;

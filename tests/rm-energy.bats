@@ -200,6 +200,24 @@ intel-rapl:0:0,core,3000000,65712999613" ]
   [ "$output" = "0" ]
 }
 
+@test "-- CMD: a stop signal is passed on to CMD, whose status rm-energy exits with; its end is seen at once without pidfd" {
+  local out="$BATS_TEST_TMPDIR/sig.csv" pid start
+  RM_SYS_ROOT="$FIXTURES/powercap/intel1" rm-energy -o "$out" -- \
+    sh -c 'trap "exit 7" TERM; echo up >"$1"; while :; do sleep 0.05; done' sh "$BATS_TEST_TMPDIR/up" &
+  pid=$!
+  wait_for 5 test -s "$BATS_TEST_TMPDIR/up"
+  kill -TERM "$pid"
+  local rc=0
+  wait "$pid" || rc=$?
+  [ "$rc" -eq 7 ]
+  [ "$(csv_get "$out" exit)" = "7" ]
+  # Where pidfd_open is missing a zombie still answers kill(pid, 0): SIGCHLD
+  # must end the wait, not the 30 s interval.
+  start=$(date +%s.%N)
+  RM_NO_PIDFD=1 RM_SYS_ROOT="$FIXTURES/powercap/intel1" run -0 --separate-stderr rm-energy -i 30 -- true
+  run -0 awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { exit !(e - s < 5) }'
+}
+
 @test "energy_uj the user may not read (root-only since 5.10): one message naming the file, why and the remedy; exit 1" {
   command -v setpriv >/dev/null || skip "no setpriv"
   id nobody >/dev/null 2>&1 || skip "no user nobody"
@@ -293,10 +311,12 @@ intel-rapl:0:0,core,3000000,65712999613" ]
   [ "$(head -1 "$out" | tr ',' '\n' | tail -1)" = "pkg_w" ]
   # The first row covers the 100 ms warm-up, when nothing moved.
   [ "$(csv_get "$out" pkg_w 1)" = "0.00" ]
-  # 10 J over the time between the rows (the counters are read at the row).
+  # 10 J over the time between the rows: rm-sample reads the counters
+  # after its /proc scan, a few ms after elapsed_s, so allow 10 % (one
+  # package alone would be 40 % off, dram added 50 times too much).
   run -0 awk -F, -v w="$(csv_get "$out" pkg_w 2)" \
     -v e1="$(csv_get "$out" elapsed_s 1)" -v e2="$(csv_get "$out" elapsed_s 2)" \
-    'BEGIN { want = 10 / (e2 - e1); d = w - want; if (d < 0) d = -d; print w, want; exit !(d <= want * 0.02) }'
+    'BEGIN { j = w * (e2 - e1); print w " W, " j " J"; exit !(j >= 9 && j <= 11) }'
 }
 
 @test "rm-sample --energy without RAPL (this machine): pkg_w empty, nothing fails, nothing said" {
