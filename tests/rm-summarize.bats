@@ -308,3 +308,23 @@ EOF
   [[ "$output" != *"No headroom problem"* ]]
   [[ "$output" != *"OOM kills"* ]]
 }
+
+@test "--rows-lost: the run's unwritten rows in text, JSON and Markdown; exits are numbers; a flat disk is never full" {
+  run -0 rm-summarize --rows-lost 52 --rows-lost-from 2026-12-02T13:00:00.250Z "$FIXTURES/summarize/seed-build.csv"
+  [[ "$output" == *"52 rows lost from 2026-12-02T13:00:00.250Z"* ]]
+  run -0 rm-summarize --markdown --rows-lost 52 --rows-lost-from 2026-12-02T13:00:00.250Z "$FIXTURES/summarize/seed-build.csv"
+  [[ "$output" == *"52 rows lost from 2026-12-02T13:00:00.250Z"* ]]
+  run -0 rm-summarize --json --rows-lost 52 --rows-lost-from 2026-12-02T13:00:00.250Z "$FIXTURES/summarize/seed-build.csv"
+  [[ "$(jq -c '[.rows_lost, .rows_lost_from]' <<<"$output")" == '[52,"2026-12-02T13:00:00.250Z"]' ]]
+  run -0 rm-summarize --json "$FIXTURES/summarize/seed-build.csv"
+  [[ "$(jq -c '[.rows_lost, .rows_lost_from]' <<<"$output")" == '[null,null]' ]]
+  run -2 --separate-stderr rm-summarize --rows-lost-from 'x;y' "$FIXTURES/summarize/seed-build.csv"
+  [[ "${stderr_lines[0]}" == "rm-summarize: invalid --rows-lost-from 'x;y'"* ]]
+  # exit statuses are JSON numbers (or null for a process still running).
+  run -0 rm-summarize --json "$FIXTURES/summarize/exitlog.csv" "$FIXTURES/summarize/job.csv"
+  [[ "$(jq -r '[.job.exit, (.processes.top[].exit)] | map(type) | unique | join(",")' <<<"$output")" =~ ^(null,)?number$ ]]
+  # A disk whose free space does not fall has no time to full.
+  rm-sample -i 0.02 -n 4 >"$BATS_TEST_TMPDIR/flat2.csv"
+  run -0 rm-summarize --json "$BATS_TEST_TMPDIR/flat2.csv"
+  [[ "$(jq -c '.system.disk.hours_to_full' <<<"$output")" == null ]]
+}

@@ -52,7 +52,8 @@ struct opts g_opt;
 static const char usage_line[] =
 	"usage: rm-summarize [--json | --markdown] [--svg FILE] [--csv FILE]\n"
 	"                    [--near-oom-mb MB] [--low-disk-gb GB] [--include ERE]\n"
-	"                    [--exclude ERE] [--top N] [--cores N] [--kmsg FILE] FILE...";
+	"                    [--exclude ERE] [--top N] [--cores N] [--kmsg FILE]\n"
+	"                    [--rows-lost N [--rows-lost-from TIME]] FILE...";
 
 static const char help_text[] =
 	"\n"
@@ -73,6 +74,10 @@ static const char help_text[] =
 	"      --top N            processes and units listed (10)\n"
 	"      --cores N          cores for the RAM-bound rule (this machine's)\n"
 	"      --kmsg FILE        kernel log for OOM victims (/dev/kmsg)\n"
+	"      --rows-lost N      N rows of the run could not be written (rm-monitor\n"
+	"                         passes what rm-sample -o reported)\n"
+	"      --rows-lost-from TIME\n"
+	"                         when the first of them was sampled (RFC 3339)\n"
 	"  -h, --help             this help\n"
 	"      --version          print the version\n";
 
@@ -423,7 +428,7 @@ static void read_input(struct input *in, struct report *r, int header_only)
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_JSON = 256, O_MD, O_SVG, O_CSV, O_NEAR, O_LOW, O_INC, O_EXC, O_TOP, O_CORES,
-	       O_KMSG, O_VERSION };
+	       O_KMSG, O_VERSION, O_LOST, O_LOST_FROM };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "markdown", no_argument, NULL, O_MD },
@@ -436,6 +441,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "top", required_argument, NULL, O_TOP },
 		{ "cores", required_argument, NULL, O_CORES },
 		{ "kmsg", required_argument, NULL, O_KMSG },
+		{ "rows-lost", required_argument, NULL, O_LOST },
+		{ "rows-lost-from", required_argument, NULL, O_LOST_FROM },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -444,6 +451,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	long n;
 
 	o->near_oom_mb = 4096;
+	o->rows_lost = -1;
 	o->low_disk_gb = 20;
 	o->top = 10;
 	opterr = 0;
@@ -497,6 +505,16 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case O_KMSG:
 			o->kmsg = optarg;
+			break;
+		case O_LOST:
+			if (rm_parse_long(optarg, 0, 1000000000000L, &n) < 0)
+				rm_usage_error(prog, usage_line, "invalid --rows-lost '%s': a whole number from 0", optarg);
+			o->rows_lost = n;
+			break;
+		case O_LOST_FROM:
+			if (!*optarg || strspn(optarg, "0123456789-:.TZ") != strlen(optarg))
+				rm_usage_error(prog, usage_line, "invalid --rows-lost-from '%s': an RFC 3339 time", optarg);
+			o->rows_lost_from = optarg;
 			break;
 		case 'h':
 			printf("%s\n%s", usage_line, help_text);

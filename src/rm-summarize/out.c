@@ -141,6 +141,9 @@ static void text_sys(struct rm_buf *b, const struct report *r, const struct opts
 	if (s->samples > 1)
 		rm_buf_addf(b, ", every %.2f s", dur / (double)(s->samples - 1));
 	rm_buf_adds(b, "\n");
+	if (o->rows_lost > 0)
+		rm_buf_addf(b, "  %snote     %ld rows lost from %s: the monitor could not write them%s\n",
+			    c->b, o->rows_lost, o->rows_lost_from ? o->rows_lost_from : "(unknown)", c->off);
 	if (s->cut_rows)
 		rm_buf_adds(b, "  note     the last row was cut short; read without its cut field\n");
 	if (s->skipped)
@@ -234,7 +237,7 @@ static void text_sys(struct rm_buf *b, const struct report *r, const struct opts
 		rm_buf_addf(b, "Disk: %.2f -> %.2f GiB available", s->disk_first, s->disk_last);
 		if (!isnan(rate)) {
 			rm_buf_addf(b, ", %+.2f GiB/h", rate);
-			if (rate < 0 && s->disk_last / -rate < 24 * 365) {
+			if (rate < -0.01 && s->disk_last / -rate < 24 * 365) {
 				fmt_dur(s->disk_last / -rate * 3600, d, sizeof(d));
 				rm_buf_addf(b, "; full in %s at that rate", d);
 			}
@@ -447,6 +450,9 @@ void print_markdown(struct rm_buf *b, const struct report *r, const struct opts 
 		rm_buf_addf(b, "\n\n%ld samples over %s. Near-OOM below %.0f MiB available: %ld samples. "
 			    "Low disk below %g GiB: %ld samples. OOM kills: ",
 			    s->samples, d, o->near_oom_mb, s->near.samples, o->low_disk_gb, s->low.samples);
+		if (o->rows_lost > 0)
+			rm_buf_addf(b, "%ld rows lost from %s (the monitor could not write them). ",
+				    o->rows_lost, o->rows_lost_from ? o->rows_lost_from : "(unknown)");
 		if (s->has_oom)
 			rm_buf_addf(b, "%ld.\n\n", s->oom_total);
 		else
@@ -593,6 +599,23 @@ static void jstage(struct rm_buf *b, int *first, const struct report *r, int sta
 		rm_buf_json(b, stage_name(r, stage));
 }
 
+/* An exit status: a number when it is one, null when empty, else text. */
+static void jexit(struct rm_buf *b, const char *e)
+{
+	size_t i = e[0] == '-' ? 1 : 0;
+
+	if (!e[0]) {
+		rm_buf_adds(b, "null");
+		return;
+	}
+	for (; e[i] >= '0' && e[i] <= '9'; i++)
+		;
+	if (!e[i] && i > (e[0] == '-' ? 1u : 0u) && i < 12)
+		rm_buf_adds(b, e);
+	else
+		rm_buf_json(b, e);
+}
+
 static void json_sys(struct rm_buf *b, const struct report *r, const struct opts *o)
 {
 	const struct sys *s = r->sys;
@@ -732,10 +755,12 @@ static void json_sys(struct rm_buf *b, const struct report *r, const struct opts
 		jnum(b, s->disk_last, 2);
 		jkey(b, &g, "rate_gb_per_hour");
 		jnum(b, rate, 3);
+		/* A disk that does not shrink (or by less than 10 MiB an hour,
+		 * noise) is never full: null, not a figure in the millions. */
 		jkey(b, &g, "hours_to_full");
-		jnum(b, rate < 0 ? s->disk_last / -rate : NAN, 2);
+		jnum(b, rate < -0.01 ? s->disk_last / -rate : NAN, 2);
 		jkey(b, &g, "hours_to_threshold");
-		jnum(b, rate < 0 ? (s->disk_last - o->low_disk_gb) / -rate : NAN, 2);
+		jnum(b, rate < -0.01 ? (s->disk_last - o->low_disk_gb) / -rate : NAN, 2);
 		rm_buf_addc(b, '}');
 	}
 	jkey(b, &f, "energy");
@@ -810,7 +835,7 @@ static void json_proc(struct rm_buf *b, const struct report *r, const struct pro
 	jkey(b, &f, "cpu_s");
 	jnum(b, p->cpu_s, 2);
 	jkey(b, &f, "exit");
-	rm_buf_json(b, p->exit);
+	jexit(b, p->exit);
 	jstage(b, &f, r, p->stage);
 	jkey(b, &f, "unit");
 	if (p->unit)
@@ -839,6 +864,17 @@ void print_json(struct rm_buf *b, const struct report *r, const struct opts *o)
 		free(s);
 	}
 	rm_buf_addc(b, ']');
+	/* Rows the monitor could not write (a full disk), as it reported. */
+	jkey(b, &f, "rows_lost");
+	if (o->rows_lost >= 0)
+		rm_buf_addf(b, "%ld", o->rows_lost);
+	else
+		rm_buf_adds(b, "null");
+	jkey(b, &f, "rows_lost_from");
+	if (o->rows_lost > 0 && o->rows_lost_from)
+		rm_buf_json(b, o->rows_lost_from);
+	else
+		rm_buf_adds(b, "null");
 	jkey(b, &f, "system");
 	if (r->sys)
 		json_sys(b, r, o);
@@ -855,7 +891,7 @@ void print_json(struct rm_buf *b, const struct report *r, const struct opts *o)
 		jkey(b, &g, "cmd");
 		rm_buf_json(b, j->cmd);
 		jkey(b, &g, "exit");
-		rm_buf_json(b, j->exit);
+		jexit(b, j->exit);
 		jkey(b, &g, "start_epoch");
 		jnum(b, j->start_epoch, 3);
 		jkey(b, &g, "end_epoch");

@@ -32,6 +32,8 @@ struct opts {
 	int top;               /* rows shown in the process and unit lists */
 	regex_t inc, exc;
 	int has_inc, has_exc;
+	long rows_lost;        /* -1: not known (no --rows-lost) */
+	const char *rows_lost_from;
 };
 
 /* A peak (or trough) of one column, with when and during what. */
