@@ -101,8 +101,9 @@ has_rows() {
   wait_for 10 has_rows "$OUT/resources-k9.csv"
   sleep 0.3
   local kids c
+  # rm-sample, rm-tree, and the cat that carries rm-sample's stderr.
   kids=$(pgrep -P "$MON")
-  [ "$(wc -w <<<"$kids")" -eq 2 ]
+  [ "$(wc -w <<<"$kids")" -eq 3 ]
   kill -KILL "$MON"
   wait "$MON" || true
   # rm-sample and rm-tree watch the monitor and stop by themselves.
