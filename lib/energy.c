@@ -114,7 +114,8 @@ void rm_rapl_finish(struct rm_rapl *r)
 			r->z[k++] = r->z[i];
 	}
 	r->n = k;
-	qsort(r->z, (size_t)r->n, sizeof(r->z[0]), zone_cmp);
+	if (r->n > 1)
+		qsort(r->z, (size_t)r->n, sizeof(r->z[0]), zone_cmp);
 	r->npkg = r->ndram = 0;
 	for (i = 0; i < r->n; i++) {
 		if (r->z[i].kind == RM_RAPL_PACKAGE)

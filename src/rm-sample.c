@@ -500,6 +500,9 @@ static void sample(const struct opts *o, struct state *s, double elapsed,
 	rm_fmt_iso(epoch, s->iso, sizeof(s->iso));
 	v[C_ISO] = rm_str(s->iso);
 	v[C_ELAPSED] = rm_num(elapsed, 3);
+	/* At elapsed_s, before the /proc scan, so watts match its times. */
+	if (o->energy)
+		sample_energy(v);
 
 	if (rm_loadavg_read(&la) == 0)
 		v[C_LOAD1] = rm_num(la.load1, 2);
@@ -546,8 +549,6 @@ static void sample(const struct opts *o, struct state *s, double elapsed,
 		v[C_PSI_IO_FULL] = rm_num(psi.full10, 2);
 	if (rm_psi_read("cpu", &psi) == 0 && psi.has_some)
 		v[C_PSI_CPU_SOME] = rm_num(psi.some10, 2);
-	if (o->energy)
-		sample_energy(v);
 	if (o->gpu)
 		sample_gpu(v);
 }

@@ -151,7 +151,7 @@ intel-rapl:0:0,core,3000000,65712999613" ]
   root=$(fixture intel1)
   z="$root/devices/virtual/powercap/intel-rapl/intel-rapl:0"
   out="$BATS_TEST_TMPDIR/watch.csv"
-  sleep 0.6 &
+  sleep 4 &
   local victim=$!
   start=$(date +%s.%N)
   RM_SYS_ROOT="$root" rm-energy -i 30 --watch-pid "$victim" >"$out" &
@@ -159,7 +159,7 @@ intel-rapl:0:0,core,3000000,65712999613" ]
   set_uj "$z" 107000000
   wait
   # It did not wait for the 30 s tick.
-  run -0 awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { exit !(e - s < 10) }'
+  run -0 awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { exit !(e - s < 15) }'
   [ "$(lines "$out")" -eq 2 ]
   [ "$(csv_get "$out" pkg_j)" = "7.000" ]
 }
@@ -301,7 +301,7 @@ intel-rapl:0:0,core,3000000,65712999613" ]
   root=$(fixture intel2)
   z="$root/devices/virtual/powercap/intel-rapl"
   out="$BATS_TEST_TMPDIR/sample.csv"
-  RM_SYS_ROOT="$root" rm-sample --energy -i 0.5 -n 2 >"$out" &
+  RM_SYS_ROOT="$root" rm-sample --energy -i 1 -n 2 >"$out" &
   # After the first row: 6 J on package-0, 4 J on package-1, and dram moves.
   wait_for 5 has_lines "$out" 2
   set_uj "$z/intel-rapl:0" 1006000000
@@ -316,7 +316,7 @@ intel-rapl:0:0,core,3000000,65712999613" ]
   # package alone would be 40 % off, dram added 50 times too much).
   run -0 awk -F, -v w="$(csv_get "$out" pkg_w 2)" \
     -v e1="$(csv_get "$out" elapsed_s 1)" -v e2="$(csv_get "$out" elapsed_s 2)" \
-    'BEGIN { j = w * (e2 - e1); print w " W, " j " J"; exit !(j >= 9 && j <= 11) }'
+    'BEGIN { j = w * (e2 - e1); print w " W, " j " J"; exit !(j >= 9 && j <= 11) }' || { cat "$out"; false; }
 }
 
 @test "rm-sample --energy without RAPL (this machine): pkg_w empty, nothing fails, nothing said" {

@@ -99,7 +99,7 @@ card3,nvidia,,,,,,," ]
   printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/s.csv"
   [ "$(csv_cols "$BATS_TEST_TMPDIR/s.csv")" = "11" ]
   [ "$(csv_get "$BATS_TEST_TMPDIR/s.csv" card 15)" = "nvidia2" ]
-  [ "$(csv_get "$BATS_TEST_TMPDIR/s.csv" elapsed_s 1)" = "0.000" ]
+  run -0 awk -v e="$(csv_get "$BATS_TEST_TMPDIR/s.csv" elapsed_s 1)" 'BEGIN { exit !(e >= 0 && e < 0.05) }'
   run -0 awk -F, 'NR > 1 && $1 == "card0" { n++; if ($11 < 0.05 * (n - 1) - 0.001) exit 1 } END { exit n != 3 }' \
     "$BATS_TEST_TMPDIR/s.csv"
   [ "$(cat "$NVLOG")" = $'init\nshutdown' ]
