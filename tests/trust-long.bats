@@ -58,9 +58,13 @@ between_ticks() {
 
 # watch NAME PID FILE: wait for FILE to hold EARLY then TICKS rows (plus a
 # header), reading PID between two ticks at each; prints what it read and
-# fails when the descriptors or the anonymous memory (heap and stack:
-# what a leak grows) changed, or VmRSS by more than 64 KiB (pages of the
-# program and libc first run late are file-backed, not a leak).
+# fails when the descriptors changed, when the anonymous memory (heap and
+# stack: what a leak grows) grew by more than 16 KiB, or VmRSS by more
+# than 64 KiB.  16 KiB is one-off growth (a row buffer doubling when a row
+# gets longer, malloc's heap top moving by a page or two; seen: 0 and
+# 8 KiB); a leak of even one byte a tick would be 88 KiB over these 90,000
+# ticks.  VmRSS also counts pages of the program and libc first run late,
+# which are file-backed, not a leak.
 watch() {
   local name=$1 pid=$2 file=$3 fd1 fd2 anon1 anon2 rss1 rss2 t0 t1
   wait_for 900 rows_at_least "${file}" $((EARLY + 1))
@@ -71,8 +75,8 @@ watch() {
   t1=${SECONDS}
   echo "# ${name}: fds ${fd1} -> ${fd2}, RssAnon ${anon1} -> ${anon2} KiB," \
     "VmRSS ${rss1} -> ${rss2} KiB (tick ${EARLY} -> ${TICKS}, $((t1 - t0)) s)"
-  ((fd1 > 0 && anon1 > 0)) && [[ "${fd1}" == "${fd2}" && "${anon1}" == "${anon2}" ]] &&
-    ((rss2 - rss1 <= 64 && rss1 - rss2 <= 64))
+  ((fd1 > 0 && anon1 > 0)) && [[ "${fd1}" == "${fd2}" ]] &&
+    ((anon2 - anon1 <= 16 && rss2 - rss1 <= 64))
 }
 
 @test "100,000 ticks of rm-sample: fds and RSS the same at tick 10,000 and 100,000" {
