@@ -17,7 +17,8 @@ setup() {
 teardown() {
   local p
   for p in "${KILL_PIDS[@]:-}"; do
-    [[ -n "${p}" ]] && kill -9 "${p}" 2>/dev/null
+    [[ -n "${p}" ]] || continue
+    kill -9 "${p}" 2>/dev/null && wait "${p}" 2>/dev/null
   done
   return 0
 }

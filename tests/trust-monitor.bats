@@ -11,7 +11,8 @@ setup() {
 teardown() {
   local p
   for p in "${KILL_PIDS[@]:-}"; do
-    [[ -n "${p}" ]] && kill -9 "${p}" 2>/dev/null
+    [[ -n "${p}" ]] || continue
+    kill -9 "${p}" 2>/dev/null && wait "${p}" 2>/dev/null
   done
   if [[ -n "${MNT}" ]]; then
     umount "${MNT}" 2>/dev/null || umount -l "${MNT}" 2>/dev/null

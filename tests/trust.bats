@@ -12,7 +12,8 @@ setup() {
 teardown() {
   local p
   for p in "${KILL_PIDS[@]:-}"; do
-    [[ -n "${p}" ]] && kill -9 "${p}" 2>/dev/null
+    [[ -n "${p}" ]] || continue
+    kill -9 "${p}" 2>/dev/null && wait "${p}" 2>/dev/null
   done
   if mountpoint -q "${BATS_TEST_TMPDIR}/fs" 2>/dev/null; then
     umount "${BATS_TEST_TMPDIR}/fs" 2>/dev/null || umount -l "${BATS_TEST_TMPDIR}/fs"
@@ -114,7 +115,7 @@ KILL_PIDS=()
     pid=$!
     sleep "$(printf '0.%03d' $((RANDOM % 400 + 5)))"
     kill -9 "${pid}"
-    wait "${pid}" || true
+    wait "${pid}" 2>/dev/null || true
     [[ ! -s "${BATS_TEST_TMPDIR}/err" ]]
     out=$(whole_rows "${f}" 19)
     rows=$((rows + ${out% rows}))
@@ -136,7 +137,7 @@ KILL_PIDS=()
     pid=$!
     sleep "$(printf '0.%03d' $((RANDOM % 500 + 20)))"
     kill -9 "${pid}"
-    wait "${pid}" || true
+    wait "${pid}" 2>/dev/null || true
     [[ ! -s "${BATS_TEST_TMPDIR}/err" ]]
     out=$(whole_rows "${BATS_TEST_TMPDIR}/log-${i}.csv" 10)
     rows=$((rows + ${out% rows}))
