@@ -45,17 +45,11 @@ fill() {
 #   N rows lost from ISO-TIME
 # in summary.txt, and "rows_lost": N, "rows_lost_from": "ISO-TIME" in
 # summary.json; a summary that cannot be written goes to stderr instead.
-needs_lost_rows() {
-  grep -q 'rows_lost\|rows lost' "${RM_TOP}/scripts/rm-monitor" "${RM_TOP}/src/rm-sample.c" \
-    "${RM_TOP}"/src/rm-summarize/*.c 2>/dev/null ||
-    skip "rm-monitor does not count lost rows yet (see docs/reliability.md)"
-}
 
 @test "a filesystem that fills: the monitor keeps sampling, counts the rows it lost, resumes, and says so in its summary" {
   need rm-monitor
   under_valgrind && skip "timing: valgrind is too slow for 20 ms ticks"
   small_fs
-  needs_lost_rows
   local csv="${MNT}/resources-full.csv" before after mon
   rm-monitor --out-dir "${MNT}" --run-id full --interval 0.02 --procs-interval 0.1 \
     --disk-path "${MNT}" 2>"${BATS_TEST_TMPDIR}/mon.err" &
@@ -94,7 +88,6 @@ needs_lost_rows() {
   need rm-monitor
   under_valgrind && skip "timing: valgrind is too slow for 20 ms ticks"
   small_fs
-  needs_lost_rows
   local mon
   rm-monitor --out-dir "${MNT}" --run-id stuck --interval 0.02 --disk-path "${MNT}" \
     2>"${BATS_TEST_TMPDIR}/mon.err" &
@@ -110,15 +103,8 @@ needs_lost_rows() {
   run -0 grep -E '[0-9]+ rows lost from' "${BATS_TEST_TMPDIR}/mon.err"
 }
 
-# needs_oom_adj: skip, naming what is missing, until rm-monitor sets it.
-needs_oom_adj() {
-  grep -q 'oom_score_adj' "${RM_TOP}/scripts/rm-monitor" ||
-    skip "rm-monitor does not lower its oom_score_adj yet (see docs/reliability.md)"
-}
-
 @test "the monitor lowers its own oom_score_adj where it may, and its samplers' with it" {
   need rm-monitor
-  needs_oom_adj
   # Lowering needs CAP_SYS_RESOURCE, which root in a container may lack.
   bash -c 'printf -- "-1\n" >/proc/self/oom_score_adj' 2>/dev/null ||
     skip "this machine does not let even root lower oom_score_adj (no CAP_SYS_RESOURCE)"
