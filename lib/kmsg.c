@@ -24,6 +24,9 @@ static const char *find(const char *s, size_t len, const char *needle)
 }
 
 /* Decimal at p (bounded by e); -1 when there is none. */
+/* PID_MAX_LIMIT: a larger "pid" is not one (and would not fit an int). */
+#define RM_PID_LIMIT 4194304
+
 static long long num_at(const char *p, const char *e, const char **end)
 {
 	long long v = 0;
@@ -78,7 +81,7 @@ int rm_kmsg_oom_parse(const char *rec, size_t len, struct rm_oom_kill *o)
 		long long pid;
 		p += strlen("Killed process ");
 		pid = num_at(p, e, &q);
-		if (pid <= 0 || q + 2 > e || q[0] != ' ' || q[1] != '(')
+		if (pid <= 0 || pid > RM_PID_LIMIT || q + 2 > e || q[0] != ' ' || q[1] != '(')
 			return 0;
 		p = q + 2;
 		/* The name ends at the last ") " (a name may hold ')'). */
@@ -99,7 +102,7 @@ int rm_kmsg_oom_parse(const char *rec, size_t len, struct rm_oom_kill *o)
 		if (!t || !pp)
 			return 0;
 		pid = num_at(pp + 5, e, NULL);
-		if (pid <= 0)
+		if (pid <= 0 || pid > RM_PID_LIMIT)
 			return 0;
 		t += 6;
 		/* task=NAME,pid=: the name runs to ",pid=". */
