@@ -31,6 +31,7 @@ seed_globs() {
       '*/gpu_busy_percent' '*/mem_info_*' '*/power1_*' '*/temp1_input' \
       '*/memory.peak' '*/memory.max_usage_in_bytes' ;;
     fz_csvread) echo '*.csv' ;;
+    fz_kmsg) echo '*kmsg*' ;;
     *) ;;
   esac
 }

@@ -16,6 +16,7 @@
 #include "../fuzz/fz_cmdline.c"
 #include "../fuzz/fz_csvread.c"
 #include "../fuzz/fz_cu.c"
+#include "../fuzz/fz_kmsg.c"
 #include "../fuzz/fz_meminfo.c"
 #include "../fuzz/fz_number.c"
 #include "../fuzz/fz_powercap.c"
@@ -36,6 +37,7 @@ static const struct {
 	{ "fz_cmdline", fz_cmdline },
 	{ "fz_csvread", fz_csvread },
 	{ "fz_cu", fz_cu },
+	{ "fz_kmsg", fz_kmsg },
 	{ "fz_meminfo", fz_meminfo },
 	{ "fz_number", fz_number },
 	{ "fz_powercap", fz_powercap },

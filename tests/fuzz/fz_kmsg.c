@@ -1,0 +1,31 @@
+/*
+ * fz_kmsg: a /dev/kmsg record (rm_kmsg_oom_parse), the kernel log line
+ * that names an OOM kill's victim.  The record is read from an exactly
+ * sized buffer (the parser takes a length, not a string); a kill it finds
+ * has a positive PID, a NUL-terminated name and a finite time.
+ */
+#include <math.h>
+
+#include "fuzz.h"
+#include "kmsg.h"
+
+static int fz_kmsg(const uint8_t *data, size_t size)
+{
+	struct rm_oom_kill o;
+	char *rec = malloc(size ? size : 1);
+
+	if (!rec)
+		return 0;
+	if (size)
+		memcpy(rec, data, size);
+	memset(&o, 'x', sizeof(o));
+	if (rm_kmsg_oom_parse(rec, size, &o) == 1) {
+		FZ_ASSERT(o.pid > 0);
+		FZ_ASSERT(memchr(o.name, '\0', sizeof(o.name)) != NULL);
+		FZ_ASSERT(isfinite(o.mono_s) && o.mono_s >= 0);
+	}
+	free(rec);
+	return 0;
+}
+
+FZ_MAIN(fz_kmsg)
