@@ -13,7 +13,7 @@ setup() {
   run -2 --separate-stderr rm-run
   [ "${stderr_lines[0]}" = "rm-run: no command to run" ]
   run -2 --separate-stderr rm-run -i 0 -- true
-  [ "${stderr_lines[0]}" = "rm-run: invalid interval '0': seconds from 0.01 to 86400" ]
+  [ "${stderr_lines[0]}" = "rm-run: invalid interval '0': seconds from 0.001 to 86400" ]
   run -2 --separate-stderr rm-run --bogus -- true
   [ "${stderr_lines[0]}" = "rm-run: unknown option '--bogus'" ]
   run -2 --separate-stderr rm-run --csv

@@ -27,7 +27,7 @@
  *   -o, --columns LIST     snapshot columns, comma-separated (also pss_kib)
  *   -f, --format FMT       csv (default) or json
  *   -w, --window SEC       snapshot cpu_pct window (default 0.1)
- *   -i, --interval SEC     stream: sample every SEC seconds (0.01 to 86400;
+ *   -i, --interval SEC     stream: sample every SEC seconds (0.001 to 86400;
  *                          --exec default 0.5)
  *   -n, --count COUNT      stop after COUNT samples
  *       --watch-pid PID    stop as soon as PID ends
@@ -72,7 +72,7 @@ static const char help_text[] =
 	"                         (the default), pss_kib\n"
 	"  -f, --format FMT       csv (default) or json\n"
 	"  -w, --window SEC       snapshot cpu_pct window (default 0.1)\n"
-	"  -i, --interval SEC     stream: sample every SEC seconds (0.01 to 86400;\n"
+	"  -i, --interval SEC     stream: sample every SEC seconds (0.001 to 86400;\n"
 	"                         --exec default 0.5)\n"
 	"  -n, --count COUNT      stop after COUNT samples\n"
 	"      --watch-pid PID    stop as soon as PID ends\n"
@@ -177,9 +177,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 					       "invalid window '%s': seconds from 0.01 to 60", optarg);
 			break;
 		case 'i':
-			if (rm_parse_seconds(optarg, 0.01, 86400, &o->interval) < 0)
+			if (rm_parse_seconds(optarg, 0.001, 86400, &o->interval) < 0)
 				rm_usage_error(prog, usage_line,
-					       "invalid interval '%s': seconds from 0.01 to 86400", optarg);
+					       "invalid interval '%s': seconds from 0.001 to 86400", optarg);
 			break;
 		case 'n':
 			if (rm_parse_long(optarg, 1, 1000000000L, &n) < 0)
