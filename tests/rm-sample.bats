@@ -239,6 +239,7 @@ print(len(bad), max(int(r["compilers"]) for r in rows[:-1]))' "$BATS_TEST_TMPDIR
 }
 
 @test "cpu_pct is near 50 % on this 2-core machine while one core spins (and near 100/N elsewhere)" {
+  [[ "${VALGRIND:-}" != 1 ]] || skip "under valgrind rm-sample itself keeps a core busy"
   local n expect
   n=$(nproc)
   expect=$((100 / n))
