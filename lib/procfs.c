@@ -152,6 +152,23 @@ int rm_parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+int rm_parse_label_u64(const char *p, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p < '0' || *p > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(p, &end, 10);
+	if (errno)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 int rm_read_u64(const char *path, uint64_t *out)
 {
 	char buf[64];

@@ -49,4 +49,12 @@ int rm_read_u64(const char *path, uint64_t *out);
 /* Parse one unsigned decimal number followed only by whitespace. */
 int rm_parse_u64(const char *s, uint64_t *out);
 
+/*
+ * The number after a "Label:" in a /proc file: blanks, then digits; what
+ * follows (" kB", the line's end) is ignored.  Unlike sscanf it never
+ * skips a newline to take the next line's number, and takes no sign.
+ * Returns 0, or -1 when no number is there (or it overflows).
+ */
+int rm_parse_label_u64(const char *p, uint64_t *out);
+
 #endif

@@ -70,28 +70,6 @@ int rm_pstat_parse(const char *buf, struct rm_pstat *st)
 	return 0;
 }
 
-/*
- * The number after a "Label:" on its own line: blanks, then digits.
- * (sscanf would skip a newline and take the next line's number, and
- * accept a sign.)  Returns 0, or -1 when the line holds no number.
- */
-static int kib_after(const char *p, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	while (*p == ' ' || *p == '\t')
-		p++;
-	if (*p < '0' || *p > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(p, &end, 10);
-	if (errno)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 int rm_pstatus_parse(const char *buf, struct rm_pstatus *ps)
 {
 	const char *p = buf;
@@ -99,9 +77,9 @@ int rm_pstatus_parse(const char *buf, struct rm_pstatus *ps)
 	memset(ps, 0, sizeof(*ps));
 	while (p && *p) {
 		if (strncmp(p, "VmRSS:", 6) == 0)
-			ps->has_rss = kib_after(p + 6, &ps->rss_kib) == 0;
+			ps->has_rss = rm_parse_label_u64(p + 6, &ps->rss_kib) == 0;
 		else if (strncmp(p, "VmHWM:", 6) == 0)
-			ps->has_hwm = kib_after(p + 6, &ps->hwm_kib) == 0;
+			ps->has_hwm = rm_parse_label_u64(p + 6, &ps->hwm_kib) == 0;
 		p = strchr(p, '\n');
 		if (p)
 			p++;
@@ -126,7 +104,7 @@ int rm_smaps_pss_parse(const char *buf, uint64_t *pss_kib)
 
 	while (p && *p) {
 		if (strncmp(p, "Pss:", 4) == 0)
-			return kib_after(p + 4, pss_kib);
+			return rm_parse_label_u64(p + 4, pss_kib);
 		p = strchr(p, '\n');
 		if (p)
 			p++;

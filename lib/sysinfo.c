@@ -11,24 +11,6 @@
 #include "procfs.h"
 #include "sysinfo.h"
 
-/* Parse "<digits> kB" after a meminfo label. */
-static int kib_field(const char *p, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	while (*p == ' ' || *p == '\t')
-		p++;
-	if (*p < '0' || *p > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(p, &end, 10);
-	if (errno)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 int rm_meminfo_parse(const char *buf, struct rm_meminfo *mi)
 {
 	static const struct {
@@ -50,7 +32,7 @@ int rm_meminfo_parse(const char *buf, struct rm_meminfo *mi)
 			size_t n = strlen(keys[i].label);
 			if (strncmp(line, keys[i].label, n) == 0) {
 				uint64_t v;
-				if (kib_field(line + n, &v) == 0) {
+				if (rm_parse_label_u64(line + n, &v) == 0) {
 					*(uint64_t *)((char *)mi + keys[i].off) = v;
 					mi->has |= keys[i].bit;
 				}
