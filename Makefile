@@ -102,7 +102,8 @@ $(BUILD)/tests/%: tests/helpers/%.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
 
-$(BUILD)/tests/%.so: tests/stubs/%.c
+# A stub may #include another: each is rebuilt when any of them changes.
+$(BUILD)/tests/%.so: tests/stubs/%.c $(STUB_SRC)
 	@mkdir -p $(@D)
 	$(CC) $(STD) $(WARN) $(CFLAGS) -fPIC -shared -o $@ $<
 
