@@ -98,9 +98,11 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIBA)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIBA) $(LDLIBS)
 
+# Test instruments (memhog holds an exact amount of memory) are built
+# without the sanitizers: ASan's shadow memory would be in what they hold.
 $(BUILD)/tests/%: tests/helpers/%.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
+	$(CC) $(STD) $(WARN) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
 
 # A stub may #include another: each is rebuilt when any of them changes.
 $(BUILD)/tests/%.so: tests/stubs/%.c $(STUB_SRC)

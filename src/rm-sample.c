@@ -628,7 +628,8 @@ static int report_lost(const struct opts *o)
  */
 int main(int argc, char **argv)
 {
-	struct opts o;
+	/* static: what it points to stays reachable on every exit path. */
+	static struct opts o;
 	struct state s;
 	struct rm_tick t;
 	struct rm_buf b = { 0 };

@@ -28,6 +28,12 @@ rows=list(csv.DictReader(open(sys.argv[1], newline="")))
 print(rows[int(sys.argv[3])-1][sys.argv[2]])' "$1" "$2" "${3:-1}"
 }
 
+# under_san: true in `make check SAN=1`, where ASan's shadow memory and
+# quarantine make a program's resident set say nothing about the program.
+under_san() {
+  [[ "${RM_FLAVOR:-std}" == san ]]
+}
+
 # wait_for TIMEOUT_S CMD ARGS...: poll every 20 ms until CMD succeeds.
 wait_for() {
   local i limit=$(( $1 * 50 ))
