@@ -77,7 +77,7 @@ enum { S_EPOCH, S_ELAPSED, S_PKG_W, S_DRAM_W, S_PKG_J, S_DRAM_J, S_NCOLS };
 
 static const struct rm_col stream_cols[S_NCOLS] = {
 	{ "epoch", RM_P_NONE, NULL, NULL, 0 },
-	{ "elapsed_s", RM_P_GAUGE, "rm_elapsed_seconds", "Seconds since the stream started.", 0 },
+	{ "elapsed_s", RM_P_NONE, NULL, NULL, 0 },
 	{ "pkg_w", RM_P_GAUGE, "rm_package_power_watts", "CPU package power over the last interval, all packages.", 0 },
 	{ "dram_w", RM_P_GAUGE, "rm_dram_power_watts", "DRAM power over the last interval.", 0 },
 	{ "pkg_j", RM_P_COUNTER, "rm_package_energy_joules_total", "CPU package energy since the stream started.", 0 },
