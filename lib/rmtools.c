@@ -44,3 +44,58 @@ void rm_out(const char *prog, struct rm_buf *b)
 	}
 	rm_buf_reset(b);
 }
+
+double rm_opt_interval(const char *prog, const char *usage_line, const char *arg)
+{
+	double v;
+
+	if (rm_parse_seconds(arg, 0.001, 86400, &v) < 0)
+		rm_usage_error(prog, usage_line, "invalid interval '%s': seconds from 0.001 to 86400", arg);
+	return v;
+}
+
+long rm_opt_count(const char *prog, const char *usage_line, const char *arg)
+{
+	long v;
+
+	if (rm_parse_long(arg, 1, 1000000000L, &v) < 0)
+		rm_usage_error(prog, usage_line, "invalid count '%s': a whole number from 1", arg);
+	return v;
+}
+
+pid_t rm_opt_watch_pid(const char *prog, const char *usage_line, const char *arg)
+{
+	pid_t v;
+
+	if (rm_parse_pid(arg, &v) < 0)
+		rm_usage_error(prog, usage_line, "invalid PID '%s' for --watch-pid", arg);
+	return v;
+}
+
+enum rm_fmt rm_opt_format(const char *prog, const char *usage_line, const char *arg)
+{
+	enum rm_fmt f;
+
+	if (rm_fmt_parse(arg, &f) < 0)
+		rm_usage_error(prog, usage_line, "invalid format '%s': csv, jsonl or prom", arg);
+	return f;
+}
+
+void rm_opt_help(const char *prog, const char *usage_line, const char *help)
+{
+	printf("%s\n%s", usage_line, help);
+	exit(rm_finish_stdout(prog, RM_EXIT_OK));
+}
+
+void rm_opt_version(const char *prog)
+{
+	printf("%s %s\n", prog, RM_VERSION);
+	exit(rm_finish_stdout(prog, RM_EXIT_OK));
+}
+
+void rm_opt_bad(const char *prog, const char *usage_line, int c, char **argv, int next)
+{
+	if (c == ':')
+		rm_usage_error(prog, usage_line, "option '%s' needs a value", argv[next - 1]);
+	rm_usage_error(prog, usage_line, "unknown option '%s'", argv[next - 1]);
+}

@@ -101,7 +101,6 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
-	long n;
 
 	memset(o, 0, sizeof(*o));
 	o->header = 1;
@@ -109,36 +108,26 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	while ((c = getopt_long(argc, argv, ":i:n:f:Hh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			if (rm_parse_seconds(optarg, 0.001, 86400, &o->interval) < 0)
-				rm_usage_error(prog, usage_line,
-					       "invalid interval '%s': seconds from 0.001 to 86400", optarg);
+			o->interval = rm_opt_interval(prog, usage_line, optarg);
 			break;
 		case 'n':
-			if (rm_parse_long(optarg, 1, 1000000000L, &n) < 0)
-				rm_usage_error(prog, usage_line, "invalid count '%s': a whole number from 1", optarg);
-			o->count = n;
+			o->count = rm_opt_count(prog, usage_line, optarg);
 			break;
 		case 'f':
-			if (rm_fmt_parse(optarg, &o->fmt) < 0)
-				rm_usage_error(prog, usage_line, "invalid format '%s': csv, jsonl or prom", optarg);
+			o->fmt = rm_opt_format(prog, usage_line, optarg);
 			break;
 		case 'H':
 			o->header = 0;
 			break;
 		case 'h':
-			printf("%s\n%s", usage_line, help_text);
-			exit(rm_finish_stdout(prog, RM_EXIT_OK));
+			rm_opt_help(prog, usage_line, help_text);
 		case O_VERSION:
-			printf("rm-gpu %s\n", RM_VERSION);
-			exit(rm_finish_stdout(prog, RM_EXIT_OK));
+			rm_opt_version(prog);
 		case O_WATCH:
-			if (rm_parse_pid(optarg, &o->watch_pid) < 0)
-				rm_usage_error(prog, usage_line, "invalid PID '%s' for --watch-pid", optarg);
+			o->watch_pid = rm_opt_watch_pid(prog, usage_line, optarg);
 			break;
-		case ':':
-			rm_usage_error(prog, usage_line, "option '%s' needs a value", argv[optind - 1]);
 		default:
-			rm_usage_error(prog, usage_line, "unknown option '%s'", argv[optind - 1]);
+			rm_opt_bad(prog, usage_line, c, argv, optind);
 		}
 	}
 	if (optind < argc)

@@ -517,15 +517,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->rows_lost_from = optarg;
 			break;
 		case 'h':
-			printf("%s\n%s", usage_line, help_text);
-			exit(rm_finish_stdout(prog, RM_EXIT_OK));
+			rm_opt_help(prog, usage_line, help_text);
 		case O_VERSION:
-			printf("rm-summarize %s\n", RM_VERSION);
-			exit(rm_finish_stdout(prog, RM_EXIT_OK));
-		case ':':
-			rm_usage_error(prog, usage_line, "option '%s' needs a value", argv[optind - 1]);
+			rm_opt_version(prog);
 		default:
-			rm_usage_error(prog, usage_line, "unknown option '%s'", argv[optind - 1]);
+			rm_opt_bad(prog, usage_line, c, argv, optind);
 		}
 	}
 	if (o->json && o->markdown)

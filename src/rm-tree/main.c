@@ -143,7 +143,6 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc, exec = 0, match = 0, cols_set = 0;
-	long n;
 
 	o->header = 1;
 	o->window = 0.1;
@@ -177,27 +176,20 @@ static void parse_args(int argc, char **argv, struct opts *o)
 					       "invalid window '%s': seconds from 0.01 to 60", optarg);
 			break;
 		case 'i':
-			if (rm_parse_seconds(optarg, 0.001, 86400, &o->interval) < 0)
-				rm_usage_error(prog, usage_line,
-					       "invalid interval '%s': seconds from 0.001 to 86400", optarg);
+			o->interval = rm_opt_interval(prog, usage_line, optarg);
 			break;
 		case 'n':
-			if (rm_parse_long(optarg, 1, 1000000000L, &n) < 0)
-				rm_usage_error(prog, usage_line, "invalid count '%s': a whole number from 1", optarg);
-			o->count = n;
+			o->count = rm_opt_count(prog, usage_line, optarg);
 			break;
 		case 'H':
 			o->header = 0;
 			break;
 		case 'h':
-			printf("%s\n%s", usage_line, help_text);
-			exit(rm_finish_stdout(prog, RM_EXIT_OK));
+			rm_opt_help(prog, usage_line, help_text);
 		case O_VERSION:
-			printf("rm-tree %s\n", RM_VERSION);
-			exit(rm_finish_stdout(prog, RM_EXIT_OK));
+			rm_opt_version(prog);
 		case O_WATCH:
-			if (rm_parse_pid(optarg, &o->watch_pid) < 0)
-				rm_usage_error(prog, usage_line, "invalid PID '%s' for --watch-pid", optarg);
+			o->watch_pid = rm_opt_watch_pid(prog, usage_line, optarg);
 			break;
 		case O_MATCH:
 			if (match)
@@ -231,10 +223,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case O_CG:
 			o->cgroup = 1;
 			break;
-		case ':':
-			rm_usage_error(prog, usage_line, "option '%s' needs a value", argv[optind - 1]);
 		default:
-			rm_usage_error(prog, usage_line, "unknown option '%s'", argv[optind - 1]);
+			rm_opt_bad(prog, usage_line, c, argv, optind);
 		}
 	}
 
