@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "energy.h"
@@ -334,6 +335,40 @@ static int stream(const struct opts *o, struct rm_rapl *r)
 	return rm_finish_stdout(prog, RM_EXIT_OK);
 }
 
+static double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Totals for a CMD run where no energy can be read: only the times. */
+static void start_unmeasured(struct totals *tt)
+{
+	memset(tt, 0, sizeof(*tt));
+	tt->start = tt->last = mono_now();
+}
+
+/*
+ * Whether the counters can be read at all: 1 yes, 0 no (said on stderr:
+ * root-only counters, as die_eacces words it, but CMD still runs).
+ */
+static int rapl_readable(struct rm_rapl *r)
+{
+	struct rm_rapl_step s;
+	char path[4096];
+
+	if (rm_rapl_sample(r, &s) == 0)
+		return 1;
+	if (rm_rapl_path(r, r->err_zone, "energy_uj", path, sizeof(path)) < 0)
+		snprintf(path, sizeof(path), "%s", r->z[r->err_zone].zone);
+	fprintf(stderr, "%s: cannot read '%s': %s (RAPL energy counters are root-only since "
+		"Linux 5.10); energy not measured, running the command anyway\n",
+		prog, path, strerror(EACCES));
+	return 0;
+}
+
 /* SIGCHLD writes a byte here, so the tick loop wakes when CMD ends even
  * where pidfd_open is missing (a zombie still answers kill(pid, 0)). */
 static int chld_wfd = -1;
@@ -374,6 +409,11 @@ static pid_t spawn(char **cmd)
 	_exit(e == ENOENT ? 127 : 126);
 }
 
+/*
+ * Run CMD and print what it cost: its time, and the energy of r's zones,
+ * or empty energy fields where r is NULL (no readable RAPL counter).
+ * Returns CMD's status as time(1) gives it (128+N for signal N).
+ */
 static int run_cmd(const struct opts *o, struct rm_rapl *r)
 {
 	struct rm_tick t;
@@ -393,7 +433,10 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 			return RM_EXIT_FAIL;
 		}
 	}
-	start(r, &tt);
+	if (r)
+		start(r, &tt);
+	else
+		start_unmeasured(&tt);
 	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
 		fprintf(stderr, "%s: cannot make a pipe: %s\n", prog, strerror(errno));
 		return RM_EXIT_FAIL;
@@ -426,7 +469,7 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 			continue;
 		}
 		drain(p[0]);
-		if (t.done > 1)
+		if (t.done > 1 && r)
 			step(r, &tt, &s);
 	}
 	while (w != pid && ((w = waitpid(pid, &st, 0)) >= 0 || errno == EINTR))
@@ -435,7 +478,10 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 		fprintf(stderr, "%s: cannot wait for '%s': %s\n", prog, o->cmd[0], strerror(errno));
 		return RM_EXIT_FAIL;
 	}
-	step(r, &tt, &s);
+	if (r)
+		step(r, &tt, &s);
+	else
+		s.mono = mono_now();
 	status = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : RM_EXIT_FAIL;
 
 	el = s.mono - tt.start;
@@ -480,6 +526,16 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &o);
 	n = rm_rapl_open(&r);
+	if (o.cmd) {
+		/* Like time(1): CMD runs whatever can be measured; what cannot
+		 * is said once and its fields stay empty. */
+		if (n <= 0)
+			fprintf(stderr, "%s: no RAPL zones under '%s/class/powercap': energy not "
+				"measured, running the command anyway\n", prog, rm_sys_root());
+		n = run_cmd(&o, n > 0 && rapl_readable(&r) ? &r : NULL);
+		rm_rapl_close(&r);
+		return n;
+	}
 	if (n < 0) {
 		fprintf(stderr, "%s: no RAPL zones under '%s/class/powercap': %s\n",
 			prog, rm_sys_root(), strerror(errno));
@@ -489,9 +545,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: no RAPL zones under '%s/class/powercap'\n", prog, rm_sys_root());
 		return RM_EXIT_FAIL;
 	}
-	if (o.cmd)
-		n = run_cmd(&o, &r);
-	else if (o.interval)
+	if (o.interval)
 		n = stream(&o, &r);
 	else
 		n = oneshot(&o, &r);

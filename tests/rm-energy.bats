@@ -231,7 +231,7 @@ intel-rapl:0:0,core,3000000,65712999613" ]
   chmod 0400 "$EACCES_DIR"/root/devices/virtual/powercap/*/*/energy_uj \
     "$EACCES_DIR"/root/devices/virtual/powercap/*/*/*/energy_uj
   local mode
-  for mode in "" "-i 0.1 -n 1" "-- true"; do
+  for mode in "" "-i 0.1 -n 1"; do
     # shellcheck disable=SC2086  # mode is a list of options on purpose
     run -1 --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
       env RM_SYS_ROOT="$EACCES_DIR/root" "$EACCES_DIR/rm-energy" $mode
@@ -242,6 +242,13 @@ intel-rapl:0:0,core,3000000,65712999613" ]
     [[ "$stderr" == *"run as root"* ]]
     [[ "$stderr" == *"chmod a+r $EACCES_DIR/root/class/powercap/intel-rapl:*/energy_uj"* ]]
   done
+  # -- CMD runs CMD all the same, as time(1) would: energy empty, its status kept.
+  run -3 --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+    env RM_SYS_ROOT="$EACCES_DIR/root" "$EACCES_DIR/rm-energy" -- sh -c 'echo ran; exit 3'
+  [ "$output" = ran ]
+  [ "${stderr_lines[0]}" = "rm-energy: cannot read '$f': Permission denied (RAPL energy counters are root-only since Linux 5.10); energy not measured, running the command anyway" ]
+  [ "${stderr_lines[1]}" = "elapsed_s,pkg_j,pkg_w,dram_j,dram_w,exit" ]
+  [[ "${stderr_lines[2]}" =~ ^[0-9]+\.[0-9]{3},,,,,3$ ]]
   # rm-sample --energy says it once and carries on with pkg_w empty.
   cp "$RM_TOP/bin/rm-sample" "$EACCES_DIR/rm-sample"
   run -0 --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
@@ -252,6 +259,16 @@ intel-rapl:0:0,core,3000000,65712999613" ]
   # The same tree read by root works: the failure was the permission.
   RM_SYS_ROOT="$EACCES_DIR/root" run -0 "$EACCES_DIR/rm-energy" -H
   [ "${lines[0]}" = "intel-rapl:0,package-0,100000000,262143328850" ]
+}
+
+@test "-- CMD without RAPL (this machine): CMD runs, its status passes through, energy said unavailable" {
+  RM_SYS_ROOT="$BATS_TEST_TMPDIR" run -7 --separate-stderr rm-energy -o "$BATS_TEST_TMPDIR/e.csv" -- sh -c 'echo built; exit 7'
+  [ "$output" = built ]
+  [ "$stderr" = "rm-energy: no RAPL zones under '$BATS_TEST_TMPDIR/class/powercap': energy not measured, running the command anyway" ]
+  [ "$(sed -n 1p "$BATS_TEST_TMPDIR/e.csv")" = "elapsed_s,pkg_j,pkg_w,dram_j,dram_w,exit" ]
+  [[ "$(sed -n 2p "$BATS_TEST_TMPDIR/e.csv")" =~ ^[0-9]+\.[0-9]{3},,,,,7$ ]]
+  RM_SYS_ROOT="$BATS_TEST_TMPDIR" run -0 --separate-stderr rm-energy -f jsonl -- true
+  [[ "${stderr_lines[1]}" == *'"pkg_j":null'* ]]
 }
 
 @test "no powercap (this machine): exit 1 saying there are no RAPL zones" {
