@@ -32,6 +32,38 @@ int rm_parse_seconds(const char *s, double min, double max, double *out)
 	return 0;
 }
 
+int rm_parse_duration(const char *s, double min, double max, double *out)
+{
+	static const struct { const char *name; double scale; } units[] = {
+		{ "ms", 0.001 }, { "s", 1 }, { "m", 60 }, { "h", 3600 },
+	};
+	char num[64];
+	size_t n = strspn(s, "0123456789.");
+	double v, scale = 1;
+
+	if (n == 0 || n >= sizeof(num))
+		return -1;
+	if (s[n]) {
+		size_t i;
+
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (strcmp(s + n, units[i].name) == 0)
+				break;
+		if (i == sizeof(units) / sizeof(units[0]))
+			return -1;
+		scale = units[i].scale;
+	}
+	memcpy(num, s, n);
+	num[n] = '\0';
+	if (rm_parse_seconds(num, 0, 1e12, &v) < 0)
+		return -1;
+	v *= scale;
+	if (v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 int rm_parse_long(const char *s, long min, long max, long *out)
 {
 	char *end;

@@ -14,6 +14,14 @@
  */
 int rm_parse_seconds(const char *s, double min, double max, double *out);
 
+/*
+ * Parse a duration: the same number as rm_parse_seconds, optionally
+ * followed by one unit: "ms", "s", "m" or "h" ("200ms", "1.5s", "2m").
+ * A bare number is seconds.  The result, in seconds, must lie within
+ * [min, max].  Returns 0, or -1 on junk, an unknown unit, or out of range.
+ */
+int rm_parse_duration(const char *s, double min, double max, double *out);
+
 /* Parse a decimal integer within [min, max]; -1 on any junk. */
 int rm_parse_long(const char *s, long min, long max, long *out);
 

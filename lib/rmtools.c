@@ -49,8 +49,9 @@ double rm_opt_interval(const char *prog, const char *usage_line, const char *arg
 {
 	double v;
 
-	if (rm_parse_seconds(arg, 0.001, 86400, &v) < 0)
-		rm_usage_error(prog, usage_line, "invalid interval '%s': seconds from 0.001 to 86400", arg);
+	if (rm_parse_duration(arg, 0.001, 86400, &v) < 0)
+		rm_usage_error(prog, usage_line, "invalid interval '%s': seconds from 0.001 to 86400 "
+			"(or with a unit: 200ms, 1.5s, 2m, 1h)", arg);
 	return v;
 }
 

@@ -171,7 +171,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				rm_usage_error(prog, usage_line, "invalid format '%s': csv or json", optarg);
 			break;
 		case 'w':
-			if (rm_parse_seconds(optarg, 0.01, 60, &o->window) < 0)
+			if (rm_parse_duration(optarg, 0.01, 60, &o->window) < 0)
 				rm_usage_error(prog, usage_line,
 					       "invalid window '%s': seconds from 0.01 to 60", optarg);
 			break;
