@@ -275,3 +275,13 @@ EOF
     [ "$output" = "[null,null,null,null]" ]
   fi
 }
+
+@test "rm-gpu(1)'s jq line turns our rows into the seed's gpu_json objects (keys, bytes, nulls)" {
+  local line
+  # The pipeline exactly as the man page prints it.
+  line=$(mandoc -Tascii "$RM_TOP/docs/rm-gpu.1" | col -b | sed -n '/^[[:space:]]*rm-gpu -f jsonl | jq/,/}'"'"'$/p' | sed 's/^[[:space:]]*//')
+  [[ "$line" == "rm-gpu -f jsonl | jq -c "* ]]
+  RM_SYS_ROOT="$FIXTURES/drm/mixed" run -0 bash -c "$line"
+  [ "${lines[0]}" = '{"card":"card0","driver":"amdgpu","busy_percent":42,"vram_used":2147483648,"vram_total":17163091968,"gtt_used":104857600,"gtt_total":16777216000}' ]
+  [ "${lines[2]}" = '{"card":"card2","driver":"i915","busy_percent":null,"vram_used":null,"vram_total":null,"gtt_used":null,"gtt_total":null}' ]
+}
