@@ -224,7 +224,15 @@ static int attached(struct tok t, const char *pre, struct tok *v)
 	return 1;
 }
 
-int rm_cu_source(const char *cmd, size_t len, char *out, size_t osize)
+/* The unit is t (when not empty). */
+static int found(struct tok t, struct tok *u)
+{
+	*u = t;
+	return t.len > 0;
+}
+
+/* The unit of cmd[0..len) as a token of cmd; 0 when there is none. */
+static int cu_find(const char *cmd, size_t len, struct tok *u)
 {
 	struct tok t, prog, v;
 	struct tok dumpbase = { 0 }, mainfile = { 0 }, output = { 0 }, crate = { 0 };
@@ -233,9 +241,6 @@ int rm_cu_source(const char *cmd, size_t len, char *out, size_t osize)
 	enum kind k;
 	int end_opts = 0, ltrans = 0;
 
-	if (!out || osize == 0)
-		return 0;
-	out[0] = '\0';
 	if (!cmd || !next_tok(cmd, len, &pos, &prog))
 		return 0;
 	k = kind_of(prog);
@@ -276,11 +281,11 @@ int rm_cu_source(const char *cmd, size_t len, char *out, size_t osize)
 		if (k == K_RUST) {
 			static const char *const rs[] = { "rs" };
 			if (has_ext(t, rs, 1))
-				return put_out(t, out, osize);
+				return found(t, u);
 			continue;
 		}
 		if ((k == K_CC || k == K_CC1) && has_ext(t, src_ext, NELEM(src_ext)))
-			return put_out(t, out, osize);
+			return found(t, u);
 		if (!first_obj.len) {
 			static const char *const obj[] = { "o", "obj", "a" };
 			if (has_ext(t, obj, NELEM(obj)))
@@ -289,33 +294,85 @@ int rm_cu_source(const char *cmd, size_t len, char *out, size_t osize)
 	}
 	switch (k) {
 	case K_RUST:
-		return crate.len ? put_out(crate, out, osize) : 0;
+		return crate.len ? found(crate, u) : 0;
 	case K_LINK:
-		return output.len ? put_out(output, out, osize) : 0;
+		return output.len ? found(output, u) : 0;
 	case K_LTO:
 		/* An LTRANS partition: the object it compiles, when it is on
 		 * the command line (lto-wrapper puts it in an @file unless it
 		 * runs the partitions through make); else its dump name,
 		 * OUTPUT.ltransN.ltrans. */
 		if (ltrans && first_obj.len)
-			return put_out(first_obj, out, osize);
+			return found(first_obj, u);
 		if (dumpbase.len)
-			return put_out(dumpbase, out, osize);
+			return found(dumpbase, u);
 		if (output.len)
-			return put_out(output, out, osize);
-		return first_obj.len ? put_out(first_obj, out, osize) : 0;
+			return found(output, u);
+		return first_obj.len ? found(first_obj, u) : 0;
 	case K_CC:
 	case K_CC1:
 		break;
 	}
 	if (ltrans && first_obj.len)
-		return put_out(first_obj, out, osize);
+		return found(first_obj, u);
 	if (dumpbase.len && has_ext(dumpbase, src_ext, NELEM(src_ext)))
-		return put_out(dumpbase, out, osize);
+		return found(dumpbase, u);
 	if (mainfile.len)
-		return put_out(mainfile, out, osize);
+		return found(mainfile, u);
 	if (dumpbase.len)
-		return put_out(dumpbase, out, osize);
+		return found(dumpbase, u);
 	/* A driver that only links: the unit is what it makes. */
-	return output.len ? put_out(output, out, osize) : 0;
+	return output.len ? found(output, u) : 0;
+}
+
+int rm_cu_source(const char *cmd, size_t len, char *out, size_t osize)
+{
+	struct tok u;
+
+	if (!out || osize == 0)
+		return 0;
+	out[0] = '\0';
+	return cu_find(cmd, len, &u) ? put_out(u, out, osize) : 0;
+}
+
+size_t rm_cu_cmd_fit(char *cmd, size_t len, size_t max)
+{
+	static const char gap[] = " ... ";
+	size_t g = sizeof(gap) - 1, keep;
+	struct tok prog, u;
+	size_t pos = 0;
+
+	if (!cmd || len <= max || !next_tok(cmd, len, &pos, &prog))
+		return len;
+	prog = base_of(prog);
+	if (prog.len >= 64)
+		return len;
+	char name[64];
+	memcpy(name, prog.p, prog.len);
+	name[prog.len] = '\0';
+	if (!rm_cu_is_compiler(name) || !cu_find(cmd, len, &u))
+		return len;
+	/* The tail to keep: the whole argument that holds the unit
+	 * (--output=X), and the option before it (-o X, -dumpbase X): an
+	 * option whose value the unit is must stay with it. */
+	const char *start = u.p, *end = u.p + u.len, *q, *p0;
+	while (start > cmd && !is_sep(start[-1]))
+		start--;
+	for (q = start; q > cmd && is_sep(q[-1]); q--)
+		;
+	for (p0 = q; p0 > cmd && !is_sep(p0[-1]); p0--)
+		;
+	if (q > p0 && p0[0] == '-')
+		start = p0;
+	size_t tail = (size_t)(end - start);
+	if ((size_t)(end - cmd) <= max || tail + g >= max / 2)
+		return len; /* the cut keeps it, or it would leave too little else */
+	/* Whole arguments only: a cut one might read as a source. */
+	keep = max - g - tail;
+	while (keep > 0 && !is_sep(cmd[keep]))
+		keep--;
+	memmove(cmd + keep + g, start, tail);
+	memcpy(cmd + keep, gap, g);
+	cmd[keep + g + tail] = '\0';
+	return keep + g + tail;
 }

@@ -43,4 +43,14 @@ size_t rm_cu_compilers_ere(char *out, size_t osize);
  */
 int rm_cu_source(const char *cmd, size_t len, char *out, size_t osize);
 
+/*
+ * Fit a compiler's command line cmd[0..len) into max bytes without losing
+ * its unit: when cmd is longer than max, its program is one of
+ * rm_cu_compilers() and the unit lies past max bytes (libtool and CMake
+ * put the source after a kilobyte of -I and -D), rewrite cmd in place as
+ * its first bytes, " ... " and the unit, max bytes in all.  Returns the
+ * new length (len when nothing changed; the caller then cuts at max).
+ */
+size_t rm_cu_cmd_fit(char *cmd, size_t len, size_t max);
+
 #endif

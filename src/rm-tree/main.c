@@ -293,6 +293,7 @@ char *cmd_dup(char *raw, ssize_t len)
 	if (len <= 0)
 		return NULL;
 	n = rm_cmdline_join(raw, (size_t)len);
+	n = rm_cu_cmd_fit(raw, n, RM_TEXT_MAX); /* a compiler's source survives the cut */
 	n = rm_sanitize(raw, n, out, sizeof(out));
 	return n ? strdup(out) : NULL;
 }

@@ -80,6 +80,32 @@ static void test_nul_separated(void)
 	CHECK_STR(out, "one.cpp");
 }
 
+static void test_fit(void)
+{
+	char cmd[] = "cc1 -quiet -I aaaaaaaaaa -I bbbbbbbbbb -MD x.d -I cccccccccc dir/x.c -o x.s";
+	char tool[] = "make -j2 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa dir/x.c";
+	size_t len = strlen(cmd), n;
+
+	CHECK(rm_cu_cmd_fit(cmd, len, len) == len);
+	n = rm_cu_cmd_fit(cmd, len, 48);
+	CHECK(n <= 48);
+	CHECK_STR(cmd, "cc1 -quiet -I aaaaaaaaaa -I ... dir/x.c");
+	CHECK_STR(unit(cmd), "dir/x.c");
+	/* The option whose value the unit is stays with it. */
+	char link[] = "collect2 -plugin /usr/lib/liblto_plugin.so -dynamic-linker /lib64/ld.so -pie -o obj/app a.o";
+	n = rm_cu_cmd_fit(link, strlen(link), 48);
+	CHECK(n <= 48);
+	CHECK_STR(link, "collect2 -plugin ... -o obj/app");
+	CHECK_STR(unit(link), "obj/app");
+	char lld[] = "ld.lld -plugin /usr/lib/liblto_plugin.so -dynamic-linker /lib64/ld.so --output=bin/t a.o";
+	rm_cu_cmd_fit(lld, strlen(lld), 40);
+	CHECK_STR(lld, "ld.lld -plugin ... --output=bin/t");
+	CHECK_STR(unit(lld), "bin/t");
+	/* Not a compiler: left for the caller to cut. */
+	CHECK(rm_cu_cmd_fit(tool, strlen(tool), 20) == strlen(tool));
+	CHECK(rm_cu_cmd_fit(NULL, 5, 2) == 5);
+}
+
 static void test_none(void)
 {
 	char out[8] = "junk";
@@ -130,8 +156,9 @@ static void test_fixtures_missing(void)
 	CHECK(0);
 }
 
-/* The fixture a test reads: the path, and its first header line for the name. */
+/* The fixture a test reads, and how many were cut to fit 512 bytes. */
 static char fx_path[4096];
+static int fx_fitted;
 
 /* Read the fixture at fx_path: the expected unit into want, the arguments
  * joined by NULs into *nul and by spaces into *sp (NULL when an argument
@@ -198,6 +225,15 @@ static void fixture(void)
 		if (sp) {
 			CHECK(rm_cu_source(sp, (size_t)len, got, sizeof(got)) == 1);
 			CHECK_STR(got, want);
+			/* Fitted into rm-tree's 512-byte cmd column, a compiler's
+			 * command line keeps its unit. */
+			size_t n = rm_cu_cmd_fit(sp, (size_t)len, 512);
+			CHECK(n == (size_t)len || n <= 512);
+			if (n <= 512) {
+				fx_fitted += n < (size_t)len;
+				CHECK(rm_cu_source(sp, n, got, sizeof(got)) == 1);
+				CHECK_STR(got, want);
+			}
 		}
 	}
 	free(nul);
@@ -231,6 +267,11 @@ static void run_fixtures(void)
 	}
 	if (n >= 0)
 		free(ents);
+	/* The libtool, CMake and clang -cc1 lines put the source past 512 bytes. */
+	if (fx_fitted < 3) {
+		printf("#   only %d fixtures needed fitting\n", fx_fitted);
+		tap_run("long command lines fitted", test_fixtures_missing);
+	}
 	/* The directory holds some 30 cases: fewer means it was not found. */
 	if (found < 20) {
 		printf("#   %s: %d fixtures\n", dir, found);
@@ -246,6 +287,7 @@ int main(void)
 	RUN(test_rustc);
 	RUN(test_link);
 	RUN(test_nul_separated);
+	RUN(test_fit);
 	RUN(test_none);
 	RUN(test_is_compiler);
 	RUN(test_compiler_ere);
