@@ -29,7 +29,17 @@ static const char *const arg_opts[] = {
 	"--sysroot", "-dynamic-linker", "--crate-name", "--crate-type", "--edition",
 	"--out-dir", "--emit", "--cfg", "--cap-lints", "--target", "--extern",
 	"-C", "--error-format", "--json", "--color", "-fltrans-output-list",
-	"-fresolution", "-version-script", "--version-script", "-Map",
+	"-fresolution", "-version-script", "--version-script", "-Map", "-A", "-u",
+	"-wrapper", "-include-pch", "-serialize-diagnostic-file", "--serialize-diagnostics",
+	"-split-dwarf-file", "-split-dwarf-output", "-MJ", "-ivfsoverlay",
+	"-mlink-bitcode-file", "-working-directory", "-dwarf-debug-flags", "--check-cfg",
+	"--print", "-flavor",
+};
+
+/* gcc's compilers proper, where -MD and -MMD take the dependency file as
+ * their value (the driver's -MD takes none). */
+static const char *const cc1s[] = {
+	"cc1", "cc1plus", "cc1obj", "cc1objplus",
 };
 
 static const char *const src_ext[] = {
@@ -40,13 +50,18 @@ static const char *const src_ext[] = {
 };
 
 static const char *const linkers[] = {
-	"ld", "ld.bfd", "ld.gold", "ld.lld", "lld", "ld64.lld", "mold", "collect2",
+	"ld", "ld.bfd", "ld.gold", "ld.lld", "ld.mold", "lld", "ld64.lld", "mold", "collect2",
 };
 
-static const char *const compilers[] = {
-	"cc1plus", "cc1", "cc1obj", "cc1objplus", "clang", "clang++", "rustc", "lto1",
-	"ld", "ld.bfd", "ld.gold", "ld.lld", "lld", "mold", "collect2",
-};
+/*
+ * The one list of compiler and linker process names (issue 14): what
+ * rm-sample counts in its compilers column by default, what rm-tree
+ * --compilers prints for rm-monitor, and what rm-summarize treats as a
+ * compiler.  The union of the three lists the tools once had each.
+ */
+static const char compiler_list[] =
+	"cc1,cc1plus,cc1obj,cc1objplus,clang,clang++,rustc,lto1,"
+	"collect2,ld,ld.bfd,ld.gold,ld.lld,ld.mold,lld,mold";
 
 static int tok_is(struct tok t, const char *s)
 {
@@ -64,10 +79,53 @@ static int in_list(struct tok t, const char *const *list, size_t n)
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
+const char *rm_cu_compilers(void)
+{
+	return compiler_list;
+}
+
 int rm_cu_is_compiler(const char *name)
 {
-	struct tok t = { name, strlen(name) };
-	return in_list(t, compilers, NELEM(compilers));
+	size_t n = strlen(name);
+
+	for (const char *p = compiler_list; *p;) {
+		size_t len = strcspn(p, ",");
+		if (len == n && memcmp(p, name, n) == 0)
+			return 1;
+		p += len + (p[len] == ',');
+	}
+	return 0;
+}
+
+/* Append c to out[*o] while it fits, counting it in *need either way. */
+static void put_c(char *out, size_t osize, size_t *o, size_t *need, char c)
+{
+	if (*o + 1 < osize)
+		out[(*o)++] = c;
+	(*need)++;
+}
+
+size_t rm_cu_compilers_ere(char *out, size_t osize)
+{
+	size_t o = 0, need = 0;
+
+	if (!out || osize == 0)
+		return 0;
+	put_c(out, osize, &o, &need, '^');
+	put_c(out, osize, &o, &need, '(');
+	for (const char *s = compiler_list; *s; s++) {
+		if (*s == ',') {
+			put_c(out, osize, &o, &need, '|');
+			continue;
+		}
+		if (strchr(".+*?()[]{}|^$\\", *s))
+			put_c(out, osize, &o, &need, '\\');
+		put_c(out, osize, &o, &need, *s);
+	}
+	put_c(out, osize, &o, &need, ')');
+	put_c(out, osize, &o, &need, '$');
+	out[o] = '\0';
+	return need;
 }
 
 /* Does t end in ".EXT" for one of the extensions in list? */
@@ -117,7 +175,7 @@ static struct tok base_of(struct tok t)
 	return t;
 }
 
-enum kind { K_CC, K_RUST, K_LTO, K_LINK };
+enum kind { K_CC, K_CC1, K_RUST, K_LTO, K_LINK };
 
 /* What kind of program the first argument names, versions and cross
  * prefixes aside (x86_64-linux-gnu-g++-12, clang-17, ld.lld-17). */
@@ -136,6 +194,8 @@ static enum kind kind_of(struct tok prog)
 		return K_RUST;
 	if (tok_is(b, "lto1"))
 		return K_LTO;
+	if (in_list(b, cc1s, NELEM(cc1s)))
+		return K_CC1;
 	if (in_list(b, linkers, NELEM(linkers)))
 		return K_LINK;
 	if (b.len > 3 && memcmp(b.p + b.len - 3, "-ld", 3) == 0)
@@ -164,18 +224,23 @@ static int attached(struct tok t, const char *pre, struct tok *v)
 	return 1;
 }
 
-int rm_cu_source(const char *cmd, size_t len, char *out, size_t osize)
+/* The unit is t (when not empty). */
+static int found(struct tok t, struct tok *u)
+{
+	*u = t;
+	return t.len > 0;
+}
+
+/* The unit of cmd[0..len) as a token of cmd; 0 when there is none. */
+static int cu_find(const char *cmd, size_t len, struct tok *u)
 {
 	struct tok t, prog, v;
 	struct tok dumpbase = { 0 }, mainfile = { 0 }, output = { 0 }, crate = { 0 };
 	struct tok first_obj = { 0 };
 	size_t pos = 0;
 	enum kind k;
-	int end_opts = 0;
+	int end_opts = 0, ltrans = 0;
 
-	if (!out || osize == 0)
-		return 0;
-	out[0] = '\0';
 	if (!cmd || !next_tok(cmd, len, &pos, &prog))
 		return 0;
 	k = kind_of(prog);
@@ -194,7 +259,10 @@ int rm_cu_source(const char *cmd, size_t len, char *out, size_t osize)
 				slot = &output;
 			else if (tok_is(t, "--crate-name"))
 				slot = &crate;
-			if (slot || in_list(t, arg_opts, NELEM(arg_opts))) {
+			if (tok_is(t, "-fltrans"))
+				ltrans = 1;
+			if (slot || in_list(t, arg_opts, NELEM(arg_opts)) ||
+			    (k == K_CC1 && (tok_is(t, "-MD") || tok_is(t, "-MMD")))) {
 				struct tok val;
 				if (!next_tok(cmd, len, &pos, &val))
 					break;
@@ -213,11 +281,11 @@ int rm_cu_source(const char *cmd, size_t len, char *out, size_t osize)
 		if (k == K_RUST) {
 			static const char *const rs[] = { "rs" };
 			if (has_ext(t, rs, 1))
-				return put_out(t, out, osize);
+				return found(t, u);
 			continue;
 		}
-		if (k == K_CC && has_ext(t, src_ext, NELEM(src_ext)))
-			return put_out(t, out, osize);
+		if ((k == K_CC || k == K_CC1) && has_ext(t, src_ext, NELEM(src_ext)))
+			return found(t, u);
 		if (!first_obj.len) {
 			static const char *const obj[] = { "o", "obj", "a" };
 			if (has_ext(t, obj, NELEM(obj)))
@@ -226,24 +294,85 @@ int rm_cu_source(const char *cmd, size_t len, char *out, size_t osize)
 	}
 	switch (k) {
 	case K_RUST:
-		return crate.len ? put_out(crate, out, osize) : 0;
+		return crate.len ? found(crate, u) : 0;
 	case K_LINK:
-		return output.len ? put_out(output, out, osize) : 0;
+		return output.len ? found(output, u) : 0;
 	case K_LTO:
+		/* An LTRANS partition: the object it compiles, when it is on
+		 * the command line (lto-wrapper puts it in an @file unless it
+		 * runs the partitions through make); else its dump name,
+		 * OUTPUT.ltransN.ltrans. */
+		if (ltrans && first_obj.len)
+			return found(first_obj, u);
 		if (dumpbase.len)
-			return put_out(dumpbase, out, osize);
+			return found(dumpbase, u);
 		if (output.len)
-			return put_out(output, out, osize);
-		return first_obj.len ? put_out(first_obj, out, osize) : 0;
+			return found(output, u);
+		return first_obj.len ? found(first_obj, u) : 0;
 	case K_CC:
+	case K_CC1:
 		break;
 	}
+	if (ltrans && first_obj.len)
+		return found(first_obj, u);
 	if (dumpbase.len && has_ext(dumpbase, src_ext, NELEM(src_ext)))
-		return put_out(dumpbase, out, osize);
+		return found(dumpbase, u);
 	if (mainfile.len)
-		return put_out(mainfile, out, osize);
+		return found(mainfile, u);
 	if (dumpbase.len)
-		return put_out(dumpbase, out, osize);
+		return found(dumpbase, u);
 	/* A driver that only links: the unit is what it makes. */
-	return output.len ? put_out(output, out, osize) : 0;
+	return output.len ? found(output, u) : 0;
+}
+
+int rm_cu_source(const char *cmd, size_t len, char *out, size_t osize)
+{
+	struct tok u;
+
+	if (!out || osize == 0)
+		return 0;
+	out[0] = '\0';
+	return cu_find(cmd, len, &u) ? put_out(u, out, osize) : 0;
+}
+
+size_t rm_cu_cmd_fit(char *cmd, size_t len, size_t max)
+{
+	static const char gap[] = " ... ";
+	size_t g = sizeof(gap) - 1, keep;
+	struct tok prog, u;
+	size_t pos = 0;
+
+	if (!cmd || len <= max || !next_tok(cmd, len, &pos, &prog))
+		return len;
+	prog = base_of(prog);
+	if (prog.len >= 64)
+		return len;
+	char name[64];
+	memcpy(name, prog.p, prog.len);
+	name[prog.len] = '\0';
+	if (!rm_cu_is_compiler(name) || !cu_find(cmd, len, &u))
+		return len;
+	/* The tail to keep: the whole argument that holds the unit
+	 * (--output=X), and the option before it (-o X, -dumpbase X): an
+	 * option whose value the unit is must stay with it. */
+	const char *start = u.p, *end = u.p + u.len, *q, *p0;
+	while (start > cmd && !is_sep(start[-1]))
+		start--;
+	for (q = start; q > cmd && is_sep(q[-1]); q--)
+		;
+	for (p0 = q; p0 > cmd && !is_sep(p0[-1]); p0--)
+		;
+	if (q > p0 && p0[0] == '-')
+		start = p0;
+	size_t tail = (size_t)(end - start);
+	if ((size_t)(end - cmd) <= max || tail + g >= max / 2)
+		return len; /* the cut keeps it, or it would leave too little else */
+	/* Whole arguments only: a cut one might read as a source. */
+	keep = max - g - tail;
+	while (keep > 0 && !is_sep(cmd[keep]))
+		keep--;
+	memmove(cmd + keep + g, start, tail);
+	memcpy(cmd + keep, gap, g);
+	cmd[keep + g + tail] = '\0';
+	return keep + g + tail;
 }

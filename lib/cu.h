@@ -3,26 +3,54 @@
  * command line alone.  rm_cu_source() takes the command line as one
  * string (arguments separated by spaces, tabs or NULs, as rm-tree's cmd
  * column or /proc/PID/cmdline hold it) and names the unit: for gcc's
- * cc1, cc1plus and cc1obj, for the gcc, g++, clang and clang++ drivers
- * and clang -cc1, the source file compiled; for rustc, the crate root
- * (.rs), else --crate-name; for lto1, the -o output or the first object;
- * for the linkers (ld, ld.gold, ld.lld, lld, mold, collect2), the -o
- * output.  A command line cut short (rm-tree bounds it) falls back to
- * -dumpbase / -main-file-name / --crate-name.  Pure and bounded: it reads
- * at most len bytes, never allocates, and always NUL-terminates out.
+ * cc1, cc1plus, cc1obj and cc1objplus, for the gcc, g++, clang and
+ * clang++ drivers and clang -cc1, the source file compiled, as written
+ * (a relative path stays relative), never a value of -MD/-MMD (cc1's
+ * dependency file), -MF, -MT, -MQ, -o, -include, -I, -D and the like;
+ * for rustc, the crate root (.rs), else --crate-name; for an lto1 LTRANS
+ * partition (-fltrans), its input object when it is on the command line,
+ * else -dumpbase (OUTPUT.ltransN.ltrans); for lto1 -fwpa, -dumpbase; for
+ * the linkers (ld, ld.bfd, ld.gold, ld.lld, ld.mold, lld, mold,
+ * collect2), the -o output.  A command line cut short (rm-tree bounds it)
+ * falls back to -dumpbase / -main-file-name / --crate-name.  Pure and
+ * bounded: it reads at most len bytes, never allocates, and always
+ * NUL-terminates out.  tests/fixtures/cu/ holds real command lines.
+ *
+ * It also holds the one list of compiler and linker names the tools
+ * count (rm-sample's compilers column, rm-tree --compilers, rm-monitor).
  */
 #ifndef RM_CU_H
 #define RM_CU_H
 
 #include <stddef.h>
 
-/* Is name (a process comm) one of the compiler or linker names above? */
+/* The compiler and linker names, comma-separated (a static string). */
+const char *rm_cu_compilers(void);
+
+/* Is name (a process comm) one of rm_cu_compilers()? */
 int rm_cu_is_compiler(const char *name);
+
+/*
+ * The names as an anchored ERE, "^(cc1|cc1plus|...|clang\+\+|...)$", into
+ * out (osize bytes, always NUL-terminated).  Returns the length the whole
+ * ERE needs, as snprintf does.
+ */
+size_t rm_cu_compilers_ere(char *out, size_t osize);
 
 /*
  * The unit of the command line cmd[0..len) into out (osize bytes).
  * Returns 1 when one was found, 0 when not (out is then "").
  */
 int rm_cu_source(const char *cmd, size_t len, char *out, size_t osize);
+
+/*
+ * Fit a compiler's command line cmd[0..len) into max bytes without losing
+ * its unit: when cmd is longer than max, its program is one of
+ * rm_cu_compilers() and the unit lies past max bytes (libtool and CMake
+ * put the source after a kilobyte of -I and -D), rewrite cmd in place as
+ * its first bytes, " ... " and the unit, max bytes in all.  Returns the
+ * new length (len when nothing changed; the caller then cuts at max).
+ */
+size_t rm_cu_cmd_fit(char *cmd, size_t len, size_t max);
 
 #endif

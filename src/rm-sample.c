@@ -30,8 +30,8 @@
  *       --context-match ERE
  *                          context = the last line matching ERE instead
  *       --compilers LIST   comma-separated process names counted in
- *                          compilers (default cc1plus,cc1,cc1obj,clang,
- *                          clang++,rustc,lto1,ld,ld.lld,ld.gold,mold,lld)
+ *                          compilers (default lib/cu's list of compilers
+ *                          and linkers, as rm-tree --compilers prints it)
  *       --energy           add pkg_w: CPU package watts over the last interval
  *       --gpu              add gpu_busy_pct (max over cards), gpu_vram_used_mb
  *                          and gpu_vram_total_mb (sums over cards)
@@ -53,6 +53,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cu.h"
 #include "energy.h"
 #include "gpu.h"
 #include "rmtools.h"
@@ -85,9 +86,9 @@ static const char help_text[] =
 	"                         --stage-file; context = its last non-empty line\n"
 	"      --context-match ERE\n"
 	"                         context = the last line matching ERE instead\n"
-	"      --compilers LIST   comma-separated names counted in compilers (default\n"
-	"                         cc1plus,cc1,cc1obj,clang,clang++,rustc,lto1,ld,\n"
-	"                         ld.lld,ld.gold,mold,lld)\n"
+	"      --compilers LIST   comma-separated names counted in compilers (default:\n"
+	"                         gcc's cc1*, clang, rustc, LTO and the linkers, as\n"
+	"                         rm-tree --compilers lists them)\n"
 	"      --energy           add pkg_w: CPU package watts over the last interval\n"
 	"      --gpu              add gpu_busy_pct (max over cards), gpu_vram_used_mb\n"
 	"                         and gpu_vram_total_mb (sums over cards)\n"
@@ -98,7 +99,7 @@ static const char help_text[] =
 	"  -h, --help             this help\n"
 	"      --version          print the version\n";
 
-#define DEFAULT_COMPILERS "cc1plus,cc1,cc1obj,clang,clang++,rustc,lto1,ld,ld.lld,ld.gold,mold,lld"
+#define DEFAULT_COMPILERS rm_cu_compilers()
 #define MAX_NAMES 64
 #define GIB (1024.0 * 1024.0 * 1024.0)
 

@@ -117,6 +117,27 @@ has_rows() {
   jq -e '.system.samples >= 2' <<<"$output" >/dev/null
 }
 
+@test "without --watch-pid, rm-tree follows the compilers rm-tree --compilers names (a cc1objplus too)" {
+  local fake tree ere
+  cp /bin/sleep "$BATS_TEST_TMPDIR/cc1objplus"
+  "$BATS_TEST_TMPDIR/cc1objplus" 60 &
+  fake=$!
+  BG_PIDS="${BG_PIDS:-} $fake"
+  start_monitor --out-dir "$OUT" --run-id cu --interval 0.1
+  wait_for 10 has_rows "$OUT/resources-cu.csv"
+  # The rm-tree it started matches the ERE rm-tree --compilers prints.
+  ere=$(rm-tree --compilers)
+  wait_for 10 pgrep -P "$MON" -f 'rm-tree .*--match'
+  tree=$(pgrep -P "$MON" -f 'rm-tree .*--match')
+  [[ "$(tr '\0' '\n' <"/proc/$tree/cmdline" | grep -A1 -x -e --match | tail -n 1)" == "$ere" ]]
+  kill -TERM "$MON"
+  wait "$MON"
+  # Still running at the end, the cc1objplus has its row in the exit log.
+  grep -q "^$fake,[0-9]*,cc1objplus," "$OUT/resources-cu.procs.csv"
+  kill "$fake"
+  wait "$fake" || true
+}
+
 @test "two monitors with different run-ids in one dir do not collide" {
   start_monitor --out-dir "$OUT" --run-id a --interval 0.1
   local a=$MON

@@ -219,6 +219,33 @@ print(len(bad), max(int(r["compilers"]) for r in rows[:-1]))' "$BATS_TEST_TMPDIR
   done
 }
 
+# compiler_names: the default --compilers names, one a line, from the ERE
+# rm-tree --compilers prints (^(cc1|cc1plus|...|clang\+\+|...)$).
+compiler_names() {
+  rm-tree --compilers | sed 's/^^(//; s/)\$$//; s/\\//g' | tr '|' '\n'
+}
+
+@test "compilers counts, by default, every name rm-tree --compilers prints: cc1objplus, collect2, ld.mold too" {
+  local root="$BATS_TEST_TMPDIR/proc" pid=200 name names before
+  cp -r "$FIXTURES/proc-old" "$root"
+  # The fixture's live cc1plus (its rustc is a zombie).
+  before=$(RM_PROC_ROOT="$root" rm-sample -H | cut -d, -f12)
+  [[ "$before" == 1 ]]
+  names=$(compiler_names)
+  [[ $'\n'"$names"$'\n' == *$'\ncc1objplus\n'* && "$names" == *collect2* && "$names" == *ld.mold* ]]
+  # One live process per name, and one that is no compiler.
+  for name in $names make; do
+    mkdir "$root/$pid"
+    printf '%s\n' "$name" >"$root/$pid/comm"
+    printf '%d (%s) S 1 %d %d 0 -1 4194304 0 0 0 0 10 5 0 0 20 0 1 0 500 0 0 0\n' "$pid" "$name" "$pid" "$pid" >"$root/$pid/stat"
+    pid=$((pid + 1))
+  done
+  run -0 env RM_PROC_ROOT="$root" rm-sample -H
+  [[ "$(cut -d, -f12 <<<"$output")" == $((1 + $(wc -l <<<"$names"))) ]]
+  run -0 env RM_PROC_ROOT="$root" rm-sample -H --compilers cc1objplus
+  [[ "$(cut -d, -f12 <<<"$output")" == 1 ]]
+}
+
 @test "compilers agrees with pgrep -c -x while two cc1plus and one rustc sleep" {
   spawn_named cc1plus
   spawn_named cc1plus
@@ -229,9 +256,10 @@ print(len(bad), max(int(r["compilers"]) for r in rows[:-1]))' "$BATS_TEST_TMPDIR
   # two reads: compare a few times and accept the first agreement.
   for try in 1 2 3 4 5; do
     ours=$(rm-sample -H | cut -d, -f12)
-    # pgrep refuses -x patterns over 15 characters: one call per name.
+    # pgrep refuses -x patterns over 15 characters: one call per name of
+    # the default list, which rm-tree --compilers prints as an ERE.
     theirs=0
-    for name in cc1plus cc1 cc1obj clang clang++ rustc lto1 ld ld.lld ld.gold mold lld; do
+    for name in $(compiler_names); do
       theirs=$((theirs + $(pgrep -c -x "${name//+/\\+}" || true)))
     done
     [[ "$ours" == "$theirs" ]] && break

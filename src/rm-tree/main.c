@@ -43,6 +43,8 @@
  *   -H, --no-header        no CSV header line
  *   -h, --help             this help
  *       --version          the version
+ *       --compilers        print the compiler and linker names (lib/cu's
+ *                          list) as an ERE for --match, and exit
  */
 #include <errno.h>
 #include <getopt.h>
@@ -51,6 +53,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cu.h"
 #include "tree.h"
 
 const char prog[] = "rm-tree";
@@ -87,7 +90,9 @@ static const char help_text[] =
 	"      --cgroup           --exec: a memory cgroup for the exact tree peak\n"
 	"  -H, --no-header        no CSV header line\n"
 	"  -h, --help             this help\n"
-	"      --version          print the version\n";
+	"      --version          print the version\n"
+	"      --compilers        print the compiler and linker names as an ERE for\n"
+	"                         --match, and exit\n";
 
 const char *const col_names[K_NCOLS] = {
 	"pid", "ppid", "comm", "state", "threads", "rss_kib", "hwm_kib",
@@ -122,6 +127,7 @@ static void parse_columns(struct opts *o, const char *list)
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_WATCH = 256, O_MATCH, O_NOCH, O_EXEC, O_TL, O_JOB, O_LOG, O_PSS, O_CG, O_VERSION };
+	enum { O_COMPILERS = 512 }; /* apart: other options join the list above */
 	static const struct option longopts[] = {
 		{ "columns", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'f' },
@@ -140,6 +146,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "pss", no_argument, NULL, O_PSS },
 		{ "cgroup", no_argument, NULL, O_CG },
 		{ "version", no_argument, NULL, O_VERSION },
+		{ "compilers", no_argument, NULL, O_COMPILERS },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc, exec = 0, match = 0, cols_set = 0;
@@ -188,6 +195,12 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			rm_opt_help(prog, usage_line, help_text);
 		case O_VERSION:
 			rm_opt_version(prog);
+		case O_COMPILERS: {
+			char ere[512];
+			rm_cu_compilers_ere(ere, sizeof(ere));
+			puts(ere);
+			exit(rm_finish_stdout(prog, RM_EXIT_OK));
+		}
 		case O_WATCH:
 			o->watch_pid = rm_opt_watch_pid(prog, usage_line, optarg);
 			break;
@@ -280,6 +293,7 @@ char *cmd_dup(char *raw, ssize_t len)
 	if (len <= 0)
 		return NULL;
 	n = rm_cmdline_join(raw, (size_t)len);
+	n = rm_cu_cmd_fit(raw, n, RM_TEXT_MAX); /* a compiler's source survives the cut */
 	n = rm_sanitize(raw, n, out, sizeof(out));
 	return n ? strdup(out) : NULL;
 }

@@ -205,7 +205,8 @@ static void take(struct stream *s, struct rm_pnode *n, const struct rm_pstat *st
 			free(n->cmd);
 			n->cmd = cmd_dup(buf, len);
 		}
-		n->cmd_read = 1;
+		/* Mid-exec the new name shows before the new cmdline: retry. */
+		n->cmd_read = len > 0;
 	}
 	if (rm_pfile_read(&n->status_fd, n->pid, "status", buf, sizeof(buf), 1) > 0 &&
 	    rm_pstatus_parse(buf, &pst) == 0 && pst.has_hwm) {

@@ -4,6 +4,8 @@
  * in an exactly sized buffer (rm_cu_source reads at most len bytes).  The
  * unit is NUL-terminated within the output, is a piece of one argument
  * (no separator in it), and is found exactly when the return says so.
+ * rm_cu_cmd_fit, with byte 0 as the limit too, leaves the line alone or
+ * makes it fit, writing only within it.
  */
 #include "fuzz.h"
 #include "cu.h"
@@ -39,6 +41,12 @@ static int fz_cu(const uint8_t *data, size_t size)
 		name[size < 16 ? size : 16] = '\0';
 		rc = rm_cu_is_compiler(name);
 		FZ_ASSERT(rc == 0 || rc == 1);
+	}
+	if (size) {
+		size_t m;
+		memcpy(cmd, data, size);
+		m = rm_cu_cmd_fit(cmd, size, osize);
+		FZ_ASSERT(m == size || m <= osize);
 	}
 	free(cmd);
 	return 0;

@@ -1,7 +1,12 @@
 /*
  * t_cu: the compile unit named by real compiler command lines (gcc 12,
- * clang 14, rustc, lto1, linkers), cut ones, and hostile ones.
+ * clang 14, rustc, lto1, linkers), cut ones, and hostile ones.  Every
+ * tests/fixtures/cu/NAME.argv (a command line captured from a real build,
+ * see the README there) is one more test.
  */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cu.h"
@@ -57,7 +62,10 @@ static void test_link(void)
 	CHECK_STR(unit("ld.lld-17 --output=bin/tool a.o"), "bin/tool");
 	CHECK_STR(unit("mold -obin/m a.o"), "bin/m");
 	CHECK_STR(unit("/usr/lib/gcc/x86_64-linux-gnu/12/collect2 -o prog a.o"), "prog");
+	/* An LTRANS partition: its input object, else its dump name. */
 	CHECK_STR(unit("lto1 -quiet -dumpbase ./prog.ltrans0.ltrans -fltrans -o /tmp/c.s /tmp/c.ltrans0.o"),
+		  "/tmp/c.ltrans0.o");
+	CHECK_STR(unit("lto1 -quiet -dumpbase ./prog.ltrans0.ltrans -fltrans @/tmp/ccqO9WOG -o /tmp/c.s"),
 		  "./prog.ltrans0.ltrans");
 	/* A driver that only links names its output. */
 	CHECK_STR(unit("g++ -o app main.o util.o"), "app");
@@ -70,6 +78,32 @@ static void test_nul_separated(void)
 
 	CHECK(rm_cu_source(cmd, sizeof(cmd) - 1, out, sizeof(out)) == 1);
 	CHECK_STR(out, "one.cpp");
+}
+
+static void test_fit(void)
+{
+	char cmd[] = "cc1 -quiet -I aaaaaaaaaa -I bbbbbbbbbb -MD x.d -I cccccccccc dir/x.c -o x.s";
+	char tool[] = "make -j2 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa dir/x.c";
+	size_t len = strlen(cmd), n;
+
+	CHECK(rm_cu_cmd_fit(cmd, len, len) == len);
+	n = rm_cu_cmd_fit(cmd, len, 48);
+	CHECK(n <= 48);
+	CHECK_STR(cmd, "cc1 -quiet -I aaaaaaaaaa -I ... dir/x.c");
+	CHECK_STR(unit(cmd), "dir/x.c");
+	/* The option whose value the unit is stays with it. */
+	char link[] = "collect2 -plugin /usr/lib/liblto_plugin.so -dynamic-linker /lib64/ld.so -pie -o obj/app a.o";
+	n = rm_cu_cmd_fit(link, strlen(link), 48);
+	CHECK(n <= 48);
+	CHECK_STR(link, "collect2 -plugin ... -o obj/app");
+	CHECK_STR(unit(link), "obj/app");
+	char lld[] = "ld.lld -plugin /usr/lib/liblto_plugin.so -dynamic-linker /lib64/ld.so --output=bin/t a.o";
+	rm_cu_cmd_fit(lld, strlen(lld), 40);
+	CHECK_STR(lld, "ld.lld -plugin ... --output=bin/t");
+	CHECK_STR(unit(lld), "bin/t");
+	/* Not a compiler: left for the caller to cut. */
+	CHECK(rm_cu_cmd_fit(tool, strlen(tool), 20) == strlen(tool));
+	CHECK(rm_cu_cmd_fit(NULL, 5, 2) == 5);
 }
 
 static void test_none(void)
@@ -91,9 +125,158 @@ static void test_none(void)
 static void test_is_compiler(void)
 {
 	CHECK(rm_cu_is_compiler("cc1plus"));
+	CHECK(rm_cu_is_compiler("cc1objplus"));
 	CHECK(rm_cu_is_compiler("ld.lld"));
+	CHECK(rm_cu_is_compiler("collect2"));
+	CHECK(rm_cu_is_compiler("mold"));
 	CHECK(!rm_cu_is_compiler("make"));
 	CHECK(!rm_cu_is_compiler("cc1plu"));
+	CHECK(!rm_cu_is_compiler("cc1plus,cc1"));
+	CHECK(!rm_cu_is_compiler(""));
+}
+
+static void test_compiler_ere(void)
+{
+	char ere[512], small[8];
+	size_t need = rm_cu_compilers_ere(ere, sizeof(ere));
+
+	CHECK(need == strlen(ere));
+	CHECK(strncmp(ere, "^(cc1|cc1plus|", 14) == 0);
+	CHECK(strstr(ere, "|clang\\+\\+|") != NULL);
+	CHECK(strstr(ere, "|ld\\.lld|") != NULL);
+	CHECK(strcmp(ere + need - 2, ")$") == 0);
+	/* The list, commas as |, in ^(...)$, with ++ and 4 dots escaped. */
+	CHECK(need == strlen(rm_cu_compilers()) + 4 + 2 + 4);
+	CHECK(rm_cu_compilers_ere(small, sizeof(small)) == need);
+	CHECK_STR(small, "^(cc1|c");
+}
+
+static void test_fixtures_missing(void)
+{
+	CHECK(0);
+}
+
+/* The fixture a test reads, and how many were cut to fit 512 bytes. */
+static char fx_path[4096];
+static int fx_fitted;
+
+/* Read the fixture at fx_path: the expected unit into want, the arguments
+ * joined by NULs into *nul and by spaces into *sp (NULL when an argument
+ * holds a space).  Returns the joined length, or -1. */
+static long fx_read(char *want, size_t wsize, char **nul, char **sp)
+{
+	FILE *f = fopen(fx_path, "r");
+	char line[65536];
+	size_t len = 0, cap = 1 << 16;
+	int header = 1, has_space = 0, have_unit = 0;
+
+	*nul = malloc(cap);
+	*sp = malloc(cap);
+	if (!f || !*nul || !*sp) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		size_t n = strcspn(line, "\n");
+		line[n] = '\0';
+		if (header && strncmp(line, "# ", 2) == 0) {
+			if (strncmp(line, "# unit: ", 8) == 0) {
+				size_t w = n - 8 < wsize - 1 ? n - 8 : wsize - 1;
+				memcpy(want, line + 8, w);
+				want[w] = '\0';
+				have_unit = 1;
+			}
+			continue;
+		}
+		header = 0;
+		if (len + n + 1 > cap)
+			break; /* cap bytes is far more than any fixture holds */
+		if (len) {
+			(*nul)[len] = '\0';
+			(*sp)[len] = ' ';
+			len++;
+		}
+		memcpy(*nul + len, line, n);
+		memcpy(*sp + len, line, n);
+		has_space |= strchr(line, ' ') != NULL;
+		len += n;
+	}
+	fclose(f);
+	if (has_space) {
+		free(*sp);
+		*sp = NULL;
+	}
+	return have_unit && want[0] && len ? (long)len : -1;
+}
+
+static void fixture(void)
+{
+	char want[4096], got[4096];
+	char *nul = NULL, *sp = NULL;
+	long len = fx_read(want, sizeof(want), &nul, &sp);
+
+	if (len < 0) {
+		printf("#   %s: unreadable, or no \"# unit: \" line or no argv\n", fx_path);
+		CHECK(len >= 0);
+	} else {
+		CHECK(rm_cu_source(nul, (size_t)len, got, sizeof(got)) == 1);
+		CHECK_STR(got, want);
+		if (sp) {
+			CHECK(rm_cu_source(sp, (size_t)len, got, sizeof(got)) == 1);
+			CHECK_STR(got, want);
+			/* Fitted into rm-tree's 512-byte cmd column, a compiler's
+			 * command line keeps its unit. */
+			size_t n = rm_cu_cmd_fit(sp, (size_t)len, 512);
+			CHECK(n == (size_t)len || n <= 512);
+			if (n <= 512) {
+				fx_fitted += n < (size_t)len;
+				CHECK(rm_cu_source(sp, n, got, sizeof(got)) == 1);
+				CHECK_STR(got, want);
+			}
+		}
+	}
+	free(nul);
+	free(sp);
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+/* One test per tests/fixtures/cu/NAME.argv, named cu/NAME.argv. */
+static void run_fixtures(void)
+{
+	const char *top = getenv("RM_TOP");
+	char dir[2048], name[300];
+	struct dirent **ents;
+	int n, found = 0;
+
+	snprintf(dir, sizeof(dir), "%s/tests/fixtures/cu", top && *top ? top : ".");
+	n = scandir(dir, &ents, NULL, by_name);
+	for (int i = 0; i < n; i++) {
+		size_t l = strlen(ents[i]->d_name);
+		if (l > 5 && strcmp(ents[i]->d_name + l - 5, ".argv") == 0) {
+			snprintf(fx_path, sizeof(fx_path), "%s/%s", dir, ents[i]->d_name);
+			snprintf(name, sizeof(name), "cu/%s", ents[i]->d_name);
+			tap_run(name, fixture);
+			found++;
+		}
+		free(ents[i]);
+	}
+	if (n >= 0)
+		free(ents);
+	/* The libtool, CMake and clang -cc1 lines put the source past 512 bytes. */
+	if (fx_fitted < 3) {
+		printf("#   only %d fixtures needed fitting\n", fx_fitted);
+		tap_run("long command lines fitted", test_fixtures_missing);
+	}
+	/* The directory holds some 30 cases: fewer means it was not found. */
+	if (found < 20) {
+		printf("#   %s: %d fixtures\n", dir, found);
+		tap_run("fixtures found", test_fixtures_missing);
+	}
 }
 
 int main(void)
@@ -104,7 +287,10 @@ int main(void)
 	RUN(test_rustc);
 	RUN(test_link);
 	RUN(test_nul_separated);
+	RUN(test_fit);
 	RUN(test_none);
 	RUN(test_is_compiler);
+	RUN(test_compiler_ere);
+	run_fixtures();
 	return tap_done();
 }
