@@ -236,7 +236,7 @@ static int cu_find(const char *cmd, size_t len, struct tok *u)
 {
 	struct tok t, prog, v;
 	struct tok dumpbase = { 0 }, mainfile = { 0 }, output = { 0 }, crate = { 0 };
-	struct tok first_obj = { 0 };
+	struct tok first_obj = { 0 }, crate_root = { 0 };
 	size_t pos = 0;
 	enum kind k;
 	int end_opts = 0, ltrans = 0;
@@ -280,8 +280,8 @@ static int cu_find(const char *cmd, size_t len, struct tok *u)
 			continue; /* a response file */
 		if (k == K_RUST) {
 			static const char *const rs[] = { "rs" };
-			if (has_ext(t, rs, 1))
-				return found(t, u);
+			if (!crate_root.len && has_ext(t, rs, 1))
+				crate_root = t;
 			continue;
 		}
 		if ((k == K_CC || k == K_CC1) && has_ext(t, src_ext, NELEM(src_ext)))
@@ -294,7 +294,11 @@ static int cu_find(const char *cmd, size_t len, struct tok *u)
 	}
 	switch (k) {
 	case K_RUST:
-		return crate.len ? found(crate, u) : 0;
+		/* The crate by its name: every crate of a cargo workspace
+		 * has a src/lib.rs, but its name is its own. */
+		if (crate.len)
+			return found(crate, u);
+		return crate_root.len ? found(crate_root, u) : 0;
 	case K_LINK:
 		return output.len ? found(output, u) : 0;
 	case K_LTO:

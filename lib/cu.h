@@ -7,7 +7,7 @@
  * clang++ drivers and clang -cc1, the source file compiled, as written
  * (a relative path stays relative), never a value of -MD/-MMD (cc1's
  * dependency file), -MF, -MT, -MQ, -o, -include, -I, -D and the like;
- * for rustc, the crate root (.rs), else --crate-name; for an lto1 LTRANS
+ * for rustc, --crate-name, else the crate root (.rs); for an lto1 LTRANS
  * partition (-fltrans), its input object when it is on the command line,
  * else -dumpbase (OUTPUT.ltransN.ltrans); for lto1 -fwpa, -dumpbase; for
  * the linkers (ld, ld.bfd, ld.gold, ld.lld, ld.mold, lld, mold,

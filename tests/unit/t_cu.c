@@ -51,7 +51,8 @@ static void test_clang(void)
 static void test_rustc(void)
 {
 	CHECK_STR(unit("rustc --crate-name serde --edition=2018 /r/serde-1.0/src/lib.rs --crate-type lib"),
-		  "/r/serde-1.0/src/lib.rs");
+		  "serde");
+	CHECK_STR(unit("rustc --edition=2021 src/main.rs --crate-type bin"), "src/main.rs");
 	CHECK_STR(unit("rustc --crate-name serde --edition=2018 --crate-t"), "serde");
 }
 
