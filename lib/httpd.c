@@ -402,6 +402,14 @@ int rm_httpd_reply_hdr(struct rm_httpd *h, uint64_t ticket, int status,
 	return 0;
 }
 
+int rm_httpd_ticket_live(const struct rm_httpd *h, uint64_t ticket)
+{
+	size_t i = (size_t)(ticket & 0xff);
+
+	return i < RM_HTTPD_MAX_CONN && h->c[i].fd >= 0 && h->c[i].gen == (uint32_t)(ticket >> 8) &&
+	       h->c[i].state == C_WAIT;
+}
+
 int rm_httpd_reply(struct rm_httpd *h, uint64_t ticket, int status,
 		   const char *ctype, const char *body, size_t len)
 {
@@ -519,7 +527,22 @@ static void conn_step(struct rm_httpd *h, struct rm_httpd_conn *c, double now)
 	}
 }
 
-/* The slot for a new connection: a free one, else the idlest. */
+/* Which connection goes first when a new one needs its slot: one whose
+ * answer is already out, then one still sending its request (a slowloris
+ * client is one of these), then one being answered, a waiting request
+ * (someone's scrape in progress) last. */
+static int evict_rank(const struct rm_httpd_conn *c)
+{
+	switch (c->state) {
+	case C_DRAIN: return 0;
+	case C_READ: return 1;
+	case C_WRITE: return 2;
+	default: return 3;
+	}
+}
+
+/* The slot for a new connection: a free one, else the idlest of the
+ * first rank. */
 static struct rm_httpd_conn *slot_for_new(struct rm_httpd *h)
 {
 	struct rm_httpd_conn *best = NULL;
@@ -528,9 +551,8 @@ static struct rm_httpd_conn *slot_for_new(struct rm_httpd *h)
 		struct rm_httpd_conn *c = &h->c[i];
 		if (c->fd < 0)
 			return c;
-		/* A waiting request is someone's scrape in progress: last. */
-		if (!best || (best->state == C_WAIT && c->state != C_WAIT) ||
-		    ((best->state == C_WAIT) == (c->state == C_WAIT) && c->active < best->active))
+		if (!best || evict_rank(c) < evict_rank(best) ||
+		    (evict_rank(c) == evict_rank(best) && c->active < best->active))
 			best = c;
 	}
 	conn_close(best);

@@ -141,6 +141,9 @@ void rm_httpd_ready(struct rm_httpd *h, const struct pollfd *p, int n);
  */
 int rm_httpd_reply(struct rm_httpd *h, uint64_t ticket, int status,
 		   const char *ctype, const char *body, size_t len);
+/* Is the request of ticket still waiting for its answer? */
+int rm_httpd_ticket_live(const struct rm_httpd *h, uint64_t ticket);
+
 /* Same, with extra header lines (each ending in \r\n) before the body. */
 int rm_httpd_reply_hdr(struct rm_httpd *h, uint64_t ticket, int status,
 		       const char *ctype, const char *headers,

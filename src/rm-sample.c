@@ -813,6 +813,16 @@ static int serve_usage(uint64_t tk, const char *query)
 		u->nwait = 0;
 		usage_rearm();
 	}
+	if (u->nwait == RM_HTTPD_MAX_CONN) {
+		/* Forget the waiters whose connections were closed meanwhile. */
+		int k = 0;
+		for (int i = 0; i < u->nwait; i++)
+			if (rm_httpd_ticket_live(&srv.h, u->waiters[i]))
+				u->waiters[k++] = u->waiters[i];
+		u->nwait = k;
+	}
+	if (u->nwait == RM_HTTPD_MAX_CONN)
+		return rm_httpd_reply(&srv.h, tk, 503, NULL, "busy: too many waiting\n", 23), 0;
 	u->waiters[u->nwait++] = tk;
 	return RM_HTTPD_LATER;
 }
