@@ -51,6 +51,7 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.clos
 
 @test "--listen: bad addresses are usage errors (exit 2)" {
   local a
+  # shellcheck disable=SC2154  # bats' run --separate-stderr sets stderr
   for a in 18093 localhost:80 ":65536" ":x" "::1:80" "[::1]" ""; do
     run -2 --separate-stderr rm-sample --listen "$a"
     [[ "${stderr}" == *"invalid --listen"* ]]
@@ -180,6 +181,7 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.clos
 @test "--listen beyond loopback leaves cmd out unless --expose-cmdline" {
   unshare -n true 2>/dev/null || skip "needs a network namespace (unshare -n, root)"
   # In a fresh network namespace 0.0.0.0 reaches nothing but its own lo.
+  # shellcheck disable=SC2016  # the script expands $1 and $$ in the namespace
   run -0 unshare -n bash -c '
     ip link set lo up || exit 3
     for opt in "" --expose-cmdline; do
@@ -238,6 +240,7 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.clos
   run -0 curl -sS "http://127.0.0.1:$PORT/healthz"
   [[ "$output" == ok ]]
   # A malformed request line: 400, and the server still answers.
+  # shellcheck disable=SC2016  # $1 is the inner script's argument
   run -0 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"; printf "NOT HTTP\r\n\r\n" >&3; head -c 24 <&3' _ "$PORT"
   [[ "$output" == "HTTP/1.1 400 Bad Request" ]]
   run -0 curl -sS "http://127.0.0.1:$PORT/healthz"
