@@ -363,7 +363,8 @@ int write_trace(const struct report *r, const char *path)
 		    "\"name\":\"process_name\",\"args\":{\"name\":\"build\"}}");
 	for (int i = 0; i < r->nfiles; i++)
 		scan_file(&s, r->files[i]);
-	qsort(s.io, s.nio, sizeof(*s.io), by_io);
+	if (s.nio)
+		qsort(s.io, s.nio, sizeof(*s.io), by_io);
 	if (r->sys && r->sys->samples)
 		run_end = r->sys->last_epoch - origin;
 	if (r->tl.known && !isnan(r->tl.last_epoch) && (isnan(run_end) || r->tl.last_epoch - origin > run_end))
