@@ -125,7 +125,9 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.clos
 }
 
 @test "--listen: concurrent /usage requests share one sample" {
-  start_server --listen :0 --min-age 0 --compilers rmtestcc
+  # Those that come during the 0.5 s window wait for it; any later one
+  # gets the same result from the cache.
+  start_server --listen :0 --min-age 30
   local i urls=()
   for i in 1 2 3 4 5 6 7 8; do
     urls+=(-o "$BATS_TEST_TMPDIR/u$i" "http://127.0.0.1:$PORT/usage?pid=$$")
@@ -243,6 +245,20 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.clos
   # shellcheck disable=SC2016  # $1 is the inner script's argument
   run -0 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"; printf "NOT HTTP\r\n\r\n" >&3; head -c 24 <&3' _ "$PORT"
   [[ "$output" == "HTTP/1.1 400 Bad Request" ]]
+  run -0 curl -sS "http://127.0.0.1:$PORT/healthz"
+  stop_server
+}
+
+@test "--listen: a client that sends half a request and goes silent is cut off (5 s deadline)" {
+  start_server --listen :0
+  # shellcheck disable=SC2016  # $1 is the inner script's argument
+  run -0 timeout 30 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"
+    printf "GET /metrics HTTP/1.1\r\nHost: x\r\n" >&3
+    s=$SECONDS; cat <&3; echo "closed after $((SECONDS - s)) s"' _ "$PORT"
+  echo "$output"
+  # Nothing was answered, and the server closed it, no earlier than 4 s.
+  [[ "$output" =~ ^closed\ after\ ([0-9]+)\ s$ ]]
+  (( BASH_REMATCH[1] >= 4 ))
   run -0 curl -sS "http://127.0.0.1:$PORT/healthz"
   stop_server
 }
