@@ -207,7 +207,7 @@ struct state {
 };
 
 /* --listen (defined before main): the HTTP server beside the stream. */
-static void serve_check_args(const struct opts *o);
+static void serve_check_args(struct opts *o);
 static void serve_keep(const struct rm_val *v);
 
 static void split_names(struct opts *o, const char *list)
@@ -284,7 +284,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	memset(o, 0, sizeof(*o));
 	o->header = 1;
 	o->disk_path = "/";
-	o->min_age = 1;
+	o->min_age = -1;   /* 1 unless given: see serve_check_args */
 	split_names(o, DEFAULT_COMPILERS);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":i:n:f:o:Hh", longopts, NULL)) != -1) {
@@ -687,7 +687,7 @@ static struct serve {
 	struct usage_slot slot[USAGE_SLOTS];
 } srv;
 
-static void serve_check_args(const struct opts *o)
+static void serve_check_args(struct opts *o)
 {
 	struct sockaddr_storage ss;
 	unsigned len;
@@ -696,6 +696,11 @@ static void serve_check_args(const struct opts *o)
 	if (o->listen && rm_http_addr_parse(o->listen, &ss, &len, &loop) < 0)
 		rm_usage_error(prog, usage_line,
 			       "invalid --listen '%s': ADDR:PORT, :PORT or [IPV6]:PORT", o->listen);
+	if (!o->listen && (o->min_age >= 0 || o->expose_cmd))
+		rm_usage_error(prog, usage_line, "%s needs --listen",
+			       o->expose_cmd ? "--expose-cmdline" : "--min-age");
+	if (o->min_age < 0)
+		o->min_age = 1;
 }
 
 /* The row just sampled, as Prometheus text, for /metrics. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# shellcheck disable=SC2154  # bats' run --separate-stderr sets stderr and stderr_lines
 # rm-sample --listen as its clients see it: curl and jq on every route,
 # a real Prometheus server scraping it, a bounded load (fds and memory
 # steady), and hostile clients (half requests, a 1 MiB header).
@@ -51,13 +52,16 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.clos
 
 @test "--listen: bad addresses are usage errors (exit 2)" {
   local a
-  # shellcheck disable=SC2154  # bats' run --separate-stderr sets stderr
   for a in 18093 localhost:80 ":65536" ":x" "::1:80" "[::1]" ""; do
     run -2 --separate-stderr rm-sample --listen "$a"
     [[ "${stderr}" == *"invalid --listen"* ]]
   done
   run -2 --separate-stderr rm-sample --listen :0 --min-age -1
   [[ "${stderr}" == *"invalid --min-age"* ]]
+  run -2 --separate-stderr rm-sample --min-age 2
+  [[ "${stderr_lines[0]}" == "rm-sample: --min-age needs --listen" ]]
+  run -2 --separate-stderr rm-sample --expose-cmdline
+  [[ "${stderr_lines[0]}" == "rm-sample: --expose-cmdline needs --listen" ]]
 }
 
 @test "--listen: /metrics, /healthz, 404, 405 with Allow: GET; SIGTERM ends it with 0" {

@@ -44,7 +44,7 @@ cleanup() {
 work=""
 
 main() {
-  local runs=5 n_ours=2000 n_ne=200 i ours_port ne_port ours_pid ne_pid line
+  local runs=5 n_ours=1000 n_ne=200 i ours_port ne_port ours_pid ne_pid line
   local ours_cpu=() ours_p50=() ours_p99=() ne_cpu=() ne_p50=() ne_p99=() errs=0
   work=$(mktemp -d)
   trap cleanup EXIT
