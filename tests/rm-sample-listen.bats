@@ -75,6 +75,9 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.clos
        <(rm-sample -f prom | grep '^# TYPE' | sort)
   run -0 curl -sS "http://127.0.0.1:$PORT/healthz"
   [[ "$output" == "ok" ]]
+  # A port already taken: a runtime error, said on one line.
+  run -1 --separate-stderr rm-sample --listen ":$PORT"
+  [[ "$stderr" == "rm-sample: cannot listen on ':$PORT': Address already in use" ]]
   run -0 curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/nope"
   [[ "$output" == 404 ]]
   run -0 curl -sS -D "$BATS_TEST_TMPDIR/h" -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$PORT/metrics"
