@@ -143,8 +143,9 @@ int rm_tick_sleep_until(struct rm_tick *t, double sec)
 
 	sigemptyset(&empty);
 	for (;;) {
-		struct pollfd p[2];
+		struct pollfd p[2 + RM_TICK_HOOK_MAX];
 		nfds_t n = 0;
+		int xi = -1, hi = 0, hn = 0;
 		double left;
 		struct timespec ts;
 
@@ -165,14 +166,26 @@ int rm_tick_sleep_until(struct rm_tick *t, double sec)
 			left = 0.02;
 		}
 		if (t->extra_fd >= 0) {
+			xi = (int)n;
 			p[n].fd = t->extra_fd;
 			p[n].events = POLLIN;
 			n++;
 		}
+		if (t->hook_fds) {
+			hi = (int)n;
+			hn = t->hook_fds(t->hook_arg, p + n, RM_TICK_HOOK_MAX, &left);
+			n += (nfds_t)hn;
+			if (left < 0)
+				left = 0;
+		}
+		if (left > 1e6)
+			left = 1e6;
 		ts.tv_sec = (time_t)left;
 		ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
 		int r = ppoll(n ? p : NULL, n, &ts, &empty);
-		if (r > 0 && t->extra_fd >= 0 && (p[n - 1].revents & (POLLIN | POLLHUP)))
+		if (r >= 0 && t->hook_ready)
+			t->hook_ready(t->hook_arg, p + hi, hn);
+		if (r > 0 && xi >= 0 && (p[xi].revents & (POLLIN | POLLHUP)))
 			return 1;
 	}
 }

@@ -12,9 +12,13 @@
 #ifndef RM_TICK_H
 #define RM_TICK_H
 
+#include <poll.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
+
+/* The most pollfds a hook may fill. */
+#define RM_TICK_HOOK_MAX 96
 
 enum rm_tick_end { RM_END_NONE, RM_END_COUNT, RM_END_SIGNAL, RM_END_PID };
 
@@ -26,6 +30,15 @@ struct rm_tick {
 	pid_t watch_pid;       /* 0 = none */
 	int pidfd;             /* -1 when polling */
 	int extra_fd;          /* another fd to wake on (readable), or -1 */
+	/*
+	 * A hook served during every wait (a server, say): hook_fds fills at
+	 * most max pollfds and may lower *timeout (seconds from now);
+	 * hook_ready acts on them after each wakeup, timeouts included.  NULL
+	 * (the default) for none.
+	 */
+	int (*hook_fds)(void *arg, struct pollfd *p, int max, double *timeout);
+	void (*hook_ready)(void *arg, const struct pollfd *p, int n);
+	void *hook_arg;
 	struct timespec start; /* monotonic */
 	enum rm_tick_end end;
 	int signo;             /* the signal that ended it */

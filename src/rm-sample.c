@@ -5,6 +5,7 @@
  *                  [-o FILE] [--disk-path PATH] [--stage-file FILE] [--stage-log-dir DIR]
  *                  [--context-match ERE] [--compilers LIST] [--energy] [--gpu]
  *                  [--prom-file FILE] [--prom-label NAME=VALUE]
+ *                  [--listen ADDR:PORT [--min-age SEC] [--expose-cmdline]]
  *
  * Without -i, prints the header and one row, its CPU % measured over a
  * short window.  With -i, prints a row every SEC seconds (on absolute
@@ -39,6 +40,11 @@
  *                          Prometheus text (temporary file beside it + rename)
  *       --prom-label NAME=VALUE
  *                          add this label to every --prom-file sample
+ *       --listen ADDR:PORT serve GET /metrics, /usage?pid=N, /healthz over
+ *                          HTTP (":PORT" is 127.0.0.1, "[::1]:PORT" IPv6)
+ *       --min-age SEC      without -i, a scrape reuses a sample younger than
+ *                          SEC (default 1; 0: every scrape samples)
+ *       --expose-cmdline   /usage shows command lines on a non-loopback address
  *   -h, --help             this help
  *       --version          the version
  */
@@ -56,14 +62,17 @@
 #include "cu.h"
 #include "energy.h"
 #include "gpu.h"
+#include "httpd.h"
 #include "rmtools.h"
+#include "usage.h"
 
 static const char prog[] = "rm-sample";
 static const char usage_line[] =
 	"usage: rm-sample [-H] [-i SEC] [-n COUNT] [--watch-pid PID] [-f csv|jsonl|prom]\n"
 	"                 [-o FILE] [--disk-path PATH] [--stage-file FILE] [--stage-log-dir DIR]\n"
 	"                 [--context-match ERE] [--compilers LIST] [--energy] [--gpu]\n"
-	"                 [--prom-file FILE] [--prom-label NAME=VALUE]";
+	"                 [--prom-file FILE] [--prom-label NAME=VALUE]\n"
+	"                 [--listen ADDR:PORT [--min-age SEC] [--expose-cmdline]]";
 
 static const char help_text[] =
 	"\n"
@@ -96,6 +105,13 @@ static const char help_text[] =
 	"                         the row as Prometheus text\n"
 	"      --prom-label NAME=VALUE\n"
 	"                         add this label to every --prom-file sample (repeatable)\n"
+	"      --listen ADDR:PORT serve GET /metrics (Prometheus), /usage?pid=N (JSON)\n"
+	"                         and /healthz; \":PORT\" is 127.0.0.1, \"[::1]:PORT\" IPv6,\n"
+	"                         other addresses written out; port 0 picks a free one\n"
+	"      --min-age SEC      without -i, a scrape reuses a sample younger than SEC\n"
+	"                         (default 1; 0: every scrape takes a sample)\n"
+	"      --expose-cmdline   /usage shows command lines even when the address is\n"
+	"                         not a loopback one\n"
 	"  -h, --help             this help\n"
 	"      --version          print the version\n";
 
@@ -166,6 +182,9 @@ struct opts {
 	const char *output;
 	const char *prom_file;
 	struct rm_buf prom_labels;  /* name="value",... for --prom-file */
+	const char *listen;         /* --listen ADDR:PORT */
+	double min_age;
+	int expose_cmd;
 };
 
 /*
@@ -187,6 +206,10 @@ struct state {
 	char log_path[4096];
 	char iso[40];
 };
+
+/* --listen (defined before main): the HTTP server beside the stream. */
+static void serve_check_args(struct opts *o);
+static void serve_keep(const struct rm_val *v);
 
 static void split_names(struct opts *o, const char *list)
 {
@@ -233,7 +256,7 @@ static void add_prom_label(struct opts *o, const char *arg)
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_WATCH = 256, O_DISK, O_STAGEFILE, O_LOGDIR, O_CTX, O_COMP, O_VERSION, O_ENERGY, O_GPU,
-	       O_PROMFILE, O_PROMLABEL };
+	       O_PROMFILE, O_PROMLABEL, O_LISTEN, O_MINAGE, O_EXPOSE };
 	static const struct option longopts[] = {
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'n' },
@@ -252,6 +275,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "prom-file", required_argument, NULL, O_PROMFILE },
 		{ "prom-label", required_argument, NULL, O_PROMLABEL },
+		{ "listen", required_argument, NULL, O_LISTEN },
+		{ "min-age", required_argument, NULL, O_MINAGE },
+		{ "expose-cmdline", no_argument, NULL, O_EXPOSE },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc;
@@ -259,6 +285,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	memset(o, 0, sizeof(*o));
 	o->header = 1;
 	o->disk_path = "/";
+	o->min_age = -1;   /* 1 unless given: see serve_check_args */
 	split_names(o, DEFAULT_COMPILERS);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":i:n:f:o:Hh", longopts, NULL)) != -1) {
@@ -320,6 +347,16 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case O_PROMLABEL:
 			add_prom_label(o, optarg);
 			break;
+		case O_LISTEN:
+			o->listen = optarg;
+			break;
+		case O_MINAGE:
+			if (rm_parse_seconds(optarg, 0, 86400, &o->min_age) < 0)
+				rm_usage_error(prog, usage_line, "invalid --min-age '%s': seconds, 0 to 86400", optarg);
+			break;
+		case O_EXPOSE:
+			o->expose_cmd = 1;
+			break;
 		default:
 			rm_opt_bad(prog, usage_line, c, argv, optind);
 		}
@@ -328,7 +365,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		rm_usage_error(prog, usage_line, "unexpected argument '%s'", argv[optind]);
 	if (o->count && !o->interval)
 		o->interval = 1;
-	if (o->watch_pid && !o->interval)
+	serve_check_args(o);
+	if (o->watch_pid && !o->interval && !o->listen)
 		rm_usage_error(prog, usage_line, "--watch-pid needs -i SEC");
 	if (o->prom_file && !o->prom_file[0])
 		rm_usage_error(prog, usage_line, "empty --prom-file");
@@ -577,6 +615,7 @@ static void emit(const struct opts *o, struct rm_buf *b, const struct rm_val *al
 	out_write(b, all[C_EPOCH].num);
 	if (o->prom_file)
 		prom_file_write(o, v);
+	serve_keep(v);
 }
 
 /* -o FILE: append, never through a symlink; the header only when empty. */
@@ -613,6 +652,271 @@ static int report_lost(const struct opts *o)
 }
 
 /*
+ * --listen: GET /metrics, /usage and /healthz served from the same poll
+ * as the ticks (lib/httpd inside lib/tick's wait), so one thread answers
+ * every client and one sample is shared by all of them.  /metrics is
+ * the last tick's row with -i; without -i it is a sample younger than
+ * --min-age, or one taken at once (the clients that arrive meanwhile
+ * wait in the socket's queue and then share it).  /usage needs a CPU
+ * window: its first readings are taken, the answer is made when the
+ * window has passed, and requests for the same PIDs in between wait for
+ * that one sample instead of starting their own.
+ */
+#define USAGE_WINDOW 0.5
+#define USAGE_SLOTS 8
+#define USAGE_MAX_PIDS 64
+
+struct usage_slot {
+	char key[USAGE_MAX_PIDS * 8];   /* sorted PIDs, "" = free */
+	int pending;
+	double end_at, done_at;         /* monotonic */
+	struct rm_usage u;
+	struct rm_buf json;
+	uint64_t waiters[RM_HTTPD_MAX_CONN];
+	int nwait;
+};
+
+static struct serve {
+	struct rm_httpd h;
+	int on;
+	const struct opts *o;
+	struct state *s;
+	struct rm_tick *t;
+	struct rm_buf prom;
+	double prom_at;                 /* monotonic; 0: none yet */
+	int with_cmd;
+	struct usage_slot slot[USAGE_SLOTS];
+} srv;
+
+static void serve_check_args(struct opts *o)
+{
+	struct sockaddr_storage ss;
+	unsigned len;
+	int loop;
+
+	if (o->listen && rm_http_addr_parse(o->listen, &ss, &len, &loop) < 0)
+		rm_usage_error(prog, usage_line,
+			       "invalid --listen '%s': ADDR:PORT, :PORT or [IPV6]:PORT", o->listen);
+	if (!o->listen && (o->min_age >= 0 || o->expose_cmd))
+		rm_usage_error(prog, usage_line, "%s needs --listen",
+			       o->expose_cmd ? "--expose-cmdline" : "--min-age");
+	if (o->min_age < 0)
+		o->min_age = 1;
+}
+
+/* The row just sampled, as Prometheus text, for /metrics. */
+static void serve_keep(const struct rm_val *v)
+{
+	if (!srv.on)
+		return;
+	rm_buf_reset(&srv.prom);
+	rm_emit_prom(&srv.prom, ocols, v, nout, 1, NULL);
+	srv.prom_at = rm_now_mono();
+}
+
+static void serve_metrics(uint64_t tk)
+{
+	double now = rm_now_mono();
+
+	if (!srv.o->interval && (!srv.prom_at || now - srv.prom_at >= srv.o->min_age)) {
+		struct rm_val all[C_NCOLS], v[C_NCOLS];
+		sample(srv.o, srv.s, rm_tick_elapsed(srv.t), all);
+		for (int i = 0; i < nout; i++)
+			v[i] = all[osel[i]];
+		serve_keep(v);
+	}
+	if (!srv.prom_at) {
+		rm_httpd_reply(&srv.h, tk, 503, NULL, "no sample yet\n", 14);
+		return;
+	}
+	rm_httpd_reply(&srv.h, tk, 200, "text/plain; version=0.0.4; charset=utf-8",
+		       srv.prom.p, srv.prom.len);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void usage_rearm(void)
+{
+	srv.h.wake_at = 0;
+	for (int i = 0; i < USAGE_SLOTS; i++)
+		if (srv.slot[i].pending && (!srv.h.wake_at || srv.slot[i].end_at < srv.h.wake_at))
+			srv.h.wake_at = srv.slot[i].end_at;
+}
+
+/* Windows that have passed: make their answers and send them. */
+static void usage_wake(void *arg, struct rm_httpd *h, double now)
+{
+	(void)arg;
+	for (int i = 0; i < USAGE_SLOTS; i++) {
+		struct usage_slot *u = &srv.slot[i];
+		if (!u->pending || now < u->end_at)
+			continue;
+		rm_buf_reset(&u->json);
+		rm_usage_end(&u->u, prog, USAGE_WINDOW, &u->json);
+		u->pending = 0;
+		u->done_at = rm_now_mono();
+		for (int k = 0; k < u->nwait; k++)
+			rm_httpd_reply(h, u->waiters[k], 200, "application/json", u->json.p, u->json.len);
+		u->nwait = 0;
+	}
+	usage_rearm();
+}
+
+static int serve_usage(uint64_t tk, const char *query)
+{
+	int pids[USAGE_MAX_PIDS], n = 0;
+	char val[32], key[sizeof(srv.slot[0].key)];
+	size_t pos = 0, kl = 0;
+	struct usage_slot *u = NULL, *old = NULL;
+	double now = rm_now_mono();
+
+	while (rm_http_query_next(query, &pos, "pid", val, sizeof(val))) {
+		pid_t p;
+		if (rm_parse_pid(val, &p) < 0) {
+			char msg[96];
+			int len = snprintf(msg, sizeof(msg), "invalid parameter pid: '%.32s'\n", val);
+			return rm_httpd_reply(&srv.h, tk, 400, NULL, msg, (size_t)len), 0;
+		}
+		if (n == USAGE_MAX_PIDS)
+			return rm_httpd_reply(&srv.h, tk, 400, NULL, "too many pid parameters (at most 64)\n", 37), 0;
+		pids[n++] = (int)p;
+	}
+	if (!n && srv.o->watch_pid > 0)
+		pids[n++] = (int)srv.o->watch_pid;
+	if (!n)
+		return rm_httpd_reply(&srv.h, tk, 400, NULL, "missing parameter: pid\n", 23), 0;
+	qsort(pids, (size_t)n, sizeof(int), cmp_int);
+	for (int i = 0; i < n; i++)
+		if (!i || pids[i] != pids[i - 1])
+			kl += (size_t)snprintf(key + kl, sizeof(key) - kl, "%s%d", kl ? "," : "", pids[i]);
+	for (int i = 0; i < USAGE_SLOTS; i++) {
+		struct usage_slot *c = &srv.slot[i];
+		if (c->key[0] && strcmp(c->key, key) == 0)
+			u = c;
+		else if (!c->pending && (!old || c->done_at < old->done_at))
+			old = c;
+	}
+	if (u && !u->pending && now - u->done_at < srv.o->min_age)
+		return rm_httpd_reply(&srv.h, tk, 200, "application/json", u->json.p, u->json.len), 0;
+	if (!u || (!u->pending && !old))
+		u = u ? u : old;
+	if (!u)
+		return rm_httpd_reply(&srv.h, tk, 503, NULL, "busy: too many samples under way\n", 33), 0;
+	if (!u->pending) {
+		memcpy(u->key, key, kl + 1);
+		if (rm_usage_begin(&u->u, pids, n, srv.with_cmd) < 0) {
+			rm_usage_free(&u->u);
+			u->key[0] = '\0';
+			return rm_httpd_reply(&srv.h, tk, 500, NULL, "cannot read the processes\n", 26), 0;
+		}
+		u->pending = 1;
+		u->end_at = u->u.t0 + USAGE_WINDOW;
+		u->nwait = 0;
+		usage_rearm();
+	}
+	if (u->nwait == RM_HTTPD_MAX_CONN) {
+		/* Forget the waiters whose connections were closed meanwhile. */
+		int k = 0;
+		for (int i = 0; i < u->nwait; i++)
+			if (rm_httpd_ticket_live(&srv.h, u->waiters[i]))
+				u->waiters[k++] = u->waiters[i];
+		u->nwait = k;
+	}
+	if (u->nwait == RM_HTTPD_MAX_CONN)
+		return rm_httpd_reply(&srv.h, tk, 503, NULL, "busy: too many waiting\n", 23), 0;
+	u->waiters[u->nwait++] = tk;
+	return RM_HTTPD_LATER;
+}
+
+static int serve_request(void *arg, struct rm_httpd *h, uint64_t tk, const struct rm_http_req *req)
+{
+	const char *p = req->path;
+	int known = !strcmp(p, "/metrics") || !strcmp(p, "/usage") || !strcmp(p, "/bankml/usage") ||
+		    !strcmp(p, "/healthz");
+
+	(void)arg;
+	if (!known)
+		return rm_httpd_reply(h, tk, 404, NULL, "not found\n", 10), 0;
+	if (req->method != RM_HTTP_GET)
+		return rm_httpd_reply_hdr(h, tk, 405, NULL, "Allow: GET\r\n", "method not allowed\n", 19), 0;
+	if (!strcmp(p, "/metrics"))
+		serve_metrics(tk);
+	else if (!strcmp(p, "/healthz"))
+		rm_httpd_reply(h, tk, 200, NULL, "ok\n", 3);
+	else
+		return serve_usage(tk, req->query);
+	return 0;
+}
+
+static int serve_hook_fds(void *arg, struct pollfd *p, int max, double *timeout)
+{
+	(void)arg;
+	return rm_httpd_fds(&srv.h, p, max, timeout);
+}
+
+static void serve_hook_ready(void *arg, const struct pollfd *p, int n)
+{
+	(void)arg;
+	rm_httpd_ready(&srv.h, p, n);
+}
+
+/* Listen and hook the server into the tick's wait; exits on failure. */
+static int serve_start(const struct opts *o, struct state *s, struct rm_tick *t)
+{
+	struct sockaddr_storage ss;
+	unsigned len;
+	int loop = 0;
+	char name[80];
+
+	rm_http_addr_parse(o->listen, &ss, &len, &loop);
+	if (rm_httpd_open(&srv.h, o->listen, serve_request, NULL) < 0) {
+		fprintf(stderr, "%s: cannot listen on '%s': %s\n", prog, o->listen, strerror(errno));
+		exit(RM_EXIT_FAIL);
+	}
+	srv.on = 1;
+	srv.o = o;
+	srv.s = s;
+	srv.t = t;
+	srv.with_cmd = loop || o->expose_cmd;
+	srv.h.on_wake = usage_wake;
+	t->hook_fds = serve_hook_fds;
+	t->hook_ready = serve_hook_ready;
+	t->hook_arg = &srv;
+	if (rm_httpd_name(&srv.h, name, sizeof(name)) == 0)
+		fprintf(stderr, "%s: listening on %s\n", prog, name);
+	return 1;
+}
+
+static void serve_stop(void)
+{
+	if (!srv.on)
+		return;
+	rm_httpd_close(&srv.h);
+	for (int i = 0; i < USAGE_SLOTS; i++) {
+		if (srv.slot[i].pending)
+			rm_usage_free(&srv.slot[i].u);
+		rm_buf_free(&srv.slot[i].json);
+	}
+	rm_buf_free(&srv.prom);
+	srv.on = 0;
+}
+
+/* --listen without -i: serve until a signal or the watched PID's end. */
+static int serve_only(struct rm_tick *t)
+{
+	while (rm_tick_sleep_until(t, rm_tick_elapsed(t) + 1e6))
+		;
+	serve_stop();
+	return rm_finish_stdout(prog, RM_EXIT_OK);
+}
+
+
+/*
  * Sample the system once, or on every tick of the stream, and print each
  * row whole with one write.
  */
@@ -646,6 +950,8 @@ int main(int argc, char **argv)
 	open_extras(&o);
 	rm_cputimes_read(&s.cpu_prev);
 
+	if (o.listen && serve_start(&o, &s, &t) && !o.interval)
+		return serve_only(&t);
 	open_output(&o);
 	if (o.header && o.fmt == RM_FMT_CSV) {
 		if (header_pending < 0) {
@@ -674,6 +980,7 @@ int main(int argc, char **argv)
 		sample(&o, &s, rm_tick_elapsed(&t), v);
 		emit(&o, &b, v);
 	}
+	serve_stop();
 	rm_buf_free(&b);
 	rm_buf_free(&o.prom_labels);
 	free(o.names_store);

@@ -3,7 +3,8 @@
  *
  * usage: rm-summarize [--json | --markdown] [--svg FILE] [--csv FILE]
  *                     [--near-oom-mb MB] [--low-disk-gb GB] [--include ERE]
- *                     [--exclude ERE] [--top N] [--cores N] [--kmsg FILE] FILE...
+ *                     [--exclude ERE] [--top N] [--cores N] [--kmsg FILE]
+ *                     [--trace FILE] FILE...
  *
  * Each FILE is recognised by its header: a system CSV (rm-sample's, or the
  * seed script's 14 columns), rm-tree's exit log, its --job row or its
@@ -16,6 +17,7 @@
  *   --markdown           Markdown, for a CI job summary
  *   --svg FILE           a self-contained SVG timeline of the system CSV
  *   --csv FILE           per-process peaks of the exit log as CSV
+ *   --trace FILE         the run as Chrome Trace Event JSON (Perfetto)
  *   --near-oom-mb MB     available memory below MB is near-OOM (4096)
  *   --low-disk-gb GB     available disk below GB is low (20)
  *   --include ERE        show only processes whose name, command line or
@@ -53,7 +55,7 @@ static const char usage_line[] =
 	"usage: rm-summarize [--json | --markdown] [--svg FILE] [--csv FILE]\n"
 	"                    [--near-oom-mb MB] [--low-disk-gb GB] [--include ERE]\n"
 	"                    [--exclude ERE] [--top N] [--cores N] [--kmsg FILE]\n"
-	"                    [--rows-lost N [--rows-lost-from TIME]] FILE...";
+	"                    [--rows-lost N [--rows-lost-from TIME]] [--trace FILE] FILE...";
 
 static const char help_text[] =
 	"\n"
@@ -66,6 +68,9 @@ static const char help_text[] =
 	"      --markdown         Markdown, for a CI job summary\n"
 	"      --svg FILE         a self-contained SVG timeline of the system CSV\n"
 	"      --csv FILE         per-process peaks of the exit log as CSV\n"
+	"      --trace FILE       the run as Chrome Trace Event JSON, for Perfetto or\n"
+	"                         chrome://tracing: processes on lanes, stages, OOM\n"
+	"                         kills, memory, CPU, disk and swap counters\n"
 	"      --near-oom-mb MB   available memory below MB is near-OOM (4096)\n"
 	"      --low-disk-gb GB   available disk below GB is low (20)\n"
 	"      --include ERE      show only processes whose name, command line or\n"
@@ -428,7 +433,7 @@ static void read_input(struct input *in, struct report *r, int header_only)
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_JSON = 256, O_MD, O_SVG, O_CSV, O_NEAR, O_LOW, O_INC, O_EXC, O_TOP, O_CORES,
-	       O_KMSG, O_VERSION, O_LOST, O_LOST_FROM };
+	       O_KMSG, O_VERSION, O_LOST, O_LOST_FROM, O_TRACE };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "markdown", no_argument, NULL, O_MD },
@@ -443,6 +448,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "kmsg", required_argument, NULL, O_KMSG },
 		{ "rows-lost", required_argument, NULL, O_LOST },
 		{ "rows-lost-from", required_argument, NULL, O_LOST_FROM },
+		{ "trace", required_argument, NULL, O_TRACE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -516,6 +522,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				rm_usage_error(prog, usage_line, "invalid --rows-lost-from '%s': an RFC 3339 time", optarg);
 			o->rows_lost_from = optarg;
 			break;
+		case O_TRACE:
+			o->trace = optarg;
+			break;
 		case 'h':
 			rm_opt_help(prog, usage_line, help_text);
 		case O_VERSION:
@@ -550,7 +559,7 @@ int main(int argc, char **argv)
 	struct input *in;
 	struct report *reps;
 	struct rm_buf b = { 0 };
-	int nin, nrep = 0, done_csv = 0, done_svg = 0, *has_sys, status = RM_EXIT_OK;
+	int nin, nrep = 0, done_csv = 0, done_svg = 0, done_trace = 0, *has_sys, status = RM_EXIT_OK;
 
 	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &g_opt);
@@ -606,6 +615,13 @@ int main(int argc, char **argv)
 				status = RM_EXIT_FAIL;
 			}
 			done_svg = 1;
+		}
+		if (g_opt.trace && !done_trace && (r->nproc || r->sys || r->tl.known)) {
+			if (write_trace(r, g_opt.trace) < 0) {
+				fprintf(stderr, "%s: cannot write '%s': %s\n", prog, g_opt.trace, write_why(errno));
+				status = RM_EXIT_FAIL;
+			}
+			done_trace = 1;
 		}
 	}
 	if (status == RM_EXIT_OK && g_opt.csv && !done_csv) {

@@ -34,6 +34,7 @@ struct opts {
 	int has_inc, has_exc;
 	long rows_lost;        /* -1: not known (no --rows-lost) */
 	const char *rows_lost_from;
+	const char *trace;     /* --trace FILE */
 };
 
 /* A peak (or trough) of one column, with when and during what. */
@@ -242,6 +243,9 @@ void print_markdown(struct rm_buf *b, const struct report *r, const struct opts 
 void print_json(struct rm_buf *b, const struct report *r, const struct opts *o);
 const char *stage_name(const struct report *r, int i);
 const char *peak_label(int k);
+
+/* trace.c */
+int write_trace(const struct report *r, const char *path);
 
 /* svg.c */
 int write_svg(const struct report *r, const struct opts *o, const char *path);

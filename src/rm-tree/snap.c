@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "tree.h"
+#include "usage.h"
 
 struct snap {
 	const struct opts *o;
@@ -286,61 +287,27 @@ static void print_csv(struct snap *s, struct rm_buf *b)
 	}
 }
 
-static void json_u64(struct rm_buf *b, const char *key, uint64_t v, int known)
-{
-	rm_buf_addf(b, ",\"%s\":", key);
-	if (known)
-		add_u64(b, v);
-	else
-		rm_buf_adds(b, "null");
-}
-
-/* The seed's usage_json: totals of the machine, sums over the processes,
- * and one entry per process still alive at the end of the window. */
+/* The seed's usage_json (lib/usage): totals of the machine, sums over the
+ * processes, and one entry per process still alive at the end of the
+ * window. */
 static void print_json(struct snap *s, struct rm_buf *b)
 {
-	struct rm_meminfo mi;
-	uint64_t rss = 0;
-	double cpu = 0;
-	int first = 1, have_mi = rm_meminfo_read(&mi) == 0;
+	struct rm_usage_proc *p = malloc((s->n ? s->n : 1) * sizeof(*p));
+	size_t k = 0;
 
+	if (!p)
+		oom();
 	for (size_t i = 0; i < s->n; i++) {
 		if (!s->v[i]->member)
 			continue;
-		rss += s->v[i]->rss_kib * 1024;
-		if (s->pct[i] >= 0)
-			cpu += s->pct[i];
+		p[k].pid = s->v[i]->pid;
+		p[k].comm = s->v[i]->comm;
+		p[k].rss_kib = s->v[i]->rss_kib;
+		p[k].cpu_pct = s->pct[i];
+		p[k++].cmd = NULL;
 	}
-	rm_buf_adds(b, "{\"source\":\"rm-tree\"");
-	json_u64(b, "cores", (uint64_t)rm_ncpu(), 1);
-	json_u64(b, "mem_total_bytes", mi.total_kib * 1024, have_mi);
-	json_u64(b, "mem_available_bytes", mi.avail_kib * 1024, have_mi && (mi.has & RM_MI_AVAIL));
-	json_u64(b, "swap_total_bytes", mi.swap_total_kib * 1024, have_mi && (mi.has & RM_MI_SWAPTOTAL));
-	json_u64(b, "swap_free_bytes", mi.swap_free_kib * 1024, have_mi && (mi.has & RM_MI_SWAPFREE));
-	json_u64(b, "rss_bytes", rss, 1);
-	rm_buf_adds(b, ",\"cpu_percent\":");
-	rm_buf_num(b, cpu, 1);
-	json_u64(b, "interval_ms", (uint64_t)(s->o->window * 1000.0 + 0.5), 1);
-	rm_buf_adds(b, ",\"processes\":[");
-	for (size_t i = 0; i < s->n; i++) {
-		struct rm_pnode *n = s->v[i];
-		char txt[RM_TEXT_MAX + 1];
-		if (!n->member)
-			continue;
-		rm_sanitize(n->comm, strlen(n->comm), txt, sizeof(txt));
-		rm_buf_adds(b, first ? "{\"name\":" : ",{\"name\":");
-		first = 0;
-		rm_buf_json(b, txt);
-		json_u64(b, "pid", (uint64_t)n->pid, 1);
-		json_u64(b, "rss_bytes", n->rss_kib * 1024, 1);
-		rm_buf_adds(b, ",\"cpu_percent\":");
-		if (s->pct[i] >= 0)
-			rm_buf_num(b, s->pct[i], 1);
-		else
-			rm_buf_adds(b, "null");
-		rm_buf_addc(b, '}');
-	}
-	rm_buf_adds(b, "]}\n");
+	rm_usage_json(b, "rm-tree", p, k, s->o->window, 0);
+	free(p);
 }
 
 int snapshot_run(const struct opts *o)

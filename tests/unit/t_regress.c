@@ -15,6 +15,7 @@
 
 #include "../fuzz/fz_cmdline.c"
 #include "../fuzz/fz_csvread.c"
+#include "../fuzz/fz_http.c"
 #include "../fuzz/fz_cu.c"
 #include "../fuzz/fz_kmsg.c"
 #include "../fuzz/fz_meminfo.c"
@@ -36,6 +37,7 @@ static const struct {
 } targets[] = {
 	{ "fz_cmdline", fz_cmdline },
 	{ "fz_csvread", fz_csvread },
+	{ "fz_http", fz_http },
 	{ "fz_cu", fz_cu },
 	{ "fz_kmsg", fz_kmsg },
 	{ "fz_meminfo", fz_meminfo },

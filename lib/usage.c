@@ -1,0 +1,177 @@
+/*
+ * usage: see usage.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proctab.h"
+#include "sysinfo.h"
+#include "tick.h"
+#include "usage.h"
+
+static void add_u64(struct rm_buf *b, uint64_t v)
+{
+	char tmp[24];
+	int i = (int)sizeof(tmp);
+
+	do
+		tmp[--i] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	rm_buf_add(b, tmp + i, sizeof(tmp) - (size_t)i);
+}
+
+static void json_u64(struct rm_buf *b, const char *key, uint64_t v, int known)
+{
+	rm_buf_addf(b, ",\"%s\":", key);
+	if (known)
+		add_u64(b, v);
+	else
+		rm_buf_adds(b, "null");
+}
+
+void rm_usage_json(struct rm_buf *b, const char *source, const struct rm_usage_proc *p,
+		   size_t n, double window, int with_cmd)
+{
+	struct rm_meminfo mi;
+	uint64_t rss = 0;
+	double cpu = 0;
+	int have_mi = rm_meminfo_read(&mi) == 0;
+
+	for (size_t i = 0; i < n; i++) {
+		rss += p[i].rss_kib * 1024;
+		if (p[i].cpu_pct >= 0)
+			cpu += p[i].cpu_pct;
+	}
+	rm_buf_adds(b, "{\"source\":");
+	rm_buf_json(b, source);
+	json_u64(b, "cores", (uint64_t)rm_ncpu(), 1);
+	json_u64(b, "mem_total_bytes", mi.total_kib * 1024, have_mi);
+	json_u64(b, "mem_available_bytes", mi.avail_kib * 1024, have_mi && (mi.has & RM_MI_AVAIL));
+	json_u64(b, "swap_total_bytes", mi.swap_total_kib * 1024, have_mi && (mi.has & RM_MI_SWAPTOTAL));
+	json_u64(b, "swap_free_bytes", mi.swap_free_kib * 1024, have_mi && (mi.has & RM_MI_SWAPFREE));
+	json_u64(b, "rss_bytes", rss, 1);
+	rm_buf_adds(b, ",\"cpu_percent\":");
+	rm_buf_num(b, cpu, 1);
+	json_u64(b, "interval_ms", (uint64_t)(window * 1000.0 + 0.5), 1);
+	rm_buf_adds(b, ",\"processes\":[");
+	for (size_t i = 0; i < n; i++) {
+		char txt[RM_TEXT_MAX + 1];
+		rm_sanitize(p[i].comm, strlen(p[i].comm), txt, sizeof(txt));
+		rm_buf_adds(b, i ? ",{\"name\":" : "{\"name\":");
+		rm_buf_json(b, txt);
+		json_u64(b, "pid", (uint64_t)p[i].pid, 1);
+		json_u64(b, "rss_bytes", p[i].rss_kib * 1024, 1);
+		rm_buf_adds(b, ",\"cpu_percent\":");
+		if (p[i].cpu_pct >= 0)
+			rm_buf_num(b, p[i].cpu_pct, 1);
+		else
+			rm_buf_adds(b, "null");
+		if (with_cmd) {
+			rm_buf_adds(b, ",\"cmd\":");
+			if (p[i].cmd)
+				rm_buf_json(b, p[i].cmd);
+			else
+				rm_buf_adds(b, "null");
+		}
+		rm_buf_addc(b, '}');
+	}
+	rm_buf_adds(b, "]}\n");
+}
+
+void rm_usage_free(struct rm_usage *u)
+{
+	rm_ptree_free(&u->t);
+	free(u->v);
+	u->v = NULL;
+	u->n = u->cap = 0;
+}
+
+int rm_usage_begin(struct rm_usage *u, const int *pids, int npids, int with_cmd)
+{
+	struct rm_procscan ps;
+	uint64_t page_kib = rm_page_kib();
+	size_t members = 0;
+	int pid;
+
+	memset(u, 0, sizeof(*u));
+	rm_ptree_init(&u->t);
+	u->with_cmd = with_cmd;
+	u->t0 = rm_now_mono();
+	if (rm_procscan_open(&ps) < 0)
+		return -1;
+	while ((pid = rm_procscan_next(&ps)) > 0) {
+		struct rm_pstat st;
+		struct rm_pnode *nd;
+		if (rm_pstat_read(pid, &st) < 0 || (st.flags & RM_PF_KTHREAD) ||
+		    st.state == 'Z' || st.state == 'X')
+			continue;
+		if (u->n == u->cap) {
+			size_t cap = u->cap ? u->cap * 2 : 256;
+			struct rm_pnode **v = realloc(u->v, cap * sizeof(*v));
+			if (!v)
+				goto nomem;
+			u->v = v;
+			u->cap = cap;
+		}
+		nd = rm_ptree_add(&u->t, pid, st.starttime);
+		if (!nd)
+			goto nomem;
+		nd->ppid = st.ppid;
+		nd->rss_kib = st.rss_pages * page_kib;
+		nd->ticks = st.utime + st.stime;
+		nd->first_at = rm_now_mono();
+		memcpy(nd->comm, st.comm, sizeof(nd->comm));
+		u->v[u->n++] = nd;
+	}
+	rm_procscan_close(&ps);
+	for (int i = 0; i < npids; i++) {
+		struct rm_pnode *nd = rm_ptree_find(&u->t, pids[i]);
+		if (nd)
+			nd->member = 1;
+	}
+	rm_ptree_adopt(&u->t, u->v, u->n, 0, 0);
+	for (size_t i = 0; i < u->n; i++)
+		members += u->v[i]->member;
+	return (int)members;
+nomem:
+	rm_procscan_close(&ps);
+	errno = ENOMEM;
+	return -1;
+}
+
+void rm_usage_end(struct rm_usage *u, const char *source, double window, struct rm_buf *b)
+{
+	struct rm_usage_proc *p = malloc((u->n ? u->n : 1) * sizeof(*p));
+	uint64_t page_kib = rm_page_kib();
+	size_t k = 0;
+
+	for (size_t i = 0; p && i < u->n; i++) {
+		struct rm_pnode *nd = u->v[i];
+		struct rm_pstat st;
+		double dt;
+		if (!nd->member)
+			continue;
+		if (rm_pstat_read(nd->pid, &st) < 0 || st.starttime != nd->start ||
+		    st.state == 'Z' || st.state == 'X')
+			continue;
+		dt = rm_now_mono() - nd->first_at;
+		p[k].pid = nd->pid;
+		p[k].comm = nd->comm;
+		p[k].rss_kib = st.rss_pages * page_kib;
+		p[k].cpu_pct = dt > 0 && st.utime + st.stime >= nd->ticks ?
+			100.0 * (double)(st.utime + st.stime - nd->ticks) / (double)rm_clk_tck() / dt : -1;
+		p[k].cmd = NULL;
+		if (u->with_cmd) {
+			char raw[4096], out[RM_TEXT_MAX + 1];
+			ssize_t len = rm_cmdline_read(nd->pid, raw, sizeof(raw));
+			if (len > 0 && rm_sanitize(raw, (size_t)len, out, sizeof(out)) > 0)
+				nd->cmd = strdup(out);
+			p[k].cmd = nd->cmd;
+		}
+		k++;
+	}
+	rm_usage_json(b, source, p, p ? k : 0, window, u->with_cmd);
+	free(p);
+	rm_usage_free(u);
+}

@@ -1,0 +1,323 @@
+#!/usr/bin/env bats
+# shellcheck disable=SC2154  # bats' run --separate-stderr sets stderr and stderr_lines
+# rm-sample --listen as its clients see it: curl and jq on every route,
+# a real Prometheus server scraping it, a bounded load (fds and memory
+# steady), and hostile clients (half requests, a 1 MiB header).
+
+setup() {
+  load test_helper/common
+  HTTPLOAD="$RM_BUILD/tests/httpload"
+  SRV_PID=
+}
+
+teardown() {
+  if [[ -n "${SRV_PID}" ]]; then kill "${SRV_PID}" 2>/dev/null; fi
+  if [[ -n "${PROM_PID:-}" ]]; then kill "${PROM_PID}" 2>/dev/null; fi
+  return 0
+}
+
+under_valgrind() {
+  [[ "${VALGRIND:-}" == 1 ]]
+}
+
+# start_server ARGS...: rm-sample ARGS --listen 127.0.0.1:0 in the
+# background; PORT is the port it chose (from its stderr).
+start_server() {
+  rm-sample "$@" 2>"$BATS_TEST_TMPDIR/srv.err" &
+  SRV_PID=$!
+  wait_for 30 grep -q 'listening on' "$BATS_TEST_TMPDIR/srv.err"
+  PORT=$(sed -n 's/^rm-sample: listening on .*:\([0-9]*\)$/\1/p' "$BATS_TEST_TMPDIR/srv.err")
+  [[ -n "$PORT" ]]
+}
+
+# stop_server: SIGTERM, and the server must end with status 0.
+stop_server() {
+  local rc=0
+  kill -TERM "$SRV_PID"
+  wait "$SRV_PID" || rc=$?
+  SRV_PID=
+  cat "$BATS_TEST_TMPDIR/srv.err" >&2
+  [[ "$rc" -eq 0 ]]
+}
+
+fd_count() { find "/proc/$SRV_PID/fd" -mindepth 1 -maxdepth 1 | wc -l; }
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$SRV_PID/status"; }
+
+# free_port: a port nothing listens on now, for a program that cannot
+# take port 0 (Prometheus).
+free_port() {
+  "$PY" -c 'import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+@test "--listen: bad addresses are usage errors (exit 2)" {
+  local a
+  for a in 18093 localhost:80 ":65536" ":x" "::1:80" "[::1]" ""; do
+    run -2 --separate-stderr rm-sample --listen "$a"
+    [[ "${stderr}" == *"invalid --listen"* ]]
+  done
+  run -2 --separate-stderr rm-sample --listen :0 --min-age -1
+  [[ "${stderr}" == *"invalid --min-age"* ]]
+  run -2 --separate-stderr rm-sample --min-age 2
+  [[ "${stderr_lines[0]}" == "rm-sample: --min-age needs --listen" ]]
+  run -2 --separate-stderr rm-sample --expose-cmdline
+  [[ "${stderr_lines[0]}" == "rm-sample: --expose-cmdline needs --listen" ]]
+}
+
+@test "--listen: /metrics, /healthz, 404, 405 with Allow: GET; SIGTERM ends it with 0" {
+  start_server --listen :0
+  run -0 curl -sS -D "$BATS_TEST_TMPDIR/h" "http://127.0.0.1:$PORT/metrics"
+  grep -qi '^Content-Type: text/plain; version=0.0.4' "$BATS_TEST_TMPDIR/h"
+  [[ "$output" == *"# TYPE rm_memory_used_bytes gauge"* ]]
+  [[ "$output" == *"# HELP rm_cpu_busy_ratio "* ]]
+  # The same metric names as -f prom.
+  diff <(grep '^# TYPE' <<<"$output" | sort) \
+       <(rm-sample -f prom | grep '^# TYPE' | sort)
+  run -0 curl -sS "http://127.0.0.1:$PORT/healthz"
+  [[ "$output" == "ok" ]]
+  # A port already taken: a runtime error, said on one line.
+  run -1 --separate-stderr rm-sample --listen ":$PORT"
+  [[ "$stderr" == "rm-sample: cannot listen on ':$PORT': Address already in use" ]]
+  run -0 curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/nope"
+  [[ "$output" == 404 ]]
+  run -0 curl -sS -D "$BATS_TEST_TMPDIR/h" -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$PORT/metrics"
+  [[ "$output" == 405 ]]
+  grep -qi '^Allow: GET' "$BATS_TEST_TMPDIR/h"
+  stop_server
+}
+
+@test "--listen [::1]:0 serves over IPv6" {
+  [[ -e /proc/net/if_inet6 ]] || skip "no IPv6 in this kernel"
+  start_server --listen '[::1]:0'
+  grep -q 'listening on \[::1\]:' "$BATS_TEST_TMPDIR/srv.err"
+  run -0 curl -sS -g "http://[::1]:$PORT/healthz"
+  [[ "$output" == "ok" ]]
+  stop_server
+}
+
+@test "--listen: /usage?pid= is rm-tree -f json's object (jq), /bankml/usage the same, no pid is 400" {
+  sleep 60 &
+  local child=$!
+  start_server --listen :0
+  run -0 curl -sS "http://127.0.0.1:$PORT/usage?pid=$$"
+  echo "$output" | jq -e --argjson c "$child" '
+    (.source == "rm-sample") and (.cores >= 1) and (.mem_total_bytes > 0) and
+    (.mem_available_bytes <= .mem_total_bytes) and (.swap_total_bytes | type == "number") and
+    (.interval_ms == 500) and (.rss_bytes > 0) and (.cpu_percent >= 0) and
+    ([.processes[] | select(.pid == $c and .name == "sleep" and .rss_bytes > 0
+                            and (.cmd | startswith("sleep 60")))] | length == 1)'
+  # The same keys as rm-tree -f json (cmd is ours, on loopback).
+  diff <(echo "$output" | jq -S 'del(.processes) | keys') \
+       <(rm-tree -f json "$$" | jq -S 'del(.processes) | keys')
+  run -0 curl -sS "http://127.0.0.1:$PORT/bankml/usage?pid=$child"
+  echo "$output" | jq -e --argjson c "$child" '.processes | map(.pid) == [$c]'
+  run -0 curl -sS -w '\n%{http_code}' "http://127.0.0.1:$PORT/usage"
+  [[ "${lines[0]}" == "missing parameter: pid" && "${lines[1]}" == 400 ]]
+  run -0 curl -sS -w '\n%{http_code}' "http://127.0.0.1:$PORT/usage?pid=abc"
+  [[ "${lines[0]}" == *"invalid parameter pid"* && "${lines[1]}" == 400 ]]
+  kill "$child"
+  stop_server
+}
+
+@test "--listen with --watch-pid: /usage without pid is the watched tree" {
+  sleep 60 &
+  local child=$!
+  start_server --listen :0 --watch-pid "$child"
+  run -0 curl -sS "http://127.0.0.1:$PORT/usage"
+  echo "$output" | jq -e --argjson c "$child" '.processes | map(.pid) == [$c]'
+  # The watched PID's end stops the server.
+  kill "$child"
+  wait "$SRV_PID"
+  SRV_PID=
+}
+
+@test "--listen: concurrent /usage requests share one sample" {
+  # Those that come during the 0.5 s window wait for it; any later one
+  # gets the same result from the cache.
+  start_server --listen :0 --min-age 30
+  local i urls=()
+  for i in 1 2 3 4 5 6 7 8; do
+    urls+=(-o "$BATS_TEST_TMPDIR/u$i" "http://127.0.0.1:$PORT/usage?pid=$$")
+  done
+  run -0 curl -sS -Z --parallel-immediate --parallel-max 8 "${urls[@]}"
+  # Eight answers, one sample: every body is the same bytes.
+  [[ $(cat "$BATS_TEST_TMPDIR"/u? | sort -u | wc -l) -eq 1 ]]
+  jq -e --argjson p "$$" '.processes[0].pid == $p' "$BATS_TEST_TMPDIR/u1"
+  stop_server
+}
+
+@test "--listen with -i: /metrics is the last tick's row, CSV rows go on" {
+  start_server -i 30 -o "$BATS_TEST_TMPDIR/rows.csv" --listen :0
+  wait_for 30 test -s "$BATS_TEST_TMPDIR/rows.csv"
+  local a b mem
+  a=$(curl -sS "http://127.0.0.1:$PORT/metrics")
+  sleep 1.1
+  b=$(curl -sS "http://127.0.0.1:$PORT/metrics")
+  # No sample of its own: the same row twice, and it is the CSV's.
+  [[ "$a" == "$b" ]]
+  mem=$(csv_get "$BATS_TEST_TMPDIR/rows.csv" mem_used_mb 1)
+  # The CSV rounds to MiB; Prometheus has the bytes.
+  awk -v m="$mem" '/^rm_memory_used_bytes/ { d = $2 - m * 1048576; ok = d < 524289 && d > -524289 }
+                   END { exit !ok }' <<<"$a"
+  [[ $(wc -l <"$BATS_TEST_TMPDIR/rows.csv") -eq 2 ]]
+  stop_server
+}
+
+@test "--listen without -i: --min-age 0 samples every scrape, the default reuses one" {
+  local a b
+  cp /bin/sleep "$BATS_TEST_TMPDIR/rmtestcc"
+  start_server --listen :0 --min-age 0 --compilers rmtestcc
+  a=$(curl -sS "http://127.0.0.1:$PORT/metrics" | sed -n 's/^rm_compilers{[^}]*} //p')
+  "$BATS_TEST_TMPDIR/rmtestcc" 60 &
+  local cc=$!
+  b=$(curl -sS "http://127.0.0.1:$PORT/metrics" | sed -n 's/^rm_compilers{[^}]*} //p')
+  kill "$cc"
+  wait "$cc" || true
+  stop_server
+  echo "compilers before ${a}, with one more ${b}"
+  [[ "$a" == 0 && "$b" == 1 ]]
+  start_server --listen :0 --min-age 60 --compilers rmtestcc
+  a=$(curl -sS "http://127.0.0.1:$PORT/metrics" | sed -n 's/^rm_compilers{[^}]*} //p')
+  "$BATS_TEST_TMPDIR/rmtestcc" 60 &
+  cc=$!
+  b=$(curl -sS "http://127.0.0.1:$PORT/metrics" | sed -n 's/^rm_compilers{[^}]*} //p')
+  kill "$cc"
+  wait "$cc" || true
+  [[ "$a" == "$b" ]]
+  stop_server
+}
+
+@test "--listen beyond loopback leaves cmd out unless --expose-cmdline" {
+  unshare -n true 2>/dev/null || skip "needs a network namespace (unshare -n, root)"
+  # In a fresh network namespace 0.0.0.0 reaches nothing but its own lo.
+  # shellcheck disable=SC2016  # the script expands $1 and $$ in the namespace
+  run -0 unshare -n bash -c '
+    ip link set lo up || exit 3
+    for opt in "" --expose-cmdline; do
+      rm-sample --listen 0.0.0.0:0 $opt 2>"$1/err" &
+      pid=$!
+      for _ in $(seq 300); do grep -q listening "$1/err" && break; sleep 0.1; done
+      port=$(sed -n "s/.*listening on .*:\([0-9]*\)\$/\1/p" "$1/err")
+      curl -sS "http://127.0.0.1:$port/usage?pid=$$" | jq -c "[.processes[] | has(\"cmd\")] | unique"
+      kill "$pid"; wait "$pid" || exit 4
+    done' _ "$BATS_TEST_TMPDIR"
+  [[ "${lines[0]}" == "[false]" ]]
+  [[ "${lines[1]}" == "[true]" ]]
+}
+
+@test "--listen: 1,000 requests leave fds as they were and RSS within 64 KiB of the warm-up's" {
+  start_server --listen :0
+  local fd0 rss0 rss1
+  fd0=$(fd_count)
+  run -0 "$HTTPLOAD" -c 8 -n 1000 -t 120 -p /metrics -p "/usage?pid=$$" -p /healthz "$PORT"
+  echo "$output"
+  rss0=$(rss_kib)
+  run -0 "$HTTPLOAD" -c 8 -n 1000 -t 120 -p /metrics -p "/usage?pid=$$" -p /healthz "$PORT"
+  echo "$output"
+  [[ "$output" == *" errors 0 "* ]]
+  rss1=$(rss_kib)
+  # Connections drain after their answers: wait for the last ones.
+  wait_for 10 test "$(fd_count)" -eq "$fd0"
+  [[ "$(fd_count)" -eq "$fd0" ]]
+  echo "RSS after warm-up ${rss0} KiB, after 1,000 more ${rss1} KiB"
+  if ! under_san && ! under_valgrind; then
+    [[ $((rss1 - rss0)) -le 64 && $((rss0 - rss1)) -le 64 ]]
+  fi
+  stop_server
+}
+
+@test "--listen: 200 half requests held open do not stop a scrape within 2 s" {
+  start_server --listen :0
+  "$HTTPLOAD" -S 200 -t 20 "$PORT" >"$BATS_TEST_TMPDIR/held" &
+  local slow=$! t
+  wait_for 30 grep -q '^held' "$BATS_TEST_TMPDIR/held"
+  cat "$BATS_TEST_TMPDIR/held"
+  t=$(curl -sS -o "$BATS_TEST_TMPDIR/m" -w '%{time_total}' --max-time 10 "http://127.0.0.1:$PORT/metrics")
+  echo "scrape with 200 silent half-requests: ${t} s"
+  grep -q '^rm_memory_used_bytes' "$BATS_TEST_TMPDIR/m"
+  if ! under_valgrind; then
+    awk -v t="$t" 'BEGIN { exit !(t < 2.0) }'
+  fi
+  kill "$slow" 2>/dev/null || true
+  stop_server
+}
+
+@test "--listen: 1 MiB of header bytes gets 431, and the server carries on" {
+  start_server --listen :0
+  run -0 "$HTTPLOAD" -B 1048576 "$PORT"
+  [[ "$output" == 431 || "$output" == 400 ]]
+  run -0 curl -sS "http://127.0.0.1:$PORT/healthz"
+  [[ "$output" == ok ]]
+  # A malformed request line: 400, and the server still answers.
+  # shellcheck disable=SC2016  # $1 is the inner script's argument
+  run -0 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"; printf "NOT HTTP\r\n\r\n" >&3; head -c 24 <&3' _ "$PORT"
+  [[ "$output" == "HTTP/1.1 400 Bad Request" ]]
+  run -0 curl -sS "http://127.0.0.1:$PORT/healthz"
+  stop_server
+}
+
+@test "--listen: a client that sends half a request and goes silent is cut off (5 s deadline)" {
+  start_server --listen :0
+  # shellcheck disable=SC2016  # $1 is the inner script's argument
+  run -0 timeout 30 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"
+    printf "GET /metrics HTTP/1.1\r\nHost: x\r\n" >&3
+    s=$SECONDS; cat <&3; echo "closed after $((SECONDS - s)) s"' _ "$PORT"
+  echo "$output"
+  # Nothing was answered, and the server closed it, no earlier than 4 s.
+  [[ "$output" =~ ^closed\ after\ ([0-9]+)\ s$ ]]
+  (( BASH_REMATCH[1] >= 4 ))
+  run -0 curl -sS "http://127.0.0.1:$PORT/healthz"
+  stop_server
+}
+
+# bats test_tags=slow
+@test "--listen: a real Prometheus scrapes /metrics and PromQL returns a fresh value" {
+  command -v prometheus >/dev/null || skip "prometheus is not installed"
+  start_server --listen :0
+  local pport dir="$BATS_TEST_TMPDIR/prom" i ts now v
+  pport=$(free_port)
+  mkdir -p "$dir/data"
+  cat >"$dir/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: rm-sample
+    static_configs:
+      - targets: ['127.0.0.1:$PORT']
+EOF
+  prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/data" \
+    --web.listen-address="127.0.0.1:$pport" --log.level=warn 2>"$dir/log" &
+  PROM_PID=$!
+  for ((i = 0; i < 120; i++)); do
+    v=$(curl -sS "http://127.0.0.1:$pport/api/v1/query?query=timestamp(rm_memory_used_bytes)" 2>/dev/null |
+        jq -r '.data.result[0].value[1] // empty' 2>/dev/null) || true
+    [[ -n "$v" ]] && break
+    sleep 0.5
+  done
+  [[ -n "$v" ]] || { cat "$dir/log"; false; }
+  now=$(date +%s)
+  ts=${v%.*}
+  echo "sample at ${ts}, now ${now}"
+  (( now - ts < 30 ))
+  v=$(curl -sS "http://127.0.0.1:$pport/api/v1/query?query=rm_memory_used_bytes" |
+      jq -r '.data.result[0].value[1]')
+  (( v > 0 ))
+  curl -sS "http://127.0.0.1:$pport/api/v1/query?query=up" | jq -e '.data.result[0].value[1] == "1"'
+  kill "$PROM_PID"
+  wait "$PROM_PID" || true
+  PROM_PID=
+  stop_server
+}
+
+# bats test_tags=slow
+@test "--listen: 20,000 requests from 32 concurrent clients, 0 errors, p50/p99 reported" {
+  start_server --listen :0
+  local fd0
+  fd0=$(fd_count)
+  run -0 "$HTTPLOAD" -c 32 -n 20000 -t 300 -p /metrics -p "/usage?pid=$$" -p /healthz "$PORT"
+  echo "$output" >&3
+  [[ "$output" == "requests 20000 ok 20000 errors 0 "* ]]
+  wait_for 10 test "$(fd_count)" -eq "$fd0"
+  stop_server
+}
