@@ -5,6 +5,7 @@
  *                  [-o FILE] [--disk-path PATH] [--stage-file FILE] [--stage-log-dir DIR]
  *                  [--context-match ERE] [--compilers LIST] [--energy] [--gpu]
  *                  [--prom-file FILE] [--prom-label NAME=VALUE]
+ *                  [--cgroup-path PATH|auto]
  *
  * Without -i, prints the header and one row, its CPU % measured over a
  * short window.  With -i, prints a row every SEC seconds (on absolute
@@ -39,6 +40,10 @@
  *                          Prometheus text (temporary file beside it + rename)
  *       --prom-label NAME=VALUE
  *                          add this label to every --prom-file sample
+ *       --cgroup-path PATH|auto
+ *                          add the memory cgroup's cg_* columns and the
+ *                          effective cores (lib/cgroup); auto: the cgroup
+ *                          of --watch-pid, else our own
  *   -h, --help             this help
  *       --version          the version
  */
@@ -53,6 +58,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "energy.h"
 #include "gpu.h"
 #include "rmtools.h"
@@ -62,7 +68,8 @@ static const char usage_line[] =
 	"usage: rm-sample [-H] [-i SEC] [-n COUNT] [--watch-pid PID] [-f csv|jsonl|prom]\n"
 	"                 [-o FILE] [--disk-path PATH] [--stage-file FILE] [--stage-log-dir DIR]\n"
 	"                 [--context-match ERE] [--compilers LIST] [--energy] [--gpu]\n"
-	"                 [--prom-file FILE] [--prom-label NAME=VALUE]";
+	"                 [--prom-file FILE] [--prom-label NAME=VALUE]\n"
+	"                 [--cgroup-path PATH|auto]";
 
 static const char help_text[] =
 	"\n"
@@ -95,6 +102,11 @@ static const char help_text[] =
 	"                         the row as Prometheus text\n"
 	"      --prom-label NAME=VALUE\n"
 	"                         add this label to every --prom-file sample (repeatable)\n"
+	"      --cgroup-path PATH|auto\n"
+	"                         add cg_mem_used_mb, cg_mem_limit_mb, cg_mem_avail_mb,\n"
+	"                         cg_swap_used_mb, cg_oom_kills, cg_psi_mem_full of this\n"
+	"                         memory cgroup (auto: --watch-pid's, else our own), and\n"
+	"                         cores (affinity capped by CPU quotas)\n"
 	"  -h, --help             this help\n"
 	"      --version          print the version\n";
 
@@ -107,6 +119,7 @@ enum {
 	C_SWAP, C_DISKAVAIL, C_DISKPCT, C_COMPILERS, C_STAGE, C_CONTEXT,
 	C_OOM, C_PSI_MEM_SOME, C_PSI_MEM_FULL, C_PSI_IO_FULL, C_PSI_CPU_SOME,
 	C_PKG_W, C_GPU_BUSY, C_GPU_VRAM_USED, C_GPU_VRAM_TOTAL, /* when asked */
+	C_CG_USED, C_CG_LIMIT, C_CG_AVAIL, C_CG_SWAP, C_CG_OOM, C_CG_PSI_FULL, C_CORES,
 	C_NCOLS
 };
 
@@ -134,6 +147,13 @@ static const struct rm_col cols[C_NCOLS] = {
 	{ "gpu_busy_pct", RM_P_GAUGE, "rm_gpus_busy_max_ratio", "Highest busy ratio over the GPUs.", 0.01 },
 	{ "gpu_vram_used_mb", RM_P_GAUGE, "rm_gpus_vram_used_bytes", "VRAM in use, summed over the GPUs.", 1048576.0 },
 	{ "gpu_vram_total_mb", RM_P_GAUGE, "rm_gpus_vram_total_bytes", "VRAM size, summed over the GPUs.", 1048576.0 },
+	{ "cg_mem_used_mb", RM_P_GAUGE, "rm_cg_mem_used_bytes", "Memory charged to the cgroup.", 1048576.0 },
+	{ "cg_mem_limit_mb", RM_P_GAUGE, "rm_cg_mem_limit_bytes", "Tightest memory limit of the cgroup and its ancestors.", 1048576.0 },
+	{ "cg_mem_avail_mb", RM_P_GAUGE, "rm_cg_mem_available_bytes", "Limit minus working set (usage minus inactive file).", 1048576.0 },
+	{ "cg_swap_used_mb", RM_P_GAUGE, "rm_cg_swap_used_bytes", "Swap charged to the cgroup.", 1048576.0 },
+	{ "cg_oom_kills", RM_P_COUNTER, "rm_cg_oom_kills_total", "OOM kills in the cgroup since the stream started.", 0 },
+	{ "cg_psi_mem_full", RM_P_GAUGE, "rm_cg_pressure_memory_full_ratio", "PSI memory full avg10 of the cgroup.", 0.01 },
+	{ "cores", RM_P_GAUGE, "rm_effective_cores", "CPU affinity capped by the tightest CPU quota, rounded up.", 0 },
 };
 
 /* The columns printed: the defaults, then those --energy and --gpu add. */
@@ -146,6 +166,8 @@ static struct rm_rapl rapl = { .dirfd = -1 };
 static struct rm_gpus gpus = { .drm_fd = -1 };
 static struct rm_gpu_reading gpu_r[RM_GPU_MAX];
 static double pkg_prev;         /* monotonic time of the last RAPL reading */
+static struct rm_cg cgrp;       /* --cgroup-path */
+static int cg_cores;
 
 struct opts {
 	double interval;
@@ -164,6 +186,7 @@ struct opts {
 	int energy, gpu;
 	const char *output;
 	const char *prom_file;
+	const char *cgroup_path;    /* --cgroup-path, NULL: none */
 	struct rm_buf prom_labels;  /* name="value",... for --prom-file */
 };
 
@@ -232,7 +255,7 @@ static void add_prom_label(struct opts *o, const char *arg)
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_WATCH = 256, O_DISK, O_STAGEFILE, O_LOGDIR, O_CTX, O_COMP, O_VERSION, O_ENERGY, O_GPU,
-	       O_PROMFILE, O_PROMLABEL };
+	       O_PROMFILE, O_PROMLABEL, O_CGPATH };
 	static const struct option longopts[] = {
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'n' },
@@ -251,6 +274,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "prom-file", required_argument, NULL, O_PROMFILE },
 		{ "prom-label", required_argument, NULL, O_PROMLABEL },
+		{ "cgroup-path", required_argument, NULL, O_CGPATH },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc;
@@ -318,6 +342,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case O_PROMLABEL:
 			add_prom_label(o, optarg);
+			break;
+		case O_CGPATH:
+			if (!optarg[0])
+				rm_usage_error(prog, usage_line, "empty --cgroup-path");
+			o->cgroup_path = optarg;
 			break;
 		default:
 			rm_opt_bad(prog, usage_line, c, argv, optind);
@@ -419,6 +448,37 @@ static void close_extras(void)
 	rm_gpu_close(&gpus);
 }
 
+/* --cgroup-path: the cgroup found once; its columns stay empty if none. */
+static void open_cgroup(const struct opts *o)
+{
+	char why[256];
+	int aut = strcmp(o->cgroup_path, "auto") == 0;
+
+	if (rm_cg_open(&cgrp, aut ? o->watch_pid : 0, aut ? NULL : o->cgroup_path, why, sizeof(why)) < 0)
+		fprintf(stderr, "%s: cg_* columns stay empty: %s\n", prog, why);
+	cg_cores = rm_cg_cores(o->watch_pid);
+}
+
+static void sample_cgroup(struct rm_val *v)
+{
+	struct rm_cg_reading r;
+
+	v[C_CORES] = rm_num(cg_cores, 0);
+	rm_cg_read(&cgrp, &r);
+	if (r.has & RM_CG_USED)
+		v[C_CG_USED] = rm_num((double)r.used / 1048576.0, 0);
+	if (r.has & RM_CG_LIMIT)
+		v[C_CG_LIMIT] = rm_num((double)r.limit / 1048576.0, 0);
+	if (r.has & RM_CG_AVAIL)
+		v[C_CG_AVAIL] = rm_num((double)r.avail / 1048576.0, 0);
+	if (r.has & RM_CG_SWAP)
+		v[C_CG_SWAP] = rm_num((double)r.swap / 1048576.0, 0);
+	if (r.has & RM_CG_OOM)
+		v[C_CG_OOM] = rm_num((double)r.oom_kills, 0);
+	if (r.has & RM_CG_PSI_FULL)
+		v[C_CG_PSI_FULL] = rm_num(r.psi_full10, 2);
+}
+
 /* Pick the printed columns, open RAPL and the GPUs if asked, and read the
  * energy baselines with the CPU's, so the first row has watts too. */
 static void open_extras(const struct opts *o)
@@ -426,7 +486,8 @@ static void open_extras(const struct opts *o)
 	struct rm_rapl_step st;
 
 	for (int i = 0; i < C_NCOLS; i++) {
-		if ((i == C_PKG_W && !o->energy) || (i > C_PKG_W && !o->gpu))
+		if ((i == C_PKG_W && !o->energy) || (i > C_PKG_W && i <= C_GPU_VRAM_TOTAL && !o->gpu) ||
+		    (i >= C_CG_USED && !o->cgroup_path))
 			continue;
 		ocols[nout] = cols[i];
 		osel[nout++] = i;
@@ -441,6 +502,8 @@ static void open_extras(const struct opts *o)
 	}
 	if (o->gpu)
 		rm_gpu_open(&gpus);
+	if (o->cgroup_path)
+		open_cgroup(o);
 }
 
 /* Package watts since the previous reading; empty if any package failed. */
@@ -540,6 +603,8 @@ static void sample(const struct opts *o, struct state *s, double elapsed,
 		v[C_PSI_CPU_SOME] = rm_num(psi.some10, 2);
 	if (o->gpu)
 		sample_gpu(v);
+	if (o->cgroup_path)
+		sample_cgroup(v);
 }
 
 static void emit(const struct opts *o, struct rm_buf *b, const struct rm_val *all)

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cgroup.h"
 #include "tree.h"
 
 struct snap {
@@ -312,7 +313,8 @@ static void print_json(struct snap *s, struct rm_buf *b)
 			cpu += s->pct[i];
 	}
 	rm_buf_adds(b, "{\"source\":\"rm-tree\"");
-	json_u64(b, "cores", (uint64_t)rm_ncpu(), 1);
+	/* Effective cores: the first PID's affinity capped by CPU quotas. */
+	json_u64(b, "cores", (uint64_t)rm_cg_cores(s->o->npids > 0 ? s->o->pids[0] : 0), 1);
 	json_u64(b, "mem_total_bytes", mi.total_kib * 1024, have_mi);
 	json_u64(b, "mem_available_bytes", mi.avail_kib * 1024, have_mi && (mi.has & RM_MI_AVAIL));
 	json_u64(b, "swap_total_bytes", mi.swap_total_kib * 1024, have_mi && (mi.has & RM_MI_SWAPTOTAL));
