@@ -185,6 +185,37 @@ int rm_cg_quota_cores(long long quota, long long period, int affinity)
 	return (int)n;
 }
 
+int rm_cg_parse_size(const char *s, uint64_t *bytes)
+{
+	char *end;
+	double v, mul = 1;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': mul = 1024.0; end++; break;
+	case 'm': case 'M': mul = 1048576.0; end++; break;
+	case 'g': case 'G': mul = 1073741824.0; end++; break;
+	case 't': case 'T': mul = 1099511627776.0; end++; break;
+	default: break;
+	}
+	if (mul > 1 && end[0] == 'i' && end[1] == 'B')
+		end += 2;
+	else if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end != '\0')
+		return -1;
+	v *= mul;
+	if (!(v >= 1) || v >= 1.8e19)
+		return -1;
+	*bytes = (uint64_t)v;
+	return 0;
+}
+
 /* ---- readers ---- */
 
 /* A mount point as this process sees it, re-rooted under RM_SYS_ROOT. */

@@ -68,6 +68,13 @@ int rm_cg_parse_cpu_max(const char *text, long long *quota, long long *period);
 /* ceil(quota / period), at least 1; the quota capped by affinity n. */
 int rm_cg_quota_cores(long long quota, long long period, int affinity);
 
+/*
+ * A size: bytes, or a number with K, M, G or T (binary, an optional
+ * trailing B or iB: "64M", "8GiB", "1.5G").  Returns 0, or -1 when it is
+ * not a size or is 0.
+ */
+int rm_cg_parse_size(const char *s, uint64_t *bytes);
+
 /* A memory cgroup found for reading. */
 struct rm_cg {
 	int ok;

@@ -288,6 +288,27 @@ static void text_sys(struct rm_buf *b, const struct report *r, const struct opts
 	}
 }
 
+/* rm-run --memory-max: did CMD fit the budget, and if not, who was killed. */
+static void budget_line(const struct job *j, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "%.1f MiB: ", mib(j->mem_max_kib));
+
+	if (n < 0 || (size_t)n >= size)
+		return;
+	if (isnan(j->oom_kills))
+		snprintf(buf + n, size - (size_t)n, "OOM kills inside it unknown");
+	else if (j->oom_kills > 0)
+		snprintf(buf + n, size - (size_t)n, "OOM-killed inside the budget (%.0f kill%s%s%s%s)",
+			 j->oom_kills, j->oom_kills == 1 ? "" : "s", j->victim[0] ? ", first victim " : "",
+			 j->victim, j->victim[0] ? "" : ", victim not in the kernel log");
+	else
+		snprintf(buf + n, size - (size_t)n, "fitted, no OOM kill");
+	n = (int)strlen(buf);
+	if (!isnan(j->cgroup_kib) && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, "; exact peak %.1f MiB (%.0f %%)", mib(j->cgroup_kib),
+			 100.0 * j->cgroup_kib / j->mem_max_kib);
+}
+
 static void text_job(struct rm_buf *b, const struct report *r, const struct sty *c)
 {
 	const struct job *j = &r->job;
@@ -313,6 +334,11 @@ static void text_job(struct rm_buf *b, const struct report *r, const struct sty 
 		rm_buf_addf(b, "  peak memory (exact, cgroup)      %.1f MiB\n", mib(j->cgroup_kib));
 	if (!isnan(j->max_proc_kib))
 		rm_buf_addf(b, "  largest single process (exact)   %.1f MiB\n", mib(j->max_proc_kib));
+	if (!isnan(j->mem_max_kib)) {
+		char line[400];
+		budget_line(j, line, sizeof(line));
+		rm_buf_addf(b, "  memory budget (--memory-max)     %s\n", line);
+	}
 	rm_buf_adds(b, "\n");
 }
 
@@ -508,6 +534,12 @@ void print_markdown(struct rm_buf *b, const struct report *r, const struct opts 
 			rm_buf_addf(b, ", %.1f MiB (cgroup, exact)", mib(r->job.cgroup_kib));
 		if (!isnan(r->job.max_proc_kib))
 			rm_buf_addf(b, ", largest process %.1f MiB", mib(r->job.max_proc_kib));
+		if (!isnan(r->job.mem_max_kib)) {
+			char line[400];
+			budget_line(&r->job, line, sizeof(line));
+			rm_buf_adds(b, "; memory budget ");
+			md(b, line);
+		}
 		rm_buf_adds(b, "\n\n");
 	}
 	if (r->nunits) {
@@ -912,6 +944,17 @@ void print_json(struct rm_buf *b, const struct report *r, const struct opts *o)
 		jnum(b, j->user_s, 2);
 		jkey(b, &g, "sys_s");
 		jnum(b, j->sys_s, 2);
+		if (!isnan(j->mem_max_kib)) {
+			jkey(b, &g, "mem_max_kib");
+			jnum(b, j->mem_max_kib, 0);
+			jkey(b, &g, "oom_kills");
+			jnum(b, j->oom_kills, 0);
+			jkey(b, &g, "oom_victim");
+			if (j->victim[0])
+				rm_buf_json(b, j->victim);
+			else
+				rm_buf_adds(b, "null");
+		}
 		rm_buf_addc(b, '}');
 	}
 	jkey(b, &f, "timeline");

@@ -144,6 +144,8 @@ struct job {
 	char exit[24];
 	double start_epoch, end_epoch, elapsed, procs, peak_kib, peak_at, max_proc_kib,
 	       cgroup_kib, user_s, sys_s;
+	double mem_max_kib, oom_kills;   /* rm-tree --memory-max; NaN without */
+	char victim[100];
 };
 
 struct timeline {

@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
+#include "kmsg.h"
 #include "tree.h"
 
 /* Undo mountinfo's octal escapes (\040 for a space) in place. */
@@ -215,4 +217,97 @@ int cgroup_remove(const struct cgroup *cg)
 		nanosleep(&ts, NULL);
 	}
 	return -1;
+}
+
+/* Write text to the file name in the cgroup's directory. */
+static int put_file(const struct cgroup *cg, const char *name, const char *text)
+{
+	char path[4200];
+	size_t len = strlen(text);
+	int fd, rc = 0, e = 0;
+
+	if (rm_pathf(path, sizeof(path), "%s/%s", cg->dir, name) < 0)
+		return -1;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, len) != (ssize_t)len) {
+		rc = -1;
+		e = errno;
+	}
+	if (close(fd) < 0 && rc == 0) {
+		rc = -1;
+		e = errno;
+	}
+	errno = e;
+	return rc;
+}
+
+/*
+ * --memory-max: the budget.  v2: memory.max, and memory.swap.max 0 where
+ * swap is accounted, so the budget is RAM; v1: memory.limit_in_bytes,
+ * then memory.memsw.limit_in_bytes (RAM plus swap) to the same value
+ * where the kernel accounts swap.
+ */
+int cgroup_limit(const struct cgroup *cg, uint64_t bytes, char *why, size_t wsize)
+{
+	char num[32], probe[4200];
+	const char *f = cg->v2 ? "memory.max" : "memory.limit_in_bytes";
+
+	snprintf(num, sizeof(num), "%llu\n", (unsigned long long)bytes);
+	if (put_file(cg, f, num) < 0) {
+		snprintf(why, wsize, "cannot write %s/%s: %s", cg->dir, f, strerror(errno));
+		return -1;
+	}
+	f = cg->v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes";
+	rm_pathf(probe, sizeof(probe), "%s/%s", cg->dir, f);
+	if (access(probe, F_OK) == 0 && put_file(cg, f, cg->v2 ? "0\n" : num) < 0) {
+		snprintf(why, wsize, "cannot write %s: %s", probe, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* OOM kills inside the cgroup so far; -1 when unreadable. */
+int cgroup_oom_kills(const struct cgroup *cg, uint64_t *n)
+{
+	char path[4200], buf[2048];
+
+	if (rm_pathf(path, sizeof(path), "%s/%s", cg->dir,
+		     cg->v2 ? "memory.events" : "memory.oom_control") < 0 ||
+	    rm_read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	return rm_cg_parse_kv(buf, "oom_kill", n);
+}
+
+struct victim_find {
+	double from;
+	struct rm_oom_kill last;
+	int found;
+};
+
+static void victim_cb(void *arg, const struct rm_oom_kill *k)
+{
+	struct victim_find *v = arg;
+
+	if (k->mono_s + 1.0 >= v->from && !v->found) {
+		v->last = *k;
+		v->found = 1;
+	}
+}
+
+/* The first OOM victim the kernel logged since mono_from (its monotonic
+ * clock); 0 and name/pid, or -1 when the log names none or is closed. */
+int cgroup_victim(double mono_from, char *name, size_t nsize, int *pid)
+{
+	struct victim_find v;
+
+	memset(&v, 0, sizeof(v));
+	v.from = mono_from;
+
+	if (rm_kmsg_read_ooms("/dev/kmsg", victim_cb, &v) < 0 || !v.found)
+		return -1;
+	rm_sanitize(v.last.name, strlen(v.last.name), name, nsize);
+	*pid = v.last.pid;
+	return 0;
 }
