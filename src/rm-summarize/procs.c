@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "cu.h"
 #include "summarize.h"
 
@@ -362,8 +363,9 @@ void report_finish(struct report *r, const struct opts *o)
 {
 	double off = NAN;
 
-	r->cores = o->cores > 0 ? o->cores : rm_ncpu();
+	r->cores = o->cores > 0 ? o->cores : rm_cg_cores(0);   /* sys_finish: the CSV's */
 	r->ram_mb = r->sys ? r->sys->mem_total_mb : NAN;
+	r->host_ram_mb = NAN;
 	if (isnan(r->ram_mb)) {
 		struct rm_meminfo mi;
 		if (rm_meminfo_read(&mi) == 0)
