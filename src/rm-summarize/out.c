@@ -132,12 +132,9 @@ static void text_cgroup_peak(struct rm_buf *b, const struct report *r)
 	const struct peak *p = &s->cg_avail;
 	char v[80], clk[32];
 
-	if (s->col[SC_CG_AVAIL] < 0)
+	/* Nothing without a limit: then the host's headroom is the build's. */
+	if (!p->known)
 		return;
-	if (!p->known) {
-		rm_buf_addf(b, "  %-22s (no limit, or no readings)\n", "min available (cgroup)");
-		return;
-	}
 	snprintf(v, sizeof(v), "%.0f MiB of %.0f MiB", p->v, p->aux);
 	fmt_clock(p->epoch - s->first_epoch, clk, sizeof(clk));
 	rm_buf_addf(b, "  %-22s %-24s at +%s", "min available (cgroup)", v, clk);
@@ -294,7 +291,7 @@ static void text_sys(struct rm_buf *b, const struct report *r, const struct opts
 			if (r->stages[i].samples && l > w)
 				w = l > 32 ? 32 : l;
 		}
-		int cg = s->col[SC_CG_AVAIL] >= 0;
+		int cg = s->cg_avail.known;
 		rm_buf_addf(b, "  %-*s %10s %8s %10s %10s %9s %9s %8s%s%s\n", w, "stage", "duration",
 			    "samples", "peak used", "min avail", "min disk", "compilers", "near-OOM",
 			    energy ? "  energy J" : "", cg ? "  cg avail" : "");
@@ -735,7 +732,7 @@ static void json_sys(struct rm_buf *b, const struct report *r, const struct opts
 	jkey(b, &f, "cores");
 	rm_buf_addf(b, "%d", r->cores);
 	jkey(b, &f, "cgroup");
-	if (s->col[SC_CG_AVAIL] < 0 || !s->cg_avail.known) {
+	if (!s->cg_avail.known) {
 		rm_buf_adds(b, "null");
 	} else {
 		int g = 1;
@@ -907,7 +904,7 @@ static void json_sys(struct rm_buf *b, const struct report *r, const struct opts
 			jnum(b, st->max_comp, 0);
 			jkey(b, &g, "near_oom_samples");
 			rm_buf_addf(b, "%ld", st->near_oom);
-			if (s->col[SC_CG_AVAIL] >= 0) {
+			if (s->cg_avail.known) {
 				jkey(b, &g, "min_cg_mem_avail_mb");
 				jnum(b, st->min_cg_avail, 0);
 			}
