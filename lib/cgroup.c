@@ -258,7 +258,8 @@ static int find_mount(const char *ctrl, struct hier *h)
 /*
  * The directory of cgroup path cg (as /proc/PID/cgroup writes it) under
  * hierarchy h.  The mount may show only part of the hierarchy (a
- * container's); a path outside it falls back to the mount's own root.
+ * container's): a path outside it is the mount's own root.  -1 when the
+ * directory is not there.
  */
 static int cg_dir(const struct hier *h, const char *cg, char *out, size_t size)
 {
@@ -275,9 +276,7 @@ static int cg_dir(const struct hier *h, const char *cg, char *out, size_t size)
 		rel++;
 	if (rm_pathf(out, size, "%s%s%s", h->point, *rel ? "/" : "", rel) < 0)
 		return -1;
-	if (access(out, F_OK) < 0)
-		return rm_pathf(out, size, "%s", h->point);
-	return 0;
+	return access(out, F_OK);
 }
 
 static int has_file(const char *dir, const char *name)

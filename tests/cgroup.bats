@@ -170,6 +170,9 @@ write_cg_run() {
   [[ "$output" == *"-j for 8192 MiB cgroup limit, 2 cores"* ]]
   run -0 rm-summarize --json "$t/m.csv" "$t/p.csv"
   [ "$(jq -c '.memory_per_job[0] | [.safe_jobs, .memory_jobs, .bound_by]' <<<"$output")" = '[2,6,"cores"]' ]
+  run -0 rm-summarize --markdown "$t/m.csv" "$t/p.csv"
+  [[ "$output" == *"| near-OOM | cgroup min avail MiB |"* ]]
+  [[ "$output" == *"| safe -j | bound by |"*"| 1024 | 2 | cores |"* ]]
   # With more cores than memory allows, memory (the cgroup's) binds.
   run -0 rm-summarize --json --cores 64 "$t/m.csv" "$t/p.csv"
   [ "$(jq -c '.memory_per_job[0] | [.safe_jobs, .bound_by]' <<<"$output")" = '[6,"cgroup memory"]' ]

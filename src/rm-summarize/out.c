@@ -558,8 +558,9 @@ void print_markdown(struct rm_buf *b, const struct report *r, const struct opts 
 			md(b, e->ctx);
 			rm_buf_adds(b, " |\n");
 		}
-		rm_buf_adds(b, "\n| stage | duration | samples | peak used MiB | min avail MiB | min disk GiB | max compilers | near-OOM |\n"
-			    "|---|---|---|---|---|---|---|---|\n");
+		rm_buf_adds(b, "\n| stage | duration | samples | peak used MiB | min avail MiB | min disk GiB | max compilers | near-OOM |");
+		rm_buf_adds(b, s->cg_avail.known ? " cgroup min avail MiB |\n" : "\n");
+		rm_buf_adds(b, s->cg_avail.known ? "|---|---|---|---|---|---|---|---|---|\n" : "|---|---|---|---|---|---|---|---|\n");
 		for (int i = 0; i < r->nstages; i++) {
 			const struct stage *st = &r->stages[i];
 			if (!st->samples)
@@ -567,8 +568,11 @@ void print_markdown(struct rm_buf *b, const struct report *r, const struct opts 
 			fmt_clock(st->duration, d, sizeof(d));
 			rm_buf_adds(b, "| ");
 			md(b, st->name[0] ? st->name : "(none)");
-			rm_buf_addf(b, " | %s | %ld | %.0f | %.0f | %.2f | %.0f | %ld |\n", d, st->samples,
+			rm_buf_addf(b, " | %s | %ld | %.0f | %.0f | %.2f | %.0f | %ld |", d, st->samples,
 				    st->peak_used, st->min_avail, st->min_disk, st->max_comp, st->near_oom);
+			if (s->cg_avail.known)
+				rm_buf_addf(b, isnan(st->min_cg_avail) ? " - |" : " %.0f |", st->min_cg_avail);
+			rm_buf_adds(b, "\n");
 		}
 		rm_buf_adds(b, "\n");
 	}
