@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "kmsg.h"
 #include "tree.h"
 
 /* Undo mountinfo's octal escapes (\040 for a space) in place. */
@@ -280,34 +279,45 @@ int cgroup_oom_kills(const struct cgroup *cg, uint64_t *n)
 	return rm_cg_parse_kv(buf, "oom_kill", n);
 }
 
-struct victim_find {
-	double from;
-	struct rm_oom_kill last;
-	int found;
-};
-
-static void victim_cb(void *arg, const struct rm_oom_kill *k)
+/*
+ * The first OOM victim the kernel logged inside our cgroup (its oom_memcg
+ * is our directory) since mono_from, CLOCK_MONOTONIC seconds: another
+ * cgroup's kill at the same moment is not ours.  0 with name and pid, or
+ * -1 when the log names none or cannot be read.
+ */
+int cgroup_victim(const struct cgroup *cg, double mono_from, char *name, size_t nsize, int *pid)
 {
-	struct victim_find *v = arg;
+	char rec[8192], raw[64];
+	const char *leaf = strrchr(cg->dir, '/');
+	int fd, found = -1;
+	ssize_t n;
 
-	if (k->mono_s + 1.0 >= v->from && !v->found) {
-		v->last = *k;
-		v->found = 1;
-	}
-}
-
-/* The first OOM victim the kernel logged since mono_from (its monotonic
- * clock); 0 and name/pid, or -1 when the log names none or is closed. */
-int cgroup_victim(double mono_from, char *name, size_t nsize, int *pid)
-{
-	struct victim_find v;
-
-	memset(&v, 0, sizeof(v));
-	v.from = mono_from;
-
-	if (rm_kmsg_read_ooms("/dev/kmsg", victim_cb, &v) < 0 || !v.found)
+	if (!leaf)
 		return -1;
-	rm_sanitize(v.last.name, strlen(v.last.name), name, nsize);
-	*pid = v.last.pid;
-	return 0;
+	leaf++;
+	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	/* One record per read; EAGAIN at the end, EPIPE when overwritten. */
+	while (found < 0 && ((n = read(fd, rec, sizeof(rec) - 1)) > 0 || (n < 0 && errno == EPIPE))) {
+		const char *semi, *c1, *c2;
+		double usec;
+		if (n <= 0)
+			continue;
+		rec[n] = '\0';
+		semi = memchr(rec, ';', (size_t)n);
+		c1 = strchr(rec, ',');
+		c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+		if (!semi || !c2 || c2 > semi)
+			continue;
+		usec = strtod(c2 + 1, NULL);
+		if (usec / 1e6 + 1.0 < mono_from)
+			continue;
+		if (rm_cg_parse_oom_kill(semi + 1, (size_t)(rec + n - semi - 1), leaf, raw, sizeof(raw), pid))
+			found = 0;
+	}
+	close(fd);
+	if (found == 0)
+		rm_sanitize(raw, strlen(raw), name, nsize);
+	return found;
 }

@@ -75,7 +75,8 @@ int cgroup_remove(const struct cgroup *cg);
 int cgroup_limit(const struct cgroup *cg, uint64_t bytes, char *why, size_t wsize);
 /* OOM kills inside it so far; -1 when unreadable. */
 int cgroup_oom_kills(const struct cgroup *cg, uint64_t *n);
-/* The first OOM victim in the kernel log since CLOCK_MONOTONIC mono_from. */
-int cgroup_victim(double mono_from, char *name, size_t nsize, int *pid);
+/* The first OOM victim the kernel logged inside it since CLOCK_MONOTONIC
+ * mono_from; -1 when none or the log is closed to us. */
+int cgroup_victim(const struct cgroup *cg, double mono_from, char *name, size_t nsize, int *pid);
 
 #endif
