@@ -169,6 +169,7 @@ write_cg_run() {
   # -j: 8 GiB less 2 GiB headroom over 1 GiB per job is 6, but 2 cores bind.
   [[ "$output" == *"-j for 8192 MiB cgroup limit, 2 cores"* ]]
   run -0 rm-summarize --json "$t/m.csv" "$t/p.csv"
+  [ "$(jq -c '.system | [.ram_mb, .cores, .cgroup.min_avail_mb, .cgroup.limit_mb, .cgroup.host_avail_mb]' <<<"$output")" = '[254560,2,310,8192,194560]' ]
   [ "$(jq -c '.memory_per_job[0] | [.safe_jobs, .memory_jobs, .bound_by]' <<<"$output")" = '[2,6,"cores"]' ]
   run -0 rm-summarize --markdown "$t/m.csv" "$t/p.csv"
   [[ "$output" == *"| near-OOM | cgroup min avail MiB |"* ]]

@@ -732,7 +732,7 @@ static void json_sys(struct rm_buf *b, const struct report *r, const struct opts
 	jkey(b, &f, "cut_rows");
 	rm_buf_addf(b, "%ld", s->cut_rows);
 	jkey(b, &f, "ram_mb");
-	jnum(b, r->ram_mb, 0);
+	jnum(b, !isnan(r->host_ram_mb) ? r->host_ram_mb : r->ram_mb, 0);
 	jkey(b, &f, "cores");
 	rm_buf_addf(b, "%d", r->cores);
 	jkey(b, &f, "cgroup");
@@ -749,8 +749,6 @@ static void json_sys(struct rm_buf *b, const struct report *r, const struct opts
 		jnum(b, s->cg_host_avail, 0);
 		jtime(b, &g, s, s->cg_avail.epoch);
 		jstage(b, &g, r, s->cg_avail.stage);
-		jkey(b, &g, "host_ram_mb");
-		jnum(b, r->host_ram_mb, 0);
 		rm_buf_addc(b, '}');
 	}
 	jkey(b, &f, "peaks");
