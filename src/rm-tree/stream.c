@@ -698,6 +698,7 @@ static void launch(struct stream *s)
 		snprintf(why, sizeof(why), "cannot move the job into '%s': %s", s->cg.dir, strerror(errno));
 		close(go[1]);
 		waitpid(pid, NULL, 0);
+		tty_give_back(s->tty);
 		budget_fail(s, why);
 	}
 	if (s->cg.ok && cgroup_enter(&s->cg, pid) < 0) {
