@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cgroup.h"
 #include "proctab.h"
 #include "sysinfo.h"
 #include "tick.h"
@@ -31,7 +32,7 @@ static void json_u64(struct rm_buf *b, const char *key, uint64_t v, int known)
 }
 
 void rm_usage_json(struct rm_buf *b, const char *source, const struct rm_usage_proc *p,
-		   size_t n, double window, int with_cmd)
+		   size_t n, double window, int with_cmd, int cores_pid)
 {
 	struct rm_meminfo mi;
 	uint64_t rss = 0;
@@ -45,7 +46,7 @@ void rm_usage_json(struct rm_buf *b, const char *source, const struct rm_usage_p
 	}
 	rm_buf_adds(b, "{\"source\":");
 	rm_buf_json(b, source);
-	json_u64(b, "cores", (uint64_t)rm_ncpu(), 1);
+	json_u64(b, "cores", (uint64_t)rm_cg_cores(cores_pid), 1);
 	json_u64(b, "mem_total_bytes", mi.total_kib * 1024, have_mi);
 	json_u64(b, "mem_available_bytes", mi.avail_kib * 1024, have_mi && (mi.has & RM_MI_AVAIL));
 	json_u64(b, "swap_total_bytes", mi.swap_total_kib * 1024, have_mi && (mi.has & RM_MI_SWAPTOTAL));
@@ -97,6 +98,7 @@ int rm_usage_begin(struct rm_usage *u, const int *pids, int npids, int with_cmd)
 	memset(u, 0, sizeof(*u));
 	rm_ptree_init(&u->t);
 	u->with_cmd = with_cmd;
+	u->first_pid = npids > 0 ? pids[0] : 0;
 	u->t0 = rm_now_mono();
 	if (rm_procscan_open(&ps) < 0)
 		return -1;
@@ -171,7 +173,7 @@ void rm_usage_end(struct rm_usage *u, const char *source, double window, struct 
 		}
 		k++;
 	}
-	rm_usage_json(b, source, p, p ? k : 0, window, u->with_cmd);
+	rm_usage_json(b, source, p, p ? k : 0, window, u->with_cmd, u->first_pid);
 	free(p);
 	rm_usage_free(u);
 }

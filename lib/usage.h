@@ -35,9 +35,13 @@ struct rm_usage_proc {
 	const char *cmd;         /* sanitized command line, or NULL */
 };
 
-/* Append the usage object (and a newline) to b; with_cmd adds "cmd". */
+/*
+ * Append the usage object (and a newline) to b; with_cmd adds "cmd".
+ * "cores" is the effective cores of cores_pid (0: this process): its
+ * affinity capped by its cgroups' CPU quotas.
+ */
 void rm_usage_json(struct rm_buf *b, const char *source, const struct rm_usage_proc *p,
-		   size_t n, double window, int with_cmd);
+		   size_t n, double window, int with_cmd, int cores_pid);
 
 struct rm_usage {
 	struct rm_ptree t;
@@ -45,6 +49,7 @@ struct rm_usage {
 	size_t n, cap;
 	double t0;               /* monotonic time of the first readings */
 	int with_cmd;
+	int first_pid;           /* the first PID asked for: whose cores */
 };
 
 /*

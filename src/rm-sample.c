@@ -6,6 +6,7 @@
  *                  [--context-match ERE] [--compilers LIST] [--energy] [--gpu]
  *                  [--prom-file FILE] [--prom-label NAME=VALUE]
  *                  [--listen ADDR:PORT [--min-age SEC] [--expose-cmdline]]
+ *                  [--cgroup-path PATH|auto]
  *
  * Without -i, prints the header and one row, its CPU % measured over a
  * short window.  With -i, prints a row every SEC seconds (on absolute
@@ -45,6 +46,10 @@
  *       --min-age SEC      without -i, a scrape reuses a sample younger than
  *                          SEC (default 1; 0: every scrape samples)
  *       --expose-cmdline   /usage shows command lines on a non-loopback address
+ *       --cgroup-path PATH|auto
+ *                          add the memory cgroup's cg_* columns and the
+ *                          effective cores (lib/cgroup); auto: the cgroup
+ *                          of --watch-pid, else our own
  *   -h, --help             this help
  *       --version          the version
  */
@@ -60,6 +65,7 @@
 #include <unistd.h>
 
 #include "cu.h"
+#include "cgroup.h"
 #include "energy.h"
 #include "gpu.h"
 #include "httpd.h"
@@ -72,7 +78,8 @@ static const char usage_line[] =
 	"                 [-o FILE] [--disk-path PATH] [--stage-file FILE] [--stage-log-dir DIR]\n"
 	"                 [--context-match ERE] [--compilers LIST] [--energy] [--gpu]\n"
 	"                 [--prom-file FILE] [--prom-label NAME=VALUE]\n"
-	"                 [--listen ADDR:PORT [--min-age SEC] [--expose-cmdline]]";
+	"                 [--listen ADDR:PORT [--min-age SEC] [--expose-cmdline]]\n"
+	"                 [--cgroup-path PATH|auto]";
 
 static const char help_text[] =
 	"\n"
@@ -112,6 +119,11 @@ static const char help_text[] =
 	"                         (default 1; 0: every scrape takes a sample)\n"
 	"      --expose-cmdline   /usage shows command lines even when the address is\n"
 	"                         not a loopback one\n"
+	"      --cgroup-path PATH|auto\n"
+	"                         add cg_mem_used_mb, cg_mem_limit_mb, cg_mem_avail_mb,\n"
+	"                         cg_swap_used_mb, cg_oom_kills, cg_psi_mem_full of this\n"
+	"                         memory cgroup (auto: --watch-pid's, else our own), and\n"
+	"                         cores (affinity capped by CPU quotas)\n"
 	"  -h, --help             this help\n"
 	"      --version          print the version\n";
 
@@ -124,6 +136,7 @@ enum {
 	C_SWAP, C_DISKAVAIL, C_DISKPCT, C_COMPILERS, C_STAGE, C_CONTEXT,
 	C_OOM, C_PSI_MEM_SOME, C_PSI_MEM_FULL, C_PSI_IO_FULL, C_PSI_CPU_SOME,
 	C_PKG_W, C_GPU_BUSY, C_GPU_VRAM_USED, C_GPU_VRAM_TOTAL, /* when asked */
+	C_CG_USED, C_CG_LIMIT, C_CG_AVAIL, C_CG_SWAP, C_CG_OOM, C_CG_PSI_FULL, C_CORES,
 	C_NCOLS
 };
 
@@ -151,6 +164,13 @@ static const struct rm_col cols[C_NCOLS] = {
 	{ "gpu_busy_pct", RM_P_GAUGE, "rm_gpus_busy_max_ratio", "Highest busy ratio over the GPUs.", 0.01 },
 	{ "gpu_vram_used_mb", RM_P_GAUGE, "rm_gpus_vram_used_bytes", "VRAM in use, summed over the GPUs.", 1048576.0 },
 	{ "gpu_vram_total_mb", RM_P_GAUGE, "rm_gpus_vram_total_bytes", "VRAM size, summed over the GPUs.", 1048576.0 },
+	{ "cg_mem_used_mb", RM_P_GAUGE, "rm_cg_mem_used_bytes", "Memory charged to the cgroup.", 1048576.0 },
+	{ "cg_mem_limit_mb", RM_P_GAUGE, "rm_cg_mem_limit_bytes", "Tightest memory limit of the cgroup and its ancestors.", 1048576.0 },
+	{ "cg_mem_avail_mb", RM_P_GAUGE, "rm_cg_mem_available_bytes", "Limit minus working set (usage minus inactive file).", 1048576.0 },
+	{ "cg_swap_used_mb", RM_P_GAUGE, "rm_cg_swap_used_bytes", "Swap charged to the cgroup.", 1048576.0 },
+	{ "cg_oom_kills", RM_P_COUNTER, "rm_cg_oom_kills_total", "OOM kills in the cgroup since the stream started.", 0 },
+	{ "cg_psi_mem_full", RM_P_GAUGE, "rm_cg_pressure_memory_full_ratio", "PSI memory full avg10 of the cgroup.", 0.01 },
+	{ "cores", RM_P_GAUGE, "rm_effective_cores", "CPU affinity capped by the tightest CPU quota, rounded up.", 0 },
 };
 
 /* The columns printed: the defaults, then those --energy and --gpu add. */
@@ -163,6 +183,8 @@ static struct rm_rapl rapl = { .dirfd = -1 };
 static struct rm_gpus gpus = { .drm_fd = -1 };
 static struct rm_gpu_reading gpu_r[RM_GPU_MAX];
 static double pkg_prev;         /* monotonic time of the last RAPL reading */
+static struct rm_cg cgrp;       /* --cgroup-path */
+static int cg_cores;
 
 struct opts {
 	double interval;
@@ -181,6 +203,7 @@ struct opts {
 	int energy, gpu;
 	const char *output;
 	const char *prom_file;
+	const char *cgroup_path;    /* --cgroup-path, NULL: none */
 	struct rm_buf prom_labels;  /* name="value",... for --prom-file */
 	const char *listen;         /* --listen ADDR:PORT */
 	double min_age;
@@ -256,7 +279,7 @@ static void add_prom_label(struct opts *o, const char *arg)
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_WATCH = 256, O_DISK, O_STAGEFILE, O_LOGDIR, O_CTX, O_COMP, O_VERSION, O_ENERGY, O_GPU,
-	       O_PROMFILE, O_PROMLABEL, O_LISTEN, O_MINAGE, O_EXPOSE };
+	       O_PROMFILE, O_PROMLABEL, O_LISTEN, O_MINAGE, O_EXPOSE, O_CGPATH };
 	static const struct option longopts[] = {
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'n' },
@@ -278,6 +301,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "min-age", required_argument, NULL, O_MINAGE },
 		{ "expose-cmdline", no_argument, NULL, O_EXPOSE },
+		{ "cgroup-path", required_argument, NULL, O_CGPATH },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc;
@@ -351,11 +375,16 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->listen = optarg;
 			break;
 		case O_MINAGE:
-			if (rm_parse_seconds(optarg, 0, 86400, &o->min_age) < 0)
+			if (rm_parse_duration(optarg, 0, 86400, &o->min_age) < 0)
 				rm_usage_error(prog, usage_line, "invalid --min-age '%s': seconds, 0 to 86400", optarg);
 			break;
 		case O_EXPOSE:
 			o->expose_cmd = 1;
+			break;
+		case O_CGPATH:
+			if (!optarg[0])
+				rm_usage_error(prog, usage_line, "empty --cgroup-path");
+			o->cgroup_path = optarg;
 			break;
 		default:
 			rm_opt_bad(prog, usage_line, c, argv, optind);
@@ -458,6 +487,37 @@ static void close_extras(void)
 	rm_gpu_close(&gpus);
 }
 
+/* --cgroup-path: the cgroup found once; its columns stay empty if none. */
+static void open_cgroup(const struct opts *o)
+{
+	char why[256];
+	int aut = strcmp(o->cgroup_path, "auto") == 0;
+
+	if (rm_cg_open(&cgrp, aut ? o->watch_pid : 0, aut ? NULL : o->cgroup_path, why, sizeof(why)) < 0)
+		fprintf(stderr, "%s: cg_* columns stay empty: %s\n", prog, why);
+	cg_cores = rm_cg_cores(o->watch_pid);
+}
+
+static void sample_cgroup(struct rm_val *v)
+{
+	struct rm_cg_reading r;
+
+	v[C_CORES] = rm_num(cg_cores, 0);
+	rm_cg_read(&cgrp, &r);
+	if (r.has & RM_CG_USED)
+		v[C_CG_USED] = rm_num((double)r.used / 1048576.0, 0);
+	if (r.has & RM_CG_LIMIT)
+		v[C_CG_LIMIT] = rm_num((double)r.limit / 1048576.0, 0);
+	if (r.has & RM_CG_AVAIL)
+		v[C_CG_AVAIL] = rm_num((double)r.avail / 1048576.0, 0);
+	if (r.has & RM_CG_SWAP)
+		v[C_CG_SWAP] = rm_num((double)r.swap / 1048576.0, 0);
+	if (r.has & RM_CG_OOM)
+		v[C_CG_OOM] = rm_num((double)r.oom_kills, 0);
+	if (r.has & RM_CG_PSI_FULL)
+		v[C_CG_PSI_FULL] = rm_num(r.psi_full10, 2);
+}
+
 /* Pick the printed columns, open RAPL and the GPUs if asked, and read the
  * energy baselines with the CPU's, so the first row has watts too. */
 static void open_extras(const struct opts *o)
@@ -465,7 +525,8 @@ static void open_extras(const struct opts *o)
 	struct rm_rapl_step st;
 
 	for (int i = 0; i < C_NCOLS; i++) {
-		if ((i == C_PKG_W && !o->energy) || (i > C_PKG_W && !o->gpu))
+		if ((i == C_PKG_W && !o->energy) || (i > C_PKG_W && i <= C_GPU_VRAM_TOTAL && !o->gpu) ||
+		    (i >= C_CG_USED && !o->cgroup_path))
 			continue;
 		ocols[nout] = cols[i];
 		osel[nout++] = i;
@@ -480,6 +541,8 @@ static void open_extras(const struct opts *o)
 	}
 	if (o->gpu)
 		rm_gpu_open(&gpus);
+	if (o->cgroup_path)
+		open_cgroup(o);
 }
 
 /* Package watts since the previous reading; empty if any package failed. */
@@ -579,6 +642,8 @@ static void sample(const struct opts *o, struct state *s, double elapsed,
 		v[C_PSI_CPU_SOME] = rm_num(psi.some10, 2);
 	if (o->gpu)
 		sample_gpu(v);
+	if (o->cgroup_path)
+		sample_cgroup(v);
 }
 
 static void emit(const struct opts *o, struct rm_buf *b, const struct rm_val *all)

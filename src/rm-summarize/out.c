@@ -125,6 +125,24 @@ static struct sty sty_of(const struct opts *o)
 	return o->color ? on : off;
 }
 
+/* The build's cgroup: its lowest available memory, beside the host's. */
+static void text_cgroup_peak(struct rm_buf *b, const struct report *r)
+{
+	const struct sys *s = r->sys;
+	const struct peak *p = &s->cg_avail;
+	char v[80], clk[32];
+
+	/* Nothing without a limit: then the host's headroom is the build's. */
+	if (!p->known)
+		return;
+	snprintf(v, sizeof(v), "%.0f MiB of %.0f MiB", p->v, p->aux);
+	fmt_clock(p->epoch - s->first_epoch, clk, sizeof(clk));
+	rm_buf_addf(b, "  %-22s %-24s at +%s", "min available (cgroup)", v, clk);
+	if (stage_name(r, p->stage)[0])
+		rm_buf_addf(b, "  stage %s", stage_name(r, p->stage));
+	rm_buf_adds(b, "\n");
+}
+
 static void text_sys(struct rm_buf *b, const struct report *r, const struct opts *o,
 		     const struct sty *c)
 {
@@ -150,9 +168,11 @@ static void text_sys(struct rm_buf *b, const struct report *r, const struct opts
 		rm_buf_addf(b, "  note     %ld rows without a time (epoch) were skipped\n", s->skipped);
 	rm_buf_addf(b, "  limits   near-OOM below %.0f MiB available, low disk below %g GiB",
 		    o->near_oom_mb, o->low_disk_gb);
-	if (!isnan(r->ram_mb))
+	if (!isnan(r->host_ram_mb))
+		rm_buf_addf(b, "; cgroup limit %.0f MiB (host RAM %.0f MiB)", r->ram_mb, r->host_ram_mb);
+	else if (!isnan(r->ram_mb))
 		rm_buf_addf(b, "; RAM %.0f MiB", r->ram_mb);
-	rm_buf_addf(b, "; %d cores\n\n", r->cores);
+	rm_buf_addf(b, "; %d cores%s\n\n", r->cores, s->cores > 0 && o->cores <= 0 ? " (effective)" : "");
 
 	rm_buf_addf(b, "%sPeaks%s\n", c->b, c->off);
 	for (int k = 0; k < PK_N; k++) {
@@ -176,6 +196,7 @@ static void text_sys(struct rm_buf *b, const struct report *r, const struct opts
 		if (p->ctx[0])
 			rm_buf_addf(b, "  %-22s context: %s\n", "", p->ctx);
 	}
+	text_cgroup_peak(b, r);
 	rm_buf_adds(b, "\n");
 
 	{
@@ -187,8 +208,14 @@ static void text_sys(struct rm_buf *b, const struct report *r, const struct opts
 			if (i == 1 && s->col[SC_DISK] < 0)
 				continue;
 			if (i == 0)
-				rm_buf_addf(b, "%s (available below %.0f MiB): %ld sample%s", what[i],
-					    o->near_oom_mb, rs[i]->samples, rs[i]->samples == 1 ? "" : "s");
+			{
+				char cgt[80] = "";
+				if (s->cg_avail.known)
+					snprintf(cgt, sizeof(cgt), ", or within the cgroup below %.0f MiB",
+						 fmin(o->near_oom_mb, 0.15 * s->cg_limit_min));
+				rm_buf_addf(b, "%s (available below %.0f MiB%s): %ld sample%s", what[i],
+					    o->near_oom_mb, cgt, rs[i]->samples, rs[i]->samples == 1 ? "" : "s");
+			}
 			else
 				rm_buf_addf(b, "%s (available below %g GiB): %ld sample%s", what[i],
 					    o->low_disk_gb, rs[i]->samples, rs[i]->samples == 1 ? "" : "s");
@@ -264,9 +291,10 @@ static void text_sys(struct rm_buf *b, const struct report *r, const struct opts
 			if (r->stages[i].samples && l > w)
 				w = l > 32 ? 32 : l;
 		}
-		rm_buf_addf(b, "  %-*s %10s %8s %10s %10s %9s %9s %8s%s\n", w, "stage", "duration",
+		int cg = s->cg_avail.known;
+		rm_buf_addf(b, "  %-*s %10s %8s %10s %10s %9s %9s %8s%s%s\n", w, "stage", "duration",
 			    "samples", "peak used", "min avail", "min disk", "compilers", "near-OOM",
-			    energy ? "  energy J" : "");
+			    energy ? "  energy J" : "", cg ? "  cg avail" : "");
 		for (int i = 0; i < r->nstages; i++) {
 			const struct stage *st = &r->stages[i];
 			char pu[16], ma[16], md[16], mc[16];
@@ -282,10 +310,35 @@ static void text_sys(struct rm_buf *b, const struct report *r, const struct opts
 				    st->near_oom);
 			if (energy)
 				rm_buf_addf(b, "  %8.0f", isnan(st->energy_j) ? 0 : st->energy_j);
+			if (cg && isnan(st->min_cg_avail))
+				rm_buf_addf(b, "  %8s", "-");
+			else if (cg)
+				rm_buf_addf(b, "  %8.0f", st->min_cg_avail);
 			rm_buf_adds(b, "\n");
 		}
 		rm_buf_adds(b, "  (memory in MiB, disk in GiB)\n\n");
 	}
+}
+
+/* rm-run --memory-max: did CMD fit the budget, and if not, who was killed. */
+static void budget_line(const struct job *j, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "%.1f MiB: ", mib(j->mem_max_kib));
+
+	if (n < 0 || (size_t)n >= size)
+		return;
+	if (isnan(j->oom_kills))
+		snprintf(buf + n, size - (size_t)n, "OOM kills inside it unknown");
+	else if (j->oom_kills > 0)
+		snprintf(buf + n, size - (size_t)n, "OOM-killed inside the budget (%.0f kill%s%s%s%s)",
+			 j->oom_kills, j->oom_kills == 1 ? "" : "s", j->victim[0] ? ", first victim " : "",
+			 j->victim, j->victim[0] ? "" : ", victim not in the kernel log");
+	else
+		snprintf(buf + n, size - (size_t)n, "fitted, no OOM kill");
+	n = (int)strlen(buf);
+	if (!isnan(j->cgroup_kib) && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, "; exact peak %.1f MiB (%.0f %%)", mib(j->cgroup_kib),
+			 100.0 * j->cgroup_kib / j->mem_max_kib);
 }
 
 static void text_job(struct rm_buf *b, const struct report *r, const struct sty *c)
@@ -313,6 +366,11 @@ static void text_job(struct rm_buf *b, const struct report *r, const struct sty 
 		rm_buf_addf(b, "  peak memory (exact, cgroup)      %.1f MiB\n", mib(j->cgroup_kib));
 	if (!isnan(j->max_proc_kib))
 		rm_buf_addf(b, "  largest single process (exact)   %.1f MiB\n", mib(j->max_proc_kib));
+	if (!isnan(j->mem_max_kib)) {
+		char line[400];
+		budget_line(j, line, sizeof(line));
+		rm_buf_addf(b, "  memory budget (--memory-max)     %s\n", line);
+	}
 	rm_buf_adds(b, "\n");
 }
 
@@ -371,6 +429,20 @@ static void text_procs(struct rm_buf *b, const struct report *r, const struct op
 	rm_buf_adds(b, "\n");
 }
 
+/* The -j advice: the smaller of the effective cores and what memory
+ * allows, and which of the two binds. */
+static long safe_jobs(const struct report *r, const struct perjob *pj)
+{
+	return r->cores > 0 && r->cores < pj->safe_j ? r->cores : pj->safe_j;
+}
+
+static const char *jobs_bound(const struct report *r, const struct perjob *pj)
+{
+	if (r->cores > 0 && r->cores < pj->safe_j)
+		return "cores";
+	return isnan(r->host_ram_mb) ? "memory" : "cgroup memory";
+}
+
 static void text_units(struct rm_buf *b, const struct report *r, const struct opts *o,
 		       const struct sty *c)
 {
@@ -391,17 +463,18 @@ static void text_units(struct rm_buf *b, const struct report *r, const struct op
 	if (r->nperjob) {
 		rm_buf_addf(b, "%sMemory per compile job%s (p95 of compiler peaks per stage", c->b, c->off);
 		if (!isnan(r->ram_mb))
-			rm_buf_addf(b, "; -j for %.0f MiB RAM, %d cores", r->ram_mb, r->cores);
+			rm_buf_addf(b, "; -j for %.0f MiB %s, %d cores", r->ram_mb,
+				    isnan(r->host_ram_mb) ? "RAM" : "cgroup limit", r->cores);
 		rm_buf_adds(b, ")\n");
-		rm_buf_addf(b, "  %-16s %9s %9s %9s %12s %8s\n", "stage", "compilers", "p95 MiB",
-			    "max MiB", "per job MiB", "safe -j");
+		rm_buf_addf(b, "  %-16s %9s %9s %9s %12s %8s  %s\n", "stage", "compilers", "p95 MiB",
+			    "max MiB", "per job MiB", "safe -j", "bound by");
 		for (size_t i = 0; i < r->nperjob; i++) {
 			const struct perjob *pj = &r->perjob[i];
 			const char *sn = stage_name(r, pj->stage);
 			rm_buf_addf(b, "  %-16.32s %9zu %9.1f %9.1f %12.0f ", sn[0] ? sn : r->sys ? "(none)" : "(all)", pj->n,
 				    mib(pj->p95_kib), mib(pj->max_kib), pj->suggest_mb);
 			if (pj->safe_j > 0)
-				rm_buf_addf(b, "%8ld\n", pj->safe_j);
+				rm_buf_addf(b, "%8ld  %s\n", safe_jobs(r, pj), jobs_bound(r, pj));
 			else
 				rm_buf_addf(b, "%8s\n", "?");
 		}
@@ -485,8 +558,9 @@ void print_markdown(struct rm_buf *b, const struct report *r, const struct opts 
 			md(b, e->ctx);
 			rm_buf_adds(b, " |\n");
 		}
-		rm_buf_adds(b, "\n| stage | duration | samples | peak used MiB | min avail MiB | min disk GiB | max compilers | near-OOM |\n"
-			    "|---|---|---|---|---|---|---|---|\n");
+		rm_buf_adds(b, "\n| stage | duration | samples | peak used MiB | min avail MiB | min disk GiB | max compilers | near-OOM |");
+		rm_buf_adds(b, s->cg_avail.known ? " cgroup min avail MiB |\n" : "\n");
+		rm_buf_adds(b, s->cg_avail.known ? "|---|---|---|---|---|---|---|---|---|\n" : "|---|---|---|---|---|---|---|---|\n");
 		for (int i = 0; i < r->nstages; i++) {
 			const struct stage *st = &r->stages[i];
 			if (!st->samples)
@@ -494,8 +568,11 @@ void print_markdown(struct rm_buf *b, const struct report *r, const struct opts 
 			fmt_clock(st->duration, d, sizeof(d));
 			rm_buf_adds(b, "| ");
 			md(b, st->name[0] ? st->name : "(none)");
-			rm_buf_addf(b, " | %s | %ld | %.0f | %.0f | %.2f | %.0f | %ld |\n", d, st->samples,
+			rm_buf_addf(b, " | %s | %ld | %.0f | %.0f | %.2f | %.0f | %ld |", d, st->samples,
 				    st->peak_used, st->min_avail, st->min_disk, st->max_comp, st->near_oom);
+			if (s->cg_avail.known)
+				rm_buf_addf(b, isnan(st->min_cg_avail) ? " - |" : " %.0f |", st->min_cg_avail);
+			rm_buf_adds(b, "\n");
 		}
 		rm_buf_adds(b, "\n");
 	}
@@ -508,6 +585,12 @@ void print_markdown(struct rm_buf *b, const struct report *r, const struct opts 
 			rm_buf_addf(b, ", %.1f MiB (cgroup, exact)", mib(r->job.cgroup_kib));
 		if (!isnan(r->job.max_proc_kib))
 			rm_buf_addf(b, ", largest process %.1f MiB", mib(r->job.max_proc_kib));
+		if (!isnan(r->job.mem_max_kib)) {
+			char line[400];
+			budget_line(&r->job, line, sizeof(line));
+			rm_buf_adds(b, "; memory budget ");
+			md(b, line);
+		}
 		rm_buf_adds(b, "\n\n");
 	}
 	if (r->nunits) {
@@ -522,13 +605,13 @@ void print_markdown(struct rm_buf *b, const struct report *r, const struct opts 
 		rm_buf_adds(b, "\n");
 	}
 	if (r->nperjob) {
-		rm_buf_adds(b, "| stage | compilers | p95 MiB | per job MiB | safe -j |\n|---|---|---|---|---|\n");
+		rm_buf_adds(b, "| stage | compilers | p95 MiB | per job MiB | safe -j | bound by |\n|---|---|---|---|---|---|\n");
 		for (size_t i = 0; i < r->nperjob; i++) {
 			const struct perjob *pj = &r->perjob[i];
 			rm_buf_adds(b, "| ");
 			md(b, stage_name(r, pj->stage)[0] ? stage_name(r, pj->stage) : "(none)");
-			rm_buf_addf(b, " | %zu | %.1f | %.0f | %ld |\n", pj->n, mib(pj->p95_kib),
-				    pj->suggest_mb, pj->safe_j);
+			rm_buf_addf(b, " | %zu | %.1f | %.0f | %ld | %s |\n", pj->n, mib(pj->p95_kib),
+				    pj->suggest_mb, safe_jobs(r, pj), pj->safe_j > 0 ? jobs_bound(r, pj) : "?");
 		}
 		rm_buf_adds(b, "\n");
 	}
@@ -649,7 +732,25 @@ static void json_sys(struct rm_buf *b, const struct report *r, const struct opts
 	jkey(b, &f, "cut_rows");
 	rm_buf_addf(b, "%ld", s->cut_rows);
 	jkey(b, &f, "ram_mb");
-	jnum(b, r->ram_mb, 0);
+	jnum(b, !isnan(r->host_ram_mb) ? r->host_ram_mb : r->ram_mb, 0);
+	jkey(b, &f, "cores");
+	rm_buf_addf(b, "%d", r->cores);
+	jkey(b, &f, "cgroup");
+	if (!s->cg_avail.known) {
+		rm_buf_adds(b, "null");
+	} else {
+		int g = 1;
+		rm_buf_addc(b, '{');
+		jkey(b, &g, "min_avail_mb");
+		jnum(b, s->cg_avail.v, 0);
+		jkey(b, &g, "limit_mb");
+		jnum(b, s->cg_avail.aux, 0);
+		jkey(b, &g, "host_avail_mb");
+		jnum(b, s->cg_host_avail, 0);
+		jtime(b, &g, s, s->cg_avail.epoch);
+		jstage(b, &g, r, s->cg_avail.stage);
+		rm_buf_addc(b, '}');
+	}
 	jkey(b, &f, "peaks");
 	{
 		int g = 1;
@@ -805,6 +906,10 @@ static void json_sys(struct rm_buf *b, const struct report *r, const struct opts
 			jnum(b, st->max_comp, 0);
 			jkey(b, &g, "near_oom_samples");
 			rm_buf_addf(b, "%ld", st->near_oom);
+			if (s->cg_avail.known) {
+				jkey(b, &g, "min_cg_mem_avail_mb");
+				jnum(b, st->min_cg_avail, 0);
+			}
 			jkey(b, &g, "energy_j");
 			jnum(b, st->energy_j, 1);
 			rm_buf_addc(b, '}');
@@ -912,6 +1017,17 @@ void print_json(struct rm_buf *b, const struct report *r, const struct opts *o)
 		jnum(b, j->user_s, 2);
 		jkey(b, &g, "sys_s");
 		jnum(b, j->sys_s, 2);
+		if (!isnan(j->mem_max_kib)) {
+			jkey(b, &g, "mem_max_kib");
+			jnum(b, j->mem_max_kib, 0);
+			jkey(b, &g, "oom_kills");
+			jnum(b, j->oom_kills, 0);
+			jkey(b, &g, "oom_victim");
+			if (j->victim[0])
+				rm_buf_json(b, j->victim);
+			else
+				rm_buf_adds(b, "null");
+		}
 		rm_buf_addc(b, '}');
 	}
 	jkey(b, &f, "timeline");
@@ -1014,7 +1130,14 @@ void print_json(struct rm_buf *b, const struct report *r, const struct opts *o)
 		jkey(b, &g, "suggest_mb_per_job");
 		jnum(b, pj->suggest_mb, 0);
 		jkey(b, &g, "safe_jobs");
+		jnum(b, pj->safe_j > 0 ? (double)safe_jobs(r, pj) : NAN, 0);
+		jkey(b, &g, "memory_jobs");
 		jnum(b, pj->safe_j > 0 ? (double)pj->safe_j : NAN, 0);
+		jkey(b, &g, "bound_by");
+		if (pj->safe_j > 0)
+			rm_buf_json(b, jobs_bound(r, pj));
+		else
+			rm_buf_adds(b, "null");
 		rm_buf_addc(b, '}');
 	}
 	rm_buf_addc(b, ']');

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "cu.h"
 #include "summarize.h"
 
@@ -22,10 +23,11 @@ static const char *const xl_names[XL_N] = {
 };
 
 enum { JB_CMD, JB_START, JB_END, JB_ELAPSED, JB_EXIT, JB_PROCS, JB_PEAK, JB_PEAK_AT,
-       JB_MAXPROC, JB_CGROUP, JB_USER, JB_SYS, JB_N };
+       JB_MAXPROC, JB_CGROUP, JB_USER, JB_SYS, JB_MEMMAX, JB_OOMK, JB_VICTIM, JB_N };
 static const char *const jb_names[JB_N] = {
 	"cmd", "start_epoch", "end_epoch", "elapsed_s", "exit", "procs", "peak_rss_kib",
 	"peak_at_s", "max_proc_rss_kib", "cgroup_peak_kib", "user_s", "sys_s",
+	"mem_max_kib", "oom_kills", "oom_victim",   /* rm-tree --memory-max */
 };
 
 enum { TL_EPOCH, TL_ELAPSED, TL_PROCS, TL_RSS, TL_CPU, TL_N };
@@ -148,6 +150,9 @@ static void job_row(struct report *r, const struct rm_csv *c, int n)
 	j->cgroup_kib = pnum(c, n, JB_CGROUP);
 	j->user_s = pnum(c, n, JB_USER);
 	j->sys_s = pnum(c, n, JB_SYS);
+	j->mem_max_kib = pnum(c, n, JB_MEMMAX);
+	j->oom_kills = pnum(c, n, JB_OOMK);
+	pstr(c, n, JB_VICTIM, j->victim, sizeof(j->victim));
 }
 
 static void timeline_row(struct report *r, const struct rm_csv *c, int n)
@@ -358,8 +363,9 @@ void report_finish(struct report *r, const struct opts *o)
 {
 	double off = NAN;
 
-	r->cores = o->cores > 0 ? o->cores : rm_ncpu();
+	r->cores = o->cores > 0 ? o->cores : rm_cg_cores(0);   /* sys_finish: the CSV's */
 	r->ram_mb = r->sys ? r->sys->mem_total_mb : NAN;
+	r->host_ram_mb = NAN;
 	if (isnan(r->ram_mb)) {
 		struct rm_meminfo mi;
 		if (rm_meminfo_read(&mi) == 0)

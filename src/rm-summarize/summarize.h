@@ -74,6 +74,7 @@ struct stage {
 	size_t rawlen;
 	double first_epoch, duration, peak_used, min_avail, min_disk, max_comp, energy_j;
 	long samples, near_oom;
+	double min_cg_avail;   /* cg_mem_avail_mb, NaN without */
 	double *cpeaks;        /* compiler peaks (KiB) that fell in this stage */
 	size_t ncp, capcp;
 };
@@ -93,7 +94,8 @@ struct bucket {
 /* System CSV columns, found by header name. */
 enum { SC_EPOCH, SC_ELAPSED, SC_LOAD1, SC_CPU, SC_USED, SC_AVAIL, SC_MEMPCT, SC_SWAP,
        SC_DISK, SC_DISKPCT, SC_COMP, SC_STAGE, SC_CONTEXT, SC_OOM, SC_PSI_MEM_FULL,
-       SC_PKG_W, SC_GPU_BUSY, SC_GPU_VRAM, SC_GPU_VRAM_TOTAL, SC_N };
+       SC_PKG_W, SC_GPU_BUSY, SC_GPU_VRAM, SC_GPU_VRAM_TOTAL,
+       SC_CG_AVAIL, SC_CG_LIMIT, SC_CORES, SC_N };
 
 struct sys {
 	char *file;
@@ -126,6 +128,11 @@ struct sys {
 	int nb;                /* buckets in use */
 	int kmsg_state;        /* 0 not tried, 1 read, -1 unreadable */
 	int kmsg_errno;
+	/* rm-sample --cgroup-path: the build's memory cgroup. */
+	struct peak cg_avail;  /* lowest cg_mem_avail_mb; aux: the limit then */
+	double cg_host_avail;  /* host mem_avail_mb in that row */
+	double cg_limit_min;   /* tightest cg_mem_limit_mb seen */
+	int cores;             /* the cores column (effective cores), 0: none */
 };
 
 struct proc {
@@ -145,6 +152,8 @@ struct job {
 	char exit[24];
 	double start_epoch, end_epoch, elapsed, procs, peak_kib, peak_at, max_proc_kib,
 	       cgroup_kib, user_s, sys_s;
+	double mem_max_kib, oom_kills;   /* rm-tree --memory-max; NaN without */
+	char victim[100];
 };
 
 struct timeline {
@@ -202,6 +211,7 @@ struct report {
 	struct perjob *perjob;
 	size_t nperjob;
 	double ram_mb;
+	double host_ram_mb;    /* RAM when ram_mb is a cgroup's limit, else NaN */
 	int cores;
 	struct verdict *verdicts;
 	int nverdicts;

@@ -120,7 +120,9 @@ static void build(struct rm_buf *b, const struct report *r, const struct opts *o
 {
 	const struct sys *s = r->sys;
 	double dur = s->last_epoch - s->first_epoch;
-	double memhi = !isnan(r->ram_mb) ? r->ram_mb : series_max(s, SV_USED) + series_max(s, SV_AVAIL);
+	/* The host's RAM, also where a cgroup limit is the -j advice's RAM. */
+	double ram = !isnan(r->host_ram_mb) ? r->host_ram_mb : r->ram_mb;
+	double memhi = !isnan(ram) ? ram : series_max(s, SV_USED) + series_max(s, SV_AVAIL);
 	double diskhi = series_max(s, SV_DISK);
 	struct panel mem = { 60, 220, 0, memhi > 0 ? memhi : 1, "Memory (MiB): used, available, swap" };
 	struct panel dsk = { 320, 110, 0, 0, "Disk available (GiB)" };

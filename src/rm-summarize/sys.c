@@ -18,7 +18,7 @@ static const char *const sc_names[SC_N] = {
 	"epoch", "elapsed_s", "load1", "cpu_pct", "mem_used_mb", "mem_avail_mb", "mem_pct",
 	"swap_used_mb", "disk_avail_gb", "disk_pct", "compilers", "stage", "context",
 	"oom_kills", "psi_mem_full", "pkg_w", "gpu_busy_pct", "gpu_vram_used_mb",
-	"gpu_vram_total_mb",
+	"gpu_vram_total_mb", "cg_mem_avail_mb", "cg_mem_limit_mb", "cores",
 };
 
 static const char *const seed_cols[14] = {
@@ -67,6 +67,8 @@ struct sys *sys_new(const char *file, const struct rm_csv *hdr)
 	s->mem_total_mb = s->vram_total_mb = NAN;
 	s->cur_stage = -1;
 	s->bw = 0.125;
+	s->cg_avail.stage = -1;
+	s->cg_avail.aux = s->cg_host_avail = s->cg_limit_min = NAN;
 	return s;
 }
 
@@ -266,6 +268,36 @@ static void oom_event(struct sys *s, const struct row *w, double epoch, long kil
 	e->ctxlen = ctx_copy(w, e->ctx, sizeof(e->ctx));
 }
 
+/*
+ * The build's cgroup (rm-sample --cgroup-path): its lowest available
+ * memory, its tightest limit, the effective cores.  Returns 1 when the
+ * row is near-OOM by the cgroup: available below the smaller of
+ * --near-oom-mb and 15 % of its limit.
+ */
+static int cgroup_fold(struct sys *s, struct stage *st, const struct row *w, double host_avail,
+		       double epoch)
+{
+	double av = val(w, SC_CG_AVAIL), lim = val(w, SC_CG_LIMIT), cores = val(w, SC_CORES);
+	double thr;
+
+	if (!isnan(cores) && cores >= 1 && cores < 1e6)
+		s->cores = (int)cores;
+	if (st->samples == 1)
+		st->min_cg_avail = NAN;
+	if (isnan(av) || isnan(lim))
+		return 0;
+	if (isnan(st->min_cg_avail) || av < st->min_cg_avail)
+		st->min_cg_avail = av;
+	if (isnan(s->cg_limit_min) || lim < s->cg_limit_min)
+		s->cg_limit_min = lim;
+	if (!s->cg_avail.known || av < s->cg_avail.v) {
+		peak_set(&s->cg_avail, av, epoch, SC_CG_LIMIT, s->cur_stage, w);
+		s->cg_host_avail = host_avail;
+	}
+	thr = 0.15 * lim < g_opt.near_oom_mb ? 0.15 * lim : g_opt.near_oom_mb;
+	return av < thr;
+}
+
 int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 {
 	struct sys *s = r->sys;
@@ -327,6 +359,7 @@ int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 	peak_fold(&s->pk[PK_CPU], 1, cpu, epoch, -1, s->cur_stage, &w);
 
 	near = !isnan(avail) && avail < o->near_oom_mb;
+	near |= cgroup_fold(s, st, &w, avail, epoch);
 	low = !isnan(disk) && disk < o->low_disk_gb;
 	run_fold(&s->near, near, epoch, s->cur_stage);
 	run_fold(&s->low, low, epoch, s->cur_stage);
@@ -531,6 +564,49 @@ static void where(const struct report *r, int stage, const char *ctx, char *buf,
 		snprintf(buf + n, size - (size_t)n, ", while: %s", ctx);
 }
 
+/* A size in MiB as people say it: "512 MiB", "8 GiB", "1.5 GiB". */
+static void fmt_mib(double mb, char *buf, size_t size)
+{
+	if (isnan(mb))
+		snprintf(buf, size, "?");
+	else if (mb >= 1024 && fmod(mb, 1024) == 0)
+		snprintf(buf, size, "%.0f GiB", mb / 1024);
+	else if (mb >= 1024)
+		snprintf(buf, size, "%.1f GiB", mb / 1024);
+	else
+		snprintf(buf, size, "%.0f MiB", mb);
+}
+
+/*
+ * The OOM-edge verdict when the build's cgroup, not the host, ran short:
+ * its lowest available memory fell below the smaller of --near-oom-mb and
+ * 15 % of its limit, and no lower than the host's.  Returns 1 when given.
+ */
+static int cgroup_edge(struct report *r, const struct opts *o, const struct peak *host)
+{
+	const struct sys *s = r->sys;
+	const struct peak *p = &s->cg_avail;
+	char lim[40], free_[40], host_s[80] = "", clock[32], w[700];
+	double thr;
+
+	if (!p->known || isnan(p->aux))
+		return 0;
+	thr = 0.15 * p->aux < o->near_oom_mb ? 0.15 * p->aux : o->near_oom_mb;
+	if (p->v >= thr || (host->known && host->v < o->near_oom_mb && host->v < p->v))
+		return 0;
+	fmt_mib(p->aux, lim, sizeof(lim));
+	if (!isnan(s->cg_host_avail)) {
+		fmt_mib(s->cg_host_avail, free_, sizeof(free_));
+		snprintf(host_s, sizeof(host_s), " (host RAM: %s free)", free_);
+	}
+	fmt_clock(p->epoch - s->first_epoch, clock, sizeof(clock));
+	where(r, p->stage, p->ctx, w, sizeof(w));
+	verdict_add(r, "oom-edge",
+		    "OOM edge: available within the build's cgroup fell to %.0f MiB of its %s limit at +%s%s%s. Lower the memory per job for that stage, or raise the cgroup's memory limit.",
+		    p->v, lim, clock, host_s, w);
+	return 1;
+}
+
 /* The seed's "Reading the results" rules, as plain sentences. */
 static void sys_verdicts(struct report *r, const struct opts *o)
 {
@@ -551,7 +627,9 @@ static void sys_verdicts(struct report *r, const struct opts *o)
 			    s->oom_total, s->oom_total == 1 ? "" : "es", clock, vict, w);
 		problem = 1;
 	}
-	if ((sw->known && sw->v > 0) || (av->known && av->v < o->near_oom_mb)) {
+	if (cgroup_edge(r, o, av)) {
+		problem = 1;
+	} else if ((sw->known && sw->v > 0) || (av->known && av->v < o->near_oom_mb)) {
 		char swaps[200] = "";
 		const struct peak *at = av->known && av->v < o->near_oom_mb ? av : sw;
 		if (sw->known && sw->v > 0)
@@ -597,7 +675,11 @@ static void sys_verdicts(struct report *r, const struct opts *o)
 		}
 	}
 	/* "No problem" only where there were memory readings to judge. */
-	if (!problem && s->pk[PK_MEM_AVAIL].known)
+	if (!problem && s->pk[PK_MEM_AVAIL].known && s->cg_avail.known)
+		verdict_add(r, "ok",
+			    "No headroom problem: available memory stayed above %.0f MiB (within the build's cgroup: lowest %.0f MiB of its limit), no swap in use, no OOM kill, disk above %g GiB.",
+			    o->near_oom_mb, s->cg_avail.v, o->low_disk_gb);
+	else if (!problem && s->pk[PK_MEM_AVAIL].known)
 		verdict_add(r, "ok",
 			    "No headroom problem: available memory stayed above %.0f MiB, no swap in use, no OOM kill, disk above %g GiB.",
 			    o->near_oom_mb, o->low_disk_gb);
@@ -607,6 +689,15 @@ void sys_finish(struct report *r, const struct opts *o)
 {
 	struct sys *s = r->sys;
 
+	/* The headroom that binds: a cgroup limit below RAM is the RAM the
+	 * -j advice has; the CSV's effective cores unless --cores. */
+	if (!isnan(s->cg_limit_min) && (isnan(r->ram_mb) || s->cg_limit_min < r->ram_mb)) {
+		r->host_ram_mb = r->ram_mb;
+		r->ram_mb = s->cg_limit_min;
+	}
+	if (o->cores <= 0 && s->cores > 0)
+		r->cores = s->cores;
+	sanitize_ctx(s->cg_avail.ctx, &s->cg_avail.ctxlen);
 	if (s->nev > 0)
 		match_victims(s, o);
 	for (int i = 0; i < PK_N; i++)

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "tree.h"
 
 /* Undo mountinfo's octal escapes (\040 for a space) in place. */
@@ -215,4 +216,108 @@ int cgroup_remove(const struct cgroup *cg)
 		nanosleep(&ts, NULL);
 	}
 	return -1;
+}
+
+/* Write text to the file name in the cgroup's directory. */
+static int put_file(const struct cgroup *cg, const char *name, const char *text)
+{
+	char path[4200];
+	size_t len = strlen(text);
+	int fd, rc = 0, e = 0;
+
+	if (rm_pathf(path, sizeof(path), "%s/%s", cg->dir, name) < 0)
+		return -1;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, len) != (ssize_t)len) {
+		rc = -1;
+		e = errno;
+	}
+	if (close(fd) < 0 && rc == 0) {
+		rc = -1;
+		e = errno;
+	}
+	errno = e;
+	return rc;
+}
+
+/*
+ * --memory-max: the budget.  v2: memory.max, and memory.swap.max 0 where
+ * swap is accounted, so the budget is RAM; v1: memory.limit_in_bytes,
+ * then memory.memsw.limit_in_bytes (RAM plus swap) to the same value
+ * where the kernel accounts swap.
+ */
+int cgroup_limit(const struct cgroup *cg, uint64_t bytes, char *why, size_t wsize)
+{
+	char num[32], probe[4200];
+	const char *f = cg->v2 ? "memory.max" : "memory.limit_in_bytes";
+
+	snprintf(num, sizeof(num), "%llu\n", (unsigned long long)bytes);
+	if (put_file(cg, f, num) < 0) {
+		snprintf(why, wsize, "cannot write %s/%s: %s", cg->dir, f, strerror(errno));
+		return -1;
+	}
+	f = cg->v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes";
+	rm_pathf(probe, sizeof(probe), "%s/%s", cg->dir, f);
+	if (access(probe, F_OK) == 0 && put_file(cg, f, cg->v2 ? "0\n" : num) < 0) {
+		snprintf(why, wsize, "cannot write %s: %s", probe, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* OOM kills inside the cgroup so far; -1 when unreadable. */
+int cgroup_oom_kills(const struct cgroup *cg, uint64_t *n)
+{
+	char path[4200], buf[2048];
+
+	if (rm_pathf(path, sizeof(path), "%s/%s", cg->dir,
+		     cg->v2 ? "memory.events" : "memory.oom_control") < 0 ||
+	    rm_read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	return rm_cg_parse_kv(buf, "oom_kill", n);
+}
+
+/*
+ * The first OOM victim the kernel logged inside our cgroup (its oom_memcg
+ * is our directory) since mono_from, CLOCK_MONOTONIC seconds: another
+ * cgroup's kill at the same moment is not ours.  0 with name and pid, or
+ * -1 when the log names none or cannot be read.
+ */
+int cgroup_victim(const struct cgroup *cg, double mono_from, char *name, size_t nsize, int *pid)
+{
+	char rec[8192], raw[64];
+	const char *leaf = strrchr(cg->dir, '/');
+	int fd, found = -1;
+	ssize_t n;
+
+	if (!leaf)
+		return -1;
+	leaf++;
+	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	/* One record per read; EAGAIN at the end, EPIPE when overwritten. */
+	while (found < 0 && ((n = read(fd, rec, sizeof(rec) - 1)) > 0 || (n < 0 && errno == EPIPE))) {
+		const char *semi, *c1, *c2;
+		double usec;
+		if (n <= 0)
+			continue;
+		rec[n] = '\0';
+		semi = memchr(rec, ';', (size_t)n);
+		c1 = strchr(rec, ',');
+		c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+		if (!semi || !c2 || c2 > semi)
+			continue;
+		usec = strtod(c2 + 1, NULL);
+		if (usec / 1e6 + 1.0 < mono_from)
+			continue;
+		if (rm_cg_parse_oom_kill(semi + 1, (size_t)(rec + n - semi - 1), leaf, raw, sizeof(raw), pid))
+			found = 0;
+	}
+	close(fd);
+	if (found == 0)
+		rm_sanitize(raw, strlen(raw), name, nsize);
+	return found;
 }

@@ -6,7 +6,7 @@
  *        rm-tree -i SEC [-H] [-n COUNT] [--watch-pid PID] [--timeline FILE] [--pss]
  *                [--log FILE] [--match ERE | [--no-children] PID...]
  *        rm-tree --exec [-H] [-i SEC] [--timeline FILE] [--job FILE] [--log FILE]
- *                [--pss] [--cgroup] -- CMD [ARG...]
+ *                [--pss] [--cgroup] [--memory-max SIZE] -- CMD [ARG...]
  *
  * Selections: PID... (each and all its descendants), --no-children PID...
  * (just those), --match ERE (every process whose name matches), nothing
@@ -40,6 +40,8 @@
  *       --log FILE         the exit log to FILE instead of stdout
  *       --pss              totals from PSS (smaps_rollup) instead of RSS
  *       --cgroup           --exec: a memory cgroup for the exact tree peak
+ *       --memory-max SIZE  --exec: that cgroup, limited to SIZE (K, M, G);
+ *                          exit 125 before CMD runs when it cannot be made
  *   -H, --no-header        no CSV header line
  *   -h, --help             this help
  *       --version          the version
@@ -54,6 +56,7 @@
 #include <unistd.h>
 
 #include "cu.h"
+#include "cgroup.h"
 #include "tree.h"
 
 const char prog[] = "rm-tree";
@@ -62,7 +65,7 @@ static const char usage_line[] =
 	"       rm-tree -i SEC [-H] [-n COUNT] [--watch-pid PID] [--timeline FILE] [--pss]\n"
 	"               [--log FILE] [--match ERE | [--no-children] PID...]\n"
 	"       rm-tree --exec [-H] [-i SEC] [--timeline FILE] [--job FILE] [--log FILE]\n"
-	"               [--pss] [--cgroup] -- CMD [ARG...]";
+	"               [--pss] [--cgroup] [--memory-max SIZE] -- CMD [ARG...]";
 
 static const char help_text[] =
 	"\n"
@@ -88,6 +91,9 @@ static const char help_text[] =
 	"      --log FILE         the exit log to FILE instead of stdout\n"
 	"      --pss              totals from PSS (smaps_rollup) instead of RSS\n"
 	"      --cgroup           --exec: a memory cgroup for the exact tree peak\n"
+	"      --memory-max SIZE  --exec: run CMD in that cgroup limited to SIZE\n"
+	"                         (bytes, or K, M, G); exit 125 before CMD runs\n"
+	"                         when no cgroup can be made\n"
 	"  -H, --no-header        no CSV header line\n"
 	"  -h, --help             this help\n"
 	"      --version          print the version\n"
@@ -126,7 +132,7 @@ static void parse_columns(struct opts *o, const char *list)
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_WATCH = 256, O_MATCH, O_NOCH, O_EXEC, O_TL, O_JOB, O_LOG, O_PSS, O_CG, O_VERSION };
+	enum { O_WATCH = 256, O_MATCH, O_NOCH, O_EXEC, O_TL, O_JOB, O_LOG, O_PSS, O_CG, O_VERSION, O_MEMMAX };
 	enum { O_COMPILERS = 512 }; /* apart: other options join the list above */
 	static const struct option longopts[] = {
 		{ "columns", required_argument, NULL, 'o' },
@@ -145,6 +151,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "log", required_argument, NULL, O_LOG },
 		{ "pss", no_argument, NULL, O_PSS },
 		{ "cgroup", no_argument, NULL, O_CG },
+		{ "memory-max", required_argument, NULL, O_MEMMAX },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "compilers", no_argument, NULL, O_COMPILERS },
 		{ NULL, 0, NULL, 0 },
@@ -236,6 +243,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case O_CG:
 			o->cgroup = 1;
 			break;
+		case O_MEMMAX:
+			if (rm_cg_parse_size(optarg, &o->mem_max) < 0)
+				rm_usage_error(prog, usage_line, "invalid --memory-max '%s': a size such as 512M or 8G", optarg);
+			o->cgroup = 1;
+			break;
 		default:
 			rm_opt_bad(prog, usage_line, c, argv, optind);
 		}
@@ -270,7 +282,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			rm_usage_error(prog, usage_line, "--no-children needs a PID");
 		o->sel = match ? SEL_MATCH : o->npids ? SEL_PIDS : SEL_ALL;
 		if (o->job || o->cgroup)
-			rm_usage_error(prog, usage_line, "%s is for --exec", o->job ? "--job" : "--cgroup");
+			rm_usage_error(prog, usage_line, "%s is for --exec", o->job ? "--job" :
+				       o->mem_max ? "--memory-max" : "--cgroup");
 		if (!o->interval && (o->count || o->watch_pid))
 			rm_usage_error(prog, usage_line, "%s needs -i SEC", o->count ? "-n" : "--watch-pid");
 	}

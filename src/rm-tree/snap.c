@@ -306,7 +306,7 @@ static void print_json(struct snap *s, struct rm_buf *b)
 		p[k].cpu_pct = s->pct[i];
 		p[k++].cmd = NULL;
 	}
-	rm_usage_json(b, "rm-tree", p, k, s->o->window, 0);
+	rm_usage_json(b, "rm-tree", p, k, s->o->window, 0, s->o->npids > 0 ? s->o->pids[0] : 0);
 	free(p);
 }
 

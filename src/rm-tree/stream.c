@@ -61,6 +61,7 @@ struct stream {
 	double start_epoch;
 	char cmdline[RM_TEXT_MAX + 1];
 	struct cgroup cg;
+	double mono0;                 /* CLOCK_MONOTONIC at the job's start */
 	int tty;
 };
 
@@ -619,6 +620,16 @@ static void tty_give_back(int fd)
 	close(fd);
 }
 
+/* --memory-max without a cgroup: said, and CMD never runs (125, as env). */
+static void budget_fail(struct stream *s, const char *why)
+{
+	fprintf(stderr, "%s: --memory-max: cannot make a memory cgroup for the budget: %s; '%s' not run\n",
+		prog, why, s->o->argv[0]);
+	if (s->cg.ok)
+		cgroup_remove(&s->cg);
+	exit(125);
+}
+
 /* In the child: what CMD should start with, then exec it. */
 static void child(struct stream *s, int go, int err)
 {
@@ -682,6 +693,15 @@ static void launch(struct stream *s)
 	setpgid(pid, pid);
 	if (s->tty >= 0)
 		tcsetpgrp(s->tty, pid);
+	if (s->cg.ok && s->o->mem_max && cgroup_enter(&s->cg, pid) < 0) {
+		/* Closing go ends the child before it runs CMD. */
+		char why[4500];
+		snprintf(why, sizeof(why), "cannot move the job into '%s': %s", s->cg.dir, strerror(errno));
+		close(go[1]);
+		waitpid(pid, NULL, 0);
+		tty_give_back(s->tty);
+		budget_fail(s, why);
+	}
 	if (s->cg.ok && cgroup_enter(&s->cg, pid) < 0) {
 		fprintf(stderr, "%s: --cgroup: cannot move the job into '%s': %s; sampling only\n",
 			prog, s->cg.dir, strerror(errno));
@@ -731,8 +751,14 @@ static void exec_setup(struct stream *s)
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		fprintf(stderr, "%s: cannot become a child subreaper: %s; orphans are followed by process group\n",
 			prog, strerror(errno));
-	if (s->o->cgroup && cgroup_create(&s->cg, why, sizeof(why)) < 0)
+	if (s->o->cgroup && cgroup_create(&s->cg, why, sizeof(why)) < 0) {
+		if (s->o->mem_max)
+			budget_fail(s, why);
 		fprintf(stderr, "%s: --cgroup: no memory cgroup of our own: %s; sampling only\n", prog, why);
+	}
+	if (s->o->mem_max && cgroup_limit(&s->cg, s->o->mem_max, why, sizeof(why)) < 0)
+		budget_fail(s, why);
+	s->mono0 = rm_now_mono();
 	s->tty = tty_take();
 }
 
@@ -742,6 +768,26 @@ static void drain(int fd)
 
 	while (read(fd, buf, sizeof(buf)) > 0)
 		;
+}
+
+/* --memory-max: the budget, the OOM kills inside it and the first victim. */
+static void budget_cols(struct stream *s)
+{
+	uint64_t kills;
+	char name[64];
+	int vpid;
+
+	rm_buf_addf(&s->b, ",%llu,", (unsigned long long)(s->o->mem_max / 1024));
+	if (!s->cg.ok || cgroup_oom_kills(&s->cg, &kills) < 0) {
+		rm_buf_addc(&s->b, ',');
+		return;
+	}
+	rm_buf_addf(&s->b, "%llu,", (unsigned long long)kills);
+	if (kills > 0 && cgroup_victim(&s->cg, s->mono0, name, sizeof(name), &vpid) == 0) {
+		char v[100];
+		snprintf(v, sizeof(v), "%s (PID %d)", name, vpid);
+		rm_buf_csv(&s->b, v);
+	}
 }
 
 static void job_row(struct stream *s, double el)
@@ -763,7 +809,10 @@ static void job_row(struct stream *s, double el)
 				prog, s->cg.dir, strerror(errno));
 	}
 	rm_buf_adds(&s->b, "cmd,start_epoch,end_epoch,elapsed_s,exit,procs,peak_rss_kib,"
-		    "peak_at_s,max_proc_rss_kib,cgroup_peak_kib,user_s,sys_s\n");
+		    "peak_at_s,max_proc_rss_kib,cgroup_peak_kib,user_s,sys_s");
+	if (s->o->mem_max)
+		rm_buf_adds(&s->b, ",mem_max_kib,oom_kills,oom_victim");
+	rm_buf_addc(&s->b, '\n');
 	rm_buf_csv(&s->b, s->cmdline);
 	rm_buf_addc(&s->b, ',');
 	rm_buf_num(&s->b, s->start_epoch, 3);
@@ -789,6 +838,8 @@ static void job_row(struct stream *s, double el)
 	rm_buf_num(&s->b, (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6, 3);
 	rm_buf_addc(&s->b, ',');
 	rm_buf_num(&s->b, (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, 3);
+	if (s->o->mem_max)
+		budget_cols(s);
 	rm_buf_addc(&s->b, '\n');
 	int ok = 1;
 	put(s, s->job_fd, "the job file", &ok);

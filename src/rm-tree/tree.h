@@ -43,6 +43,7 @@ struct opts {
 	pid_t watch_pid;
 	const char *timeline, *job, *log;
 	int pss, cgroup;
+	uint64_t mem_max;        /* --memory-max bytes, 0: none */
 	/* Dispositions at entry, restored in CMD before it runs. */
 	struct sigaction entry_sig[4];   /* INT, TERM, HUP, PIPE */
 	sigset_t entry_mask;
@@ -70,5 +71,12 @@ int cgroup_enter(const struct cgroup *cg, pid_t pid);
 int cgroup_peak(const struct cgroup *cg, uint64_t *kib);
 /* Remove it (it must be empty); -1 with errno. */
 int cgroup_remove(const struct cgroup *cg);
+/* --memory-max: set the limit (and swap's); -1 with a reason in why. */
+int cgroup_limit(const struct cgroup *cg, uint64_t bytes, char *why, size_t wsize);
+/* OOM kills inside it so far; -1 when unreadable. */
+int cgroup_oom_kills(const struct cgroup *cg, uint64_t *n);
+/* The first OOM victim the kernel logged inside it since CLOCK_MONOTONIC
+ * mono_from; -1 when none or the log is closed to us. */
+int cgroup_victim(const struct cgroup *cg, double mono_from, char *name, size_t nsize, int *pid);
 
 #endif
