@@ -294,3 +294,24 @@ print(len(bad), max(int(r["compilers"]) for r in rows[:-1]))' "$BATS_TEST_TMPDIR
   run -2 --separate-stderr rm-sample --prom-label 9x=1
   [[ "${stderr_lines[0]}" == "rm-sample: invalid --prom-label '9x=1'"* ]]
 }
+
+@test "loadavg 1e70 prints every digit and nothing else (F4); nan and inf are empty in CSV, null in JSON, no Prometheus sample (B9)" {
+  local d="$BATS_TEST_TMPDIR/proc"
+  cp -a "$FIXTURES/proc-old" "$d"
+  printf '1e70 0.00 0.00 1/1 1\n' >"$d/loadavg"
+  RM_PROC_ROOT=$d run -0 rm-sample
+  # The double nearest 1e70, digit for digit.
+  [ "$(csv_get <(printf '%s\n' "$output") load1)" = 10000000000000000725314363815292351261583744096465219555182101554790400.00 ]
+  # Every byte of the row is printable text: no stack bytes, no NUL.
+  run -0 bash -c 'RM_PROC_ROOT=$1 rm-sample -H | tr -d "[:print:]\n" | wc -c' _ "$d"
+  [ "$output" = 0 ]
+  for v in nan inf -inf; do
+    printf '%s 0.00 0.00 1/1 1\n' "$v" >"$d/loadavg"
+    RM_PROC_ROOT=$d run -0 rm-sample
+    [ "$(csv_get <(printf '%s\n' "$output") load1)" = "" ]
+    RM_PROC_ROOT=$d run -0 rm-sample -f jsonl
+    [ "$(jq -c .load1 <<<"$output")" = null ]
+    RM_PROC_ROOT=$d run -0 rm-sample -f prom
+    [[ "$output" != *"rm_load1{"* ]]
+  done
+}
