@@ -329,3 +329,72 @@ EOF
   run -0 rm-summarize --json "$BATS_TEST_TMPDIR/flat2.csv"
   [[ "$(jq -c '.system.disk.hours_to_full' <<<"$output")" == null ]]
 }
+
+@test "a pipe, a FIFO, <(...), /dev/stdin and - read as the file itself (each input read once)" {
+  local want f="$F/seed-build.csv" fifo="$BATS_TEST_TMPDIR/fifo"
+  want=$(rm-summarize --json "$f" | jq -c 'del(.files, .system.file)')
+  run -0 --separate-stderr bash -c 'rm-summarize --json <(cat "$1")' _ "$f"
+  [ "$(jq -c 'del(.files, .system.file)' <<<"$output")" = "$want" ]
+  run -0 --separate-stderr bash -c 'cat "$1" | rm-summarize --json -' _ "$f"
+  [ "$(jq -c 'del(.files, .system.file)' <<<"$output")" = "$want" ]
+  run -0 --separate-stderr bash -c 'cat "$1" | rm-summarize --json /dev/stdin' _ "$f"
+  [ "$(jq -c 'del(.files, .system.file)' <<<"$output")" = "$want" ]
+  mkfifo "$fifo"
+  (cat "$f" >"$fifo" &)
+  run -0 --separate-stderr timeout 20 rm-summarize --json "$fifo"
+  [ "$(jq -c 'del(.files, .system.file)' <<<"$output")" = "$want" ]
+  # A system CSV and an exit log, both through pipes, in one report.
+  run -0 --separate-stderr bash -c 'rm-summarize <(cat "$1") <(cat "$2")' _ "$f" "$F/exitlog.csv"
+  [[ "$output" == *"(seed monitor CSV)"* ]]
+  [[ "$output" == *"Processes: 7, 11.11 s CPU in all, largest 600.0 MiB (cc1plus)"* ]]
+  # An empty pipe is what it says; '-' twice is refused.
+  run -1 --separate-stderr bash -c ': | rm-summarize -'
+  [ "$stderr" = "rm-summarize: '-': empty file; not a CSV" ]
+  run -2 --separate-stderr bash -c 'rm-summarize - - </dev/null'
+  [ "${stderr_lines[0]}" = "rm-summarize: '-' (standard input) given twice" ]
+}
+
+@test "--svg and --csv refuse to overwrite an input, or each other, and leave it whole (F5)" {
+  mkdir "$BATS_TEST_TMPDIR/w"
+  cp "$F/seed-build.csv" "$BATS_TEST_TMPDIR/w/run.csv"
+  cp "$F/exitlog.csv" "$BATS_TEST_TMPDIR/w/el.csv"
+  cd "$BATS_TEST_TMPDIR/w"
+  run -2 --separate-stderr rm-summarize --svg run.csv run.csv
+  [ "${stderr_lines[0]}" = "rm-summarize: --svg 'run.csv' is an input file; not overwritten" ]
+  cmp run.csv "$F/seed-build.csv"
+  # Another name of the same file (a hard link, ./) is the same file.
+  ln el.csv el-link.csv
+  run -2 --separate-stderr rm-summarize --csv ./el-link.csv run.csv el.csv
+  [ "${stderr_lines[0]}" = "rm-summarize: --csv 'el.csv' is an input file; not overwritten" ]
+  cmp el.csv "$F/exitlog.csv"
+  run -2 --separate-stderr rm-summarize --svg out --csv ./out run.csv el.csv
+  [ "${stderr_lines[0]}" = "rm-summarize: --svg and --csv name the same file" ]
+  [ ! -e out ]
+  # A symlink at the output is refused in the shared words, its target kept.
+  ln -s run.csv link.svg
+  run -1 --separate-stderr rm-summarize --svg link.svg "$F/seed-build.csv"
+  [ "$stderr" = "rm-summarize: cannot write 'link.svg': a symbolic link, not followed" ]
+  cmp run.csv "$F/seed-build.csv"
+  # --svg - and /dev/stdout write to standard output, never renamed onto.
+  run -0 --separate-stderr bash -c 'rm-summarize --svg - "$1" >/dev/null; rm-summarize --svg /dev/stderr "$1" 2>&1 >/dev/null | head -c 5' _ run.csv
+  [ "$output" = "<?xml" ] || [ "$output" = "<svg " ]
+  # Written through a temporary file: nothing else is left in the directory.
+  run -0 rm-summarize --svg new.svg --csv new.csv run.csv el.csv
+  run -0 bash -c 'ls -A | sort | tr "\n" " "'
+  [ "$output" = "el-link.csv el.csv link.svg new.csv new.svg run.csv " ]
+}
+
+@test "--svg onto an existing file on a full filesystem: exit 1, the old file whole (F5)" {
+  local mnt="$BATS_TEST_TMPDIR/fs"
+  mkdir -p "$mnt"
+  mount -t tmpfs -o size=16k rm-sum "$mnt" 2>"$BATS_TEST_TMPDIR/mount.err" ||
+    skip "cannot mount a tmpfs here: $(cat "$BATS_TEST_TMPDIR/mount.err")"
+  printf 'OLD SVG\n' >"$mnt/old.svg"
+  dd if=/dev/zero of="$mnt/fill" bs=1k count=64 2>/dev/null || true
+  run -1 --separate-stderr rm-summarize --svg "$mnt/old.svg" "$F/seed-build.csv"
+  [ "$stderr" = "rm-summarize: cannot write '$mnt/old.svg': No space left on device" ]
+  [ "$(cat "$mnt/old.svg")" = "OLD SVG" ]
+  run -0 bash -c 'ls -A "$1" | sort | tr "\n" " "' _ "$mnt"
+  [ "$output" = "fill old.svg " ]
+  umount "$mnt"
+}

@@ -210,6 +210,8 @@ struct report {
 extern struct opts g_opt;
 void *xmalloc(size_t n);
 void *xrealloc(void *p, size_t n);
+/* Write b to path whole (temporary file + rename); 0, or -1 with errno. */
+int write_whole(const char *path, const struct rm_buf *b);
 char *xstrndup(const char *s, size_t n);
 char *sanitized(const char *s, size_t n);
 double field_num(const struct rm_csv_field *f);
