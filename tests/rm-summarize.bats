@@ -398,3 +398,23 @@ EOF
   [ "$output" = "fill old.svg " ]
   umount "$mnt"
 }
+
+@test "an unterminated quote is an error naming the line where it opened, not one swallowed row (exit 1)" {
+  local f="$BATS_TEST_TMPDIR/uq.csv"
+  # Row 4 opens a quote that never closes; 10 rows follow it.
+  awk -F, -v OFS=, 'NR == 4 { $14 = "\"" $14 } { print }' "$F/seed-build.csv" >"$f"
+  run -1 --separate-stderr rm-summarize "$f"
+  [ "$stderr" = "rm-summarize: '$f': line 4: a quoted field opened here is never closed (at the end of the file or after 64 KiB); not a CSV this toolkit writes" ]
+  [ -z "$output" ]
+  # Quoted line feeds within the limit stay legal.
+  awk -F, -v OFS=, 'NR == 4 { $14 = "\"two\nlines\"" } { print }' "$F/seed-build.csv" >"$f"
+  run -0 rm-summarize "$f"
+  [[ "$output" == *"12 samples"* ]]
+}
+
+@test "CR-only line ends (old Mac text) get a message that says so" {
+  local f="$BATS_TEST_TMPDIR/mac.csv"
+  tr '\n' '\r' <"$F/seed-build.csv" >"$f"
+  run -1 --separate-stderr rm-summarize "$f"
+  [ "$stderr" = "rm-summarize: '$f': line 1: lines end in a lone CR (old Mac text), not LF or CRLF; convert it with tr '\\r' '\\n'" ]
+}

@@ -34,8 +34,10 @@
  * Input that is not such a CSV is an error, exit 1: an empty file, a NUL
  * byte, a header it does not know, a system CSV or job file with no rows,
  * a row with fewer fields than the header (except a last row cut off by
- * the end of the file, which is read without its cut field), a record
- * over 1 MiB.  Extra columns and rows with extra fields are read.
+ * the end of the file, which is read without its cut field), a quoted
+ * field never closed (named by the line its quote opened on), lone-CR
+ * line ends, a record over 1 MiB.  Extra columns and rows with extra
+ * fields are read.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -321,7 +323,20 @@ static int on_record(void *arg, struct rm_csv *c)
 	char why[200];
 	int rc;
 
+	if (c->bad_quote) {
+		snprintf(rd->why, sizeof(rd->why),
+			 "line %lu: a quoted field opened here is never closed (at the end of the file or after %zu KiB); not a CSV this toolkit writes",
+			 c->rec_line, c->max_quoted / 1024);
+		return 1;
+	}
 	if (!rd->kind_known) {
+		/* Old Mac text: the whole file reads as one line. */
+		if (c->lone_cr) {
+			snprintf(rd->why, sizeof(rd->why),
+				 "line %lu: lines end in a lone CR (old Mac text), not LF or CRLF; convert it with tr '\\r' '\\n'",
+				 c->rec_line);
+			return 1;
+		}
 		if (classify(rd, c) < 0)
 			return 1;
 		if (rd->header)
