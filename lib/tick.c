@@ -51,12 +51,21 @@ double rm_now_epoch(void)
 
 void rm_fmt_iso(double epoch, char *buf, size_t size)
 {
-	/* Round once to whole milliseconds so iso agrees with epoch's %.3f. */
-	long long total = (long long)(epoch * 1000.0 + 0.5);
-	time_t s = (time_t)(total / 1000);
-	int ms = (int)(total % 1000);
+	long long total;
+	time_t s;
+	int ms;
 	struct tm tm;
 
+	/* 1970 to the year 9999, or no time at all: never a year like
+	 * -292275055 from an overflowing cast. */
+	if (!(epoch >= 0 && epoch < 253402300800.0)) {
+		snprintf(buf, size, "?");
+		return;
+	}
+	/* Round once to whole milliseconds so iso agrees with epoch's %.3f. */
+	total = (long long)(epoch * 1000.0 + 0.5);
+	s = (time_t)(total / 1000);
+	ms = (int)(total % 1000);
 	gmtime_r(&s, &tm);
 	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
 		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,

@@ -65,7 +65,8 @@ void rm_tick_clear_signal(struct rm_tick *t);
 double rm_now_epoch(void);
 double rm_now_mono(void);
 
-/* Format epoch seconds as RFC 3339 UTC with milliseconds and Z. */
+/* Format epoch seconds as RFC 3339 UTC with milliseconds and Z; "?" for
+ * NaN, a time before 1970 or after the year 9999. */
 void rm_fmt_iso(double epoch, char *buf, size_t size);
 
 #endif

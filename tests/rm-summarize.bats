@@ -418,3 +418,56 @@ EOF
   run -1 --separate-stderr rm-summarize "$f"
   [ "$stderr" = "rm-summarize: '$f': line 1: lines end in a lone CR (old Mac text), not LF or CRLF; convert it with tr '\\r' '\\n'" ]
 }
+
+# stepped FILE: 12 rows a second apart on elapsed_s, with the wall clock
+# stepped back a day after the 6th (an NTP step, a VM restore).
+stepped() {
+  awk 'BEGIN {
+    print "epoch,iso,elapsed_s,mem_used_mb,mem_avail_mb,stage,pkg_w"
+    for (i = 0; i < 12; i++) {
+      e = 1700000000 + i - (i >= 6 ? 86400 : 0)
+      printf "%d.000,x,%d.000,%d,%d,%s,10\n", e, i, 1000 + i, 9000 - i, i < 6 ? "compile" : "link"
+    }
+  }' >"$1"
+}
+
+@test "a wall-clock step mid-run: durations, rates, stages and energy from elapsed_s, never negative (F10)" {
+  local f="$BATS_TEST_TMPDIR/jump.csv"
+  stepped "$f"
+  run -0 --separate-stderr rm-summarize "$f"
+  [[ "$output" == *"2023-11-14T22:13:20.000Z to 2023-11-14T22:13:31.000Z (11.0 s), 12 samples, every 1.00 s"* ]]
+  run -0 --separate-stderr rm-summarize --json "$f"
+  [ "$(jq -c '[.system.duration_s, .system.end.elapsed_s]' <<<"$output")" = "[11,11]" ]
+  # The stage table adds up to the run; energy is 10 W over 11 s.
+  [ "$(jq '[.system.stages[].duration_s] | add' <<<"$output")" = 11 ]
+  [ "$(jq '.system.energy.joules' <<<"$output")" = 110 ]
+}
+
+@test "CSVs without elapsed_s (the seed's) time by epoch; impossible epochs are skipped, never printed as a year -292275055 (F10)" {
+  local f="$BATS_TEST_TMPDIR/odd.csv"
+  head -3 "$F/seed-build.csv" >"$f"
+  # Epochs no clock can give, as a hostile or broken file holds them.
+  sed -n 4p "$F/seed-build.csv" | sed 's/^[0-9]*/99999999999999999/' >>"$f"
+  sed -n 5p "$F/seed-build.csv" | sed 's/^[0-9]*/-99999999999999999/' >>"$f"
+  tail -n +6 "$F/seed-build.csv" >>"$f"
+  run -0 --separate-stderr rm-summarize "$f"
+  [[ "$output" == *"2023-11-14T22:13:20.000Z to 2023-11-14T22:16:05.000Z (2m45s), 10 samples"* ]]
+  [[ "$output" == *"note     2 rows without a time (epoch) were skipped"* ]]
+  [[ "$output" != *"-292275055"* ]]
+  run -0 --separate-stderr rm-summarize --json "$f"
+  [ "$(jq -c '[.system.duration_s, .system.skipped_rows]' <<<"$output")" = "[165,2]" ]
+}
+
+@test "oom_kills from hostile input: the total saturates instead of overflowing (F11)" {
+  local f="$BATS_TEST_TMPDIR/oom.csv"
+  awk 'BEGIN {
+    print "epoch,elapsed_s,mem_avail_mb,oom_kills"
+    for (i = 0; i < 400; i++) printf "%d,%d,9000,%s\n", 1700000000 + i, i, i % 2 ? "99999999999999999" : "0"
+  }' >"$f"
+  run -0 --separate-stderr rm-summarize "$f"
+  [[ "$output" == *"OOM kills: 9223372036854775807"* ]]
+  [ -z "$stderr" ]
+  run -0 --separate-stderr rm-summarize --json "$f"
+  # (jq would round it to a double: the text as printed.)
+  [[ "$output" == *'"oom_kills":{"count":9223372036854775807,'* ]]
+}

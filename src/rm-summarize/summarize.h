@@ -102,6 +102,7 @@ struct sys {
 	int col[SC_N];
 	long samples, skipped, cut_rows;
 	double first_epoch, last_epoch, prev_epoch, first_elapsed;
+	double origin;         /* epoch at elapsed_s 0 (NaN: no elapsed_s) */
 	struct peak pk[PK_N];
 	struct runstat near, low;
 	int has_oom;

@@ -246,6 +246,15 @@ static void iso_time(void)
 	CHECK_STR(buf, "2023-11-14T22:13:21.000Z");
 	rm_fmt_iso(0.25, buf, sizeof(buf));
 	CHECK_STR(buf, "1970-01-01T00:00:00.250Z");
+	/* Impossible times (F10): no overflowing cast, no year -292275055. */
+	rm_fmt_iso(99999999999999999.0, buf, sizeof(buf));
+	CHECK_STR(buf, "?");
+	rm_fmt_iso(-99999999999999999.0, buf, sizeof(buf));
+	CHECK_STR(buf, "?");
+	rm_fmt_iso(NAN, buf, sizeof(buf));
+	CHECK_STR(buf, "?");
+	rm_fmt_iso(253402300799.0, buf, sizeof(buf));
+	CHECK_STR(buf, "9999-12-31T23:59:59.000Z");
 }
 
 /*
