@@ -217,3 +217,37 @@ void rm_tick_clear_signal(struct rm_tick *t)
 	t->end = RM_END_NONE;
 	t->signo = 0;
 }
+
+double rm_t0_shift(const struct timespec *start)
+{
+	const char *v = getenv("RM_T0");
+	struct timespec b, m;
+	double t0, shift;
+	char *end;
+
+	if (!v || !*v)
+		return 0;
+	t0 = strtod(v, &end);
+	if (*end || !(t0 >= 0))
+		return 0;
+	clock_gettime(CLOCK_BOOTTIME, &b);
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	/* CLOCK_BOOTTIME at start, less the origin. */
+	shift = ((double)b.tv_sec + (double)b.tv_nsec / 1e9) -
+		((double)(m.tv_sec - start->tv_sec) + (double)(m.tv_nsec - start->tv_nsec) / 1e9) - t0;
+	/* An origin in the future, or years back, is not this run's. */
+	return shift > 0 && shift < 366.0 * 86400 ? shift : 0;
+}
+
+double rm_t0_apply(struct timespec *start)
+{
+	double shift = rm_t0_shift(start);
+	long long ns;
+
+	if (shift > 0) {
+		ns = (long long)start->tv_sec * 1000000000LL + start->tv_nsec - (long long)(shift * 1e9);
+		start->tv_sec = (time_t)(ns / 1000000000LL);
+		start->tv_nsec = (long)(ns % 1000000000LL);
+	}
+	return shift;
+}

@@ -315,3 +315,15 @@ print(len(bad), max(int(r["compilers"]) for r in rows[:-1]))' "$BATS_TEST_TMPDIR
     [[ "$output" != *"rm_load1{"* ]]
   done
 }
+
+@test "RM_T0 (the monitor run's origin, CLOCK_BOOTTIME seconds) is elapsed_s 0; unset, bad or future values change nothing" {
+  local t0
+  t0=$(awk '{ print $1 - 30 }' /proc/uptime)
+  RM_T0=$t0 run -0 rm-sample -n 2 -i 0.05
+  # 30 s before this command started: at least 30, and not a minute more.
+  run -0 awk -F, 'NR > 1 && !($3 >= 30 && $3 < 90) { bad = 1 } END { exit bad }' <<<"$output"
+  for t0 in "" x -5 999999999999; do
+    RM_T0=$t0 run -0 rm-sample -n 1
+    [ "$(csv_get <(printf '%s\n' "$output") elapsed_s)" = 0.000 ]
+  done
+}
