@@ -443,6 +443,12 @@ stepped() {
   # The stage table adds up to the run; energy is 10 W over 11 s.
   [ "$(jq '[.system.stages[].duration_s] | add' <<<"$output")" = 11 ]
   [ "$(jq '.system.energy.joules' <<<"$output")" = 110 ]
+  # Two runs appended to one file (elapsed_s starts again): each keeps
+  # its own origin, the second placed by its own epoch.
+  stepped "$f"
+  awk -F, -v OFS=, 'NR > 1 { $1 = $1 + 3600 } { print }' "$f" | tail -n +2 >>"$f"
+  run -0 --separate-stderr rm-summarize --json "$f"
+  [ "$(jq -c '[.system.duration_s, .system.samples]' <<<"$output")" = "[3611,24]" ]
 }
 
 @test "CSVs without elapsed_s (the seed's) time by epoch; impossible epochs are skipped, never printed as a year -292275055 (F10)" {

@@ -103,6 +103,7 @@ struct sys {
 	long samples, skipped, cut_rows;
 	double first_epoch, last_epoch, prev_epoch, first_elapsed;
 	double origin;         /* epoch at elapsed_s 0 (NaN: no elapsed_s) */
+	double prev_el;        /* the last row's elapsed_s */
 	struct peak pk[PK_N];
 	struct runstat near, low;
 	int has_oom;

@@ -63,7 +63,7 @@ struct sys *sys_new(const char *file, const struct rm_csv *hdr)
 	}
 	s->near.first_stage = s->low.first_stage = -1;
 	s->first_epoch = s->last_epoch = s->prev_epoch = s->first_elapsed = NAN;
-	s->origin = NAN;
+	s->origin = s->prev_el = NAN;
 	s->oom_prev = NAN;
 	s->disk_first = s->disk_last = s->swap_first = s->swap_last = NAN;
 	s->mem_total_mb = s->vram_total_mb = NAN;
@@ -287,8 +287,11 @@ static double row_time(struct sys *s, const struct row *w)
 		return NAN;
 	if (!(el >= 0 && el < EPOCH_MAX))
 		return epoch;
-	if (isnan(s->origin))
+	/* elapsed_s going back is a new run appended to the file (rm-sample
+	 * -o twice): its own origin, from its own epoch. */
+	if (isnan(s->origin) || el < s->prev_el)
 		s->origin = epoch - el;
+	s->prev_el = el;
 	return s->origin + el;
 }
 
