@@ -19,6 +19,7 @@
 
 #define DEF_MAX_RECORD (1024 * 1024)
 #define DEF_MAX_FIELDS 1024
+#define DEF_MAX_QUOTED (64 * 1024)
 
 enum { K_TEXT, K_COMMA, K_LF, K_QUOTE, K_CR, K_NUL };
 
@@ -35,6 +36,7 @@ enum {
 	S_QQ,     /* a quote inside a quoted field: closing, or the first of "" */
 	S_CR,     /* a CR outside quotes: a line end if LF follows */
 	S_RCR,    /* a CR before anything else of a record */
+	S_SKIP,   /* after an unterminated quote: up to the line's end */
 };
 
 int rm_csv_init(struct rm_csv *c, size_t max_record, int max_fields)
@@ -42,6 +44,7 @@ int rm_csv_init(struct rm_csv *c, size_t max_record, int max_fields)
 	memset(c, 0, sizeof(*c));
 	c->max_record = max_record ? max_record : DEF_MAX_RECORD;
 	c->max_fields = max_fields > 0 ? max_fields : DEF_MAX_FIELDS;
+	c->max_quoted = DEF_MAX_QUOTED;
 	c->line = 1;
 	c->st = S_REC;
 	c->f = calloc((size_t)c->max_fields, sizeof(*c->f));
@@ -58,10 +61,13 @@ void rm_csv_free(struct rm_csv *c)
 	free(c->f);
 	free(c->fend);
 	free(c->rec);
+	free(c->raw);
 	c->f = NULL;
 	c->fend = NULL;
 	c->rec = NULL;
+	c->raw = NULL;
 	c->cap = c->len = 0;
+	c->rawcap = c->rawlen = 0;
 }
 
 const char *rm_csv_strerror(enum rm_csv_err e)
@@ -142,6 +148,63 @@ static enum rm_csv_err emit_slow(struct rm_csv *c, rm_csv_cb cb, void *arg, int 
 	if (r)
 		return fail(c, RM_CSV_ESTOP);
 	return RM_CSV_OK;
+}
+
+/* Keep a byte of an open quoted field, to read it again if it never closes. */
+static int save_raw(struct rm_csv *c, unsigned char ch)
+{
+	if (c->rawlen == c->rawcap) {
+		size_t ncap = c->rawcap ? c->rawcap * 2 : 256;
+		char *n = realloc(c->raw, ncap);
+		if (!n)
+			return fail(c, RM_CSV_ENOMEM);
+		c->raw = n;
+		c->rawcap = ncap;
+	}
+	c->raw[c->rawlen++] = (char)ch;
+	return 0;
+}
+
+/*
+ * The quoted field opened on line qline never closed (end of input, or
+ * longer than max_quoted): tell the callback, drop the record, and read
+ * again from the line after qline (the bytes kept since), or skip to the
+ * end of the line when no line feed has come yet.
+ */
+static enum rm_csv_err bad_quote(struct rm_csv *c, rm_csv_cb cb, void *arg)
+{
+	char *again = c->raw;
+	size_t n = c->rawlen;
+	enum rm_csv_err e;
+	int r, resume = c->raw_on;
+
+	c->nf = 0;
+	c->cut = 0;
+	c->bad_quote = 1;
+	c->rec_line = c->qline;
+	c->bad_quotes++;
+	r = cb(arg, c);
+	c->bad_quote = 0;
+	c->len = 0;
+	c->nfe = 0;
+	c->raw_on = 0;
+	if (r) {
+		fail(c, RM_CSV_ESTOP);
+		c->err_line = c->qline;
+		return RM_CSV_ESTOP;
+	}
+	if (!resume) {
+		c->st = S_SKIP;
+		return RM_CSV_OK;
+	}
+	c->st = S_REC;
+	c->line = c->qline + 1;
+	c->offset -= n;
+	c->raw = NULL;
+	c->rawlen = c->rawcap = 0;
+	e = n ? rm_csv_feed(c, again, n, cb, arg) : RM_CSV_OK;
+	free(again);
+	return e;
 }
 
 #if defined(__SSE2__)
@@ -265,11 +328,23 @@ enum rm_csv_err rm_csv_feed(struct rm_csv *c, const char *buf, size_t len,
 		c->offset++;
 		if (ch == '\0')
 			return fail(c, RM_CSV_EBINARY);
+		if ((c->st == S_Q || c->st == S_QQ) && c->raw_on && save_raw(c, ch))
+			return c->err;
 		switch (c->st) {
+		case S_SKIP:
+			if (ch == '\n') {
+				c->line++;
+				c->st = S_REC;
+			}
+			break;
 		case S_REC:
 		case S_FSTART:
 			if (ch == '"') {
 				c->st = S_Q;
+				c->qline = c->line;
+				c->qstart = c->len;
+				c->rawlen = 0;
+				c->raw_on = 0;
 			} else if (ch == ',') {
 				if (end_field(c))
 					return c->err;
@@ -307,10 +382,19 @@ enum rm_csv_err rm_csv_feed(struct rm_csv *c, const char *buf, size_t len,
 			if (ch == '"') {
 				c->st = S_QQ;
 			} else {
-				if (ch == '\n')
+				if (ch == '\n') {
 					c->line++;
+					c->raw_on = 1; /* the next line starts here */
+				}
 				if (put(c, (char)ch))
 					return c->err;
+				if (c->len - c->qstart > c->max_quoted) {
+					enum rm_csv_err qe;
+					/* The rest of this buffer is read after
+					 * what the quote swallowed. */
+					if ((qe = bad_quote(c, cb, arg)) != RM_CSV_OK)
+						return qe;
+				}
 			}
 			break;
 		case S_QQ:
@@ -345,6 +429,7 @@ enum rm_csv_err rm_csv_feed(struct rm_csv *c, const char *buf, size_t len,
 				break;
 			}
 			/* A lone CR is text; the byte after it starts over. */
+			c->lone_cr++;
 			if (put(c, '\r'))
 				return c->err;
 			c->st = S_UNQ;
@@ -360,6 +445,14 @@ enum rm_csv_err rm_csv_finish(struct rm_csv *c, rm_csv_cb cb, void *arg)
 {
 	if (c->err)
 		return c->err;
+	/* A quote open at the end: each one found, then what follows it. */
+	while (c->st == S_Q) {
+		enum rm_csv_err e = bad_quote(c, cb, arg);
+		if (e)
+			return e;
+	}
+	if (c->st == S_SKIP)
+		return RM_CSV_OK;
 	if (c->st == S_CR) {
 		/* A CR as the last byte of input ends the line. */
 		return emit_slow(c, cb, arg, 0);

@@ -10,7 +10,15 @@
  * with an error, and a NUL byte (binary data, never in a text CSV) does
  * too.  Lenient where RFC 4180 is silent: a quote inside an unquoted
  * field, or text after a closing quote, is kept as text; a lone CR is
- * text.  The parser core never reads files, prints or allocates per field.
+ * text (and counted, so a caller can name old Mac line ends).
+ *
+ * A quoted field still open at the end of input, or longer than
+ * max_quoted bytes (64 KiB), is not a record: the callback gets it with
+ * bad_quote set, nf 0 and rec_line the line where the quote opened, and
+ * reading resumes at the start of the next line after that one (the bytes
+ * read since are read again).  Quoted line feeds within the limit stay
+ * legal.  The parser core never reads files, prints or allocates per
+ * field.
  */
 #ifndef RM_CSVREAD_H
 #define RM_CSVREAD_H
@@ -42,11 +50,17 @@ struct rm_csv {
 	int nf;
 	unsigned long rec_line;  /* line its first byte is on (1-based) */
 	int cut;                 /* 1: ended by the end of input, not a newline */
+	int bad_quote;           /* 1: no record, an unterminated quote (above) */
+
+	/* Limit, set by rm_csv_init; may be changed before the first feed. */
+	size_t max_quoted;       /* longest quoted field (64 KiB) */
 
 	/* Where the parse stands; the caller only reads these. */
 	unsigned long line;      /* current line, 1-based */
 	uint64_t offset;         /* bytes consumed */
 	unsigned long records;   /* records handed out */
+	unsigned long lone_cr;   /* CRs outside quotes not followed by LF */
+	unsigned long bad_quotes; /* unterminated quotes met */
 	enum rm_csv_err err;
 	unsigned long err_line;
 
@@ -56,6 +70,11 @@ struct rm_csv {
 	size_t len, cap;
 	size_t *fend;
 	int nfe;
+	unsigned long qline;     /* where the open quote opened */
+	size_t qstart;           /* its field's start in rec */
+	char *raw;               /* bytes read since the line after qline */
+	size_t rawlen, rawcap;
+	int raw_on;
 };
 
 /*

@@ -37,6 +37,8 @@ void rm_emit_csv_row(struct rm_buf *b, const struct rm_col *cols,
 			rm_buf_addc(b, ',');
 		if (v[i].type == RM_V_NUM)
 			rm_buf_num(b, v[i].num, v[i].prec);
+		else if (v[i].type == RM_V_U64)
+			rm_buf_u64(b, v[i].u);
 		else if (v[i].type == RM_V_STR)
 			rm_buf_csv(b, v[i].str);
 	}
@@ -53,7 +55,9 @@ void rm_emit_jsonl(struct rm_buf *b, const struct rm_col *cols,
 		rm_buf_json(b, cols[i].name);
 		rm_buf_addc(b, ':');
 		if (v[i].type == RM_V_NUM)
-			rm_buf_num(b, v[i].num, v[i].prec);
+			rm_buf_json_num(b, v[i].num, v[i].prec);
+		else if (v[i].type == RM_V_U64)
+			rm_buf_u64(b, v[i].u);
 		else if (v[i].type == RM_V_STR)
 			rm_buf_json(b, v[i].str);
 		else
@@ -91,6 +95,10 @@ static void prom_labels(struct rm_buf *b, const struct rm_col *cols,
 		rm_buf_addc(b, '=');
 		if (v[i].type == RM_V_STR) {
 			rm_buf_prom_label(b, v[i].str);
+		} else if (v[i].type == RM_V_U64) {
+			rm_buf_addc(b, '"');
+			rm_buf_u64(b, v[i].u);
+			rm_buf_addc(b, '"');
 		} else {
 			rm_buf_addc(b, '"');
 			rm_buf_num(b, v[i].num, v[i].prec);
@@ -117,7 +125,10 @@ void rm_emit_prom(struct rm_buf *b, const struct rm_col *cols,
 		for (int r = 0; r < rows; r++) {
 			const struct rm_val *row = v + (size_t)r * (size_t)n;
 			double scale = cols[i].scale != 0 ? cols[i].scale : 1;
-			if (row[i].type != RM_V_NUM)
+			double x;
+			if (row[i].type == RM_V_NUM && !__builtin_isfinite(row[i].num))
+				continue; /* unknown: no sample */
+			if (row[i].type != RM_V_NUM && row[i].type != RM_V_U64)
 				continue;
 			if (!seen) {
 				rm_buf_addf(b, "# HELP %s %s\n# TYPE %s %s\n",
@@ -128,10 +139,17 @@ void rm_emit_prom(struct rm_buf *b, const struct rm_col *cols,
 			rm_buf_adds(b, cols[i].prom_name);
 			prom_labels(b, cols, row, n, extra);
 			rm_buf_addc(b, ' ');
-			double x = row[i].num * scale;
+			if (row[i].type == RM_V_U64 && scale == 1) {
+				rm_buf_u64(b, row[i].u);
+				rm_buf_addc(b, '\n');
+				continue;
+			}
+			x = row[i].type == RM_V_U64 ? (double)row[i].u * scale : row[i].num * scale;
 			/* Integral values print exactly; fractions with every digit a
-			 * double holds (a counter in joules keeps its microjoules). */
-			if (x == (double)(long long)x && x < 9e15 && x > -9e15)
+			 * double holds (a counter in joules keeps its microjoules).
+			 * The range test comes first: casting a double beyond
+			 * long long is undefined. */
+			if (x < 9e15 && x > -9e15 && x == (double)(long long)x)
 				rm_buf_addf(b, "%lld\n", (long long)x);
 			else
 				rm_buf_addf(b, "%.15g\n", x);

@@ -5,10 +5,12 @@
  * a JSON Lines object, or a Prometheus text exposition block.
  *
  * An unknown value is an empty CSV field, JSON null, and an absent
- * Prometheus sample: never 0.
+ * Prometheus sample: never 0.  A NaN or infinite number is unknown too.
  */
 #ifndef RM_EMIT_H
 #define RM_EMIT_H
+
+#include <stdint.h>
 
 #include "text.h"
 
@@ -17,13 +19,15 @@ enum rm_fmt { RM_FMT_CSV, RM_FMT_JSONL, RM_FMT_PROM };
 /* Parse "csv", "jsonl" or "prom" (and "json" as jsonl); -1 otherwise. */
 int rm_fmt_parse(const char *s, enum rm_fmt *fmt);
 
-enum rm_vtype { RM_V_NONE, RM_V_NUM, RM_V_STR };
+/* RM_V_U64: a counter printed with every digit (never through a double). */
+enum rm_vtype { RM_V_NONE, RM_V_NUM, RM_V_STR, RM_V_U64 };
 
 struct rm_val {
 	enum rm_vtype type;
 	int prec;        /* decimals for RM_V_NUM */
 	double num;
 	const char *str; /* already sanitized */
+	uint64_t u;      /* RM_V_U64 */
 };
 
 enum rm_prom { RM_P_NONE, RM_P_GAUGE, RM_P_COUNTER, RM_P_LABEL };
@@ -38,19 +42,25 @@ struct rm_col {
 
 static inline struct rm_val rm_num(double v, int prec)
 {
-	struct rm_val x = { RM_V_NUM, prec, v, NULL };
+	struct rm_val x = { RM_V_NUM, prec, v, NULL, 0 };
+	return x;
+}
+
+static inline struct rm_val rm_u64(uint64_t v)
+{
+	struct rm_val x = { RM_V_U64, 0, (double)v, NULL, v };
 	return x;
 }
 
 static inline struct rm_val rm_str(const char *s)
 {
-	struct rm_val x = { RM_V_STR, 0, 0, s };
+	struct rm_val x = { RM_V_STR, 0, 0, s, 0 };
 	return x;
 }
 
 static inline struct rm_val rm_none(void)
 {
-	struct rm_val x = { RM_V_NONE, 0, 0, NULL };
+	struct rm_val x = { RM_V_NONE, 0, 0, NULL, 0 };
 	return x;
 }
 

@@ -118,6 +118,64 @@ ssize_t rm_read_at(int dirfd, const char *path, char *buf, size_t size)
 	return n;
 }
 
+char *rm_read_all_at(int dirfd, const char *path, size_t *len)
+{
+	size_t cap = 65536, got = 0;
+	char *buf = NULL;
+	int fd, saved;
+
+	do
+		fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		ssize_t n;
+		if (got + 1 >= cap || !buf) {
+			char *nb;
+			if (buf)
+				cap *= 2;
+			if (cap > RM_READ_ALL_MAX + 1) {
+				if (got >= RM_READ_ALL_MAX) {
+					/* Bounded: a file past the cap (or
+					 * /dev/zero) is an error, not a cut. */
+					free(buf);
+					close(fd);
+					errno = EFBIG;
+					return NULL;
+				}
+				cap = RM_READ_ALL_MAX + 1;
+			}
+			nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				close(fd);
+				errno = ENOMEM;
+				return NULL;
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + got, cap - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno != EAGAIN) {
+			saved = errno;
+			free(buf);
+			close(fd);
+			errno = saved;
+			return NULL;
+		}
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	if (len)
+		*len = got;
+	return buf;
+}
+
 ssize_t rm_read_file(const char *path, char *buf, size_t size)
 {
 	return rm_read_at(AT_FDCWD, path, buf, size);

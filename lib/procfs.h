@@ -37,6 +37,17 @@ int rm_pathf(char *buf, size_t size, const char *fmt, ...)
 ssize_t rm_read_at(int dirfd, const char *path, char *buf, size_t size);
 ssize_t rm_read_file(const char *path, char *buf, size_t size);
 
+/*
+ * Read the whole file at path (relative to dirfd) until EOF into a
+ * growing buffer, for files whose length depends on the machine
+ * (/proc/stat's intr line comes before btime; mountinfo on a container
+ * host).  Returns a NUL-terminated malloc'd buffer (free it) and its
+ * length in *len, or NULL with errno set: EFBIG past RM_READ_ALL_MAX
+ * bytes (a bounded read: /dev/zero ends too), ENOMEM, or the open's.
+ */
+#define RM_READ_ALL_MAX (16u * 1024 * 1024)
+char *rm_read_all_at(int dirfd, const char *path, size_t *len);
+
 /* Read from an open descriptor until EOF or size-1 bytes; NUL-terminates. */
 ssize_t rm_read_fd(int fd, char *buf, size_t size);
 

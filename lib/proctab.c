@@ -246,15 +246,13 @@ void rm_procscan_close(struct rm_procscan *ps)
 
 int rm_boot_time(uint64_t *btime)
 {
-	static char buf[65536];
-	const char *p;
+	/* Whole: on a large host the intr line before btime is long. */
+	char *buf = rm_read_all_at(rm_proc_dirfd(), "stat", NULL);
+	const char *p = buf ? strstr(buf, "\nbtime ") : NULL;
+	int rc = p && sscanf(p + 7, "%" SCNu64, btime) == 1 ? 0 : -1;
 
-	if (rm_read_at(rm_proc_dirfd(), "stat", buf, sizeof(buf)) < 0)
-		return -1;
-	p = strstr(buf, "\nbtime ");
-	if (!p)
-		return -1;
-	return sscanf(p + 7, "%" SCNu64, btime) == 1 ? 0 : -1;
+	free(buf);
+	return rc;
 }
 
 long rm_proc_count_names(const char *const *names, int n)

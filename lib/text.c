@@ -2,6 +2,7 @@
  * text: see text.h.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,20 +85,15 @@ size_t rm_sanitize(const char *in, size_t len, char *out, size_t size)
 	if (limit > RM_TEXT_MAX)
 		limit = RM_TEXT_MAX;
 	/* What a terminal shows of "a\rb" is b: start after the last CR
-	 * that still has text after it. */
-	for (size_t k = len; k > 0; k--) {
-		if (s[k - 1] == '\r' && k < len) {
-			int rest = 0;
-			for (size_t j = k; j < len; j++)
-				if (s[j] > 0x20 && s[j] != 0x7f && s[j] != 0x1b) {
-					rest = 1;
-					break;
-				}
-			if (rest) {
-				i = k;
-				break;
-			}
+	 * that still has text after it.  One backward pass: seen says
+	 * whether s[k..len) holds a printable byte. */
+	for (size_t k = len, seen = 0; k > 0; k--) {
+		if (s[k - 1] == '\r' && seen) {
+			i = k;
+			break;
 		}
+		if (s[k - 1] > 0x20 && s[k - 1] != 0x7f && s[k - 1] != 0x1b)
+			seen = 1;
 	}
 	while (i < len) {
 		unsigned c = s[i];
@@ -247,15 +243,24 @@ void rm_buf_json(struct rm_buf *b, const char *s)
 
 void rm_buf_num(struct rm_buf *b, double v, int prec)
 {
-	char tmp[64];
+	/* The longest "%.*f": a sign, 309 integer digits, the point and
+	 * RM_NUM_PREC_MAX decimals. */
+	char tmp[1 + 309 + 1 + RM_NUM_PREC_MAX + 1];
 	int n;
 
-	if (!__builtin_isfinite(v)) {
-		rm_buf_adds(b, "0");
+	/* Unknown is never a plausible number: nothing at all. */
+	if (!__builtin_isfinite(v))
 		return;
-	}
+	if (prec < 0)
+		prec = 0;
+	if (prec > RM_NUM_PREC_MAX)
+		prec = RM_NUM_PREC_MAX;
 	n = snprintf(tmp, sizeof(tmp), "%.*f", prec, v);
-	if (n > 0 && tmp[0] == '-') {
+	if (n <= 0)
+		return;
+	if ((size_t)n >= sizeof(tmp))
+		n = (int)sizeof(tmp) - 1; /* cannot happen: sized for DBL_MAX */
+	if (tmp[0] == '-') {
 		/* "-0.000" prints as "0.000". */
 		int zero = 1;
 		for (int i = 1; i < n; i++)
@@ -267,6 +272,23 @@ void rm_buf_num(struct rm_buf *b, double v, int prec)
 		}
 	}
 	rm_buf_add(b, tmp, (size_t)n);
+}
+
+void rm_buf_json_num(struct rm_buf *b, double v, int prec)
+{
+	if (!__builtin_isfinite(v))
+		rm_buf_adds(b, "null");
+	else
+		rm_buf_num(b, v, prec);
+}
+
+void rm_buf_u64(struct rm_buf *b, uint64_t v)
+{
+	char tmp[24];
+	int n = snprintf(tmp, sizeof(tmp), "%" PRIu64, v);
+
+	if (n > 0)
+		rm_buf_add(b, tmp, (size_t)n);
 }
 
 int rm_buf_write(int fd, const struct rm_buf *b)

@@ -14,6 +14,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Longest text field printed, in bytes (before CSV quoting). */
 #define RM_TEXT_MAX 512
@@ -48,8 +49,17 @@ void rm_buf_addf(struct rm_buf *b, const char *fmt, ...)
 void rm_buf_csv(struct rm_buf *b, const char *s);
 /* Append s as a JSON string literal, quotes included. */
 void rm_buf_json(struct rm_buf *b, const char *s);
-/* Append a number with prec decimals, without "-0". */
+/*
+ * Append a number with prec decimals (0 to RM_NUM_PREC_MAX), without
+ * "-0", every integer digit however large.  NaN and infinity append
+ * nothing: an unknown value is an empty CSV field, never 0.
+ */
+#define RM_NUM_PREC_MAX 17
 void rm_buf_num(struct rm_buf *b, double v, int prec);
+/* The same, but NaN and infinity are JSON's null. */
+void rm_buf_json_num(struct rm_buf *b, double v, int prec);
+/* Append an unsigned 64-bit integer, every digit exact. */
+void rm_buf_u64(struct rm_buf *b, uint64_t v);
 
 /*
  * Write all of b to fd.  Returns 0, or -1 with errno set.  A row is one

@@ -51,12 +51,21 @@ double rm_now_epoch(void)
 
 void rm_fmt_iso(double epoch, char *buf, size_t size)
 {
-	/* Round once to whole milliseconds so iso agrees with epoch's %.3f. */
-	long long total = (long long)(epoch * 1000.0 + 0.5);
-	time_t s = (time_t)(total / 1000);
-	int ms = (int)(total % 1000);
+	long long total;
+	time_t s;
+	int ms;
 	struct tm tm;
 
+	/* 1970 to the year 9999, or no time at all: never a year like
+	 * -292275055 from an overflowing cast. */
+	if (!(epoch >= 0 && epoch < 253402300800.0)) {
+		snprintf(buf, size, "?");
+		return;
+	}
+	/* Round once to whole milliseconds so iso agrees with epoch's %.3f. */
+	total = (long long)(epoch * 1000.0 + 0.5);
+	s = (time_t)(total / 1000);
+	ms = (int)(total % 1000);
 	gmtime_r(&s, &tm);
 	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
 		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
@@ -220,4 +229,38 @@ void rm_tick_clear_signal(struct rm_tick *t)
 	got_signal = 0;
 	t->end = RM_END_NONE;
 	t->signo = 0;
+}
+
+double rm_t0_shift(const struct timespec *start)
+{
+	const char *v = getenv("RM_T0");
+	struct timespec b, m;
+	double t0, shift;
+	char *end;
+
+	if (!v || !*v)
+		return 0;
+	t0 = strtod(v, &end);
+	if (*end || !(t0 >= 0))
+		return 0;
+	clock_gettime(CLOCK_BOOTTIME, &b);
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	/* CLOCK_BOOTTIME at start, less the origin. */
+	shift = ((double)b.tv_sec + (double)b.tv_nsec / 1e9) -
+		((double)(m.tv_sec - start->tv_sec) + (double)(m.tv_nsec - start->tv_nsec) / 1e9) - t0;
+	/* An origin in the future, or years back, is not this run's. */
+	return shift > 0 && shift < 366.0 * 86400 ? shift : 0;
+}
+
+double rm_t0_apply(struct timespec *start)
+{
+	double shift = rm_t0_shift(start);
+	long long ns;
+
+	if (shift > 0) {
+		ns = (long long)start->tv_sec * 1000000000LL + start->tv_nsec - (long long)(shift * 1e9);
+		start->tv_sec = (time_t)(ns / 1000000000LL);
+		start->tv_nsec = (long)(ns % 1000000000LL);
+	}
+	return shift;
 }

@@ -78,7 +78,21 @@ void rm_tick_clear_signal(struct rm_tick *t);
 double rm_now_epoch(void);
 double rm_now_mono(void);
 
-/* Format epoch seconds as RFC 3339 UTC with milliseconds and Z. */
+/*
+ * One origin for every file of a monitor run (F10): RM_T0 in the
+ * environment is the CLOCK_BOOTTIME second (what /proc/uptime prints
+ * first) that is elapsed 0, so elapsed_s, start_s and end_s of rm-sample
+ * and rm-tree line up.  rm_t0_shift returns how long before the monotonic
+ * instant start that origin was: 0 when RM_T0 is unset, not a number, in
+ * the future or more than a year back.  rm_t0_apply also moves start
+ * back by it (deadlines then fall on the origin's grid; a loop skips the
+ * ones already past).
+ */
+double rm_t0_shift(const struct timespec *start);
+double rm_t0_apply(struct timespec *start);
+
+/* Format epoch seconds as RFC 3339 UTC with milliseconds and Z; "?" for
+ * NaN, a time before 1970 or after the year 9999. */
 void rm_fmt_iso(double epoch, char *buf, size_t size);
 
 #endif

@@ -53,7 +53,7 @@ void rm_usage_json(struct rm_buf *b, const char *source, const struct rm_usage_p
 	json_u64(b, "swap_free_bytes", mi.swap_free_kib * 1024, have_mi && (mi.has & RM_MI_SWAPFREE));
 	json_u64(b, "rss_bytes", rss, 1);
 	rm_buf_adds(b, ",\"cpu_percent\":");
-	rm_buf_num(b, cpu, 1);
+	rm_buf_json_num(b, cpu, 1);
 	json_u64(b, "interval_ms", (uint64_t)(window * 1000.0 + 0.5), 1);
 	rm_buf_adds(b, ",\"processes\":[");
 	for (size_t i = 0; i < n; i++) {

@@ -231,12 +231,12 @@ static int oneshot(const struct opts *o, struct rm_rapl *r)
 		row[Z_ZONE] = rm_str(r->z[i].zone);
 		row[Z_NAME] = r->z[i].name[0] ? rm_str(r->z[i].name) : rm_none();
 		if (rm_rapl_read(r, i, &uj) == 0)
-			row[Z_ENERGY] = rm_num((double)uj, 0);
+			row[Z_ENERGY] = rm_u64(uj);
 		else if (errno == EACCES)
 			die_eacces(r, i);
 		else
 			row[Z_ENERGY] = rm_none();
-		row[Z_MAX] = r->z[i].has_max ? rm_num((double)r->z[i].max_uj, 0) : rm_none();
+		row[Z_MAX] = r->z[i].has_max ? rm_u64(r->z[i].max_uj) : rm_none();
 	}
 	if (o->header && o->fmt == RM_FMT_CSV)
 		rm_emit_csv_header(&b, zone_cols, Z_NCOLS);

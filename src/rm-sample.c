@@ -991,6 +991,7 @@ int main(int argc, char **argv)
 	static struct opts o;
 	struct state s;
 	struct rm_tick t;
+	double t0_shift;
 	struct rm_buf b = { 0 };
 	struct rm_val v[C_NCOLS];
 	struct rm_disk dk;
@@ -1035,14 +1036,15 @@ int main(int argc, char **argv)
 	if (!rm_tick_sleep_until(&t, o.interval && o.interval < 0.1 ? o.interval : 0.1))
 		return rm_finish_stdout(prog, RM_EXIT_OK);
 	clock_gettime(CLOCK_MONOTONIC, &t.start);
+	t0_shift = rm_t0_shift(&t.start); /* RM_T0: the monitor run's elapsed 0 */
 	while (rm_tick_next(&t)) {
-		sample(&o, &s, rm_tick_elapsed(&t), v);
+		sample(&o, &s, rm_tick_elapsed(&t) + t0_shift, v);
 		emit(&o, &b, v);
 	}
 	if (t.end == RM_END_PID) {
 		/* The watched build just ended: one last row records what ended
 		 * it (an OOM kill of the orchestrator, say). */
-		sample(&o, &s, rm_tick_elapsed(&t), v);
+		sample(&o, &s, rm_tick_elapsed(&t) + t0_shift, v);
 		emit(&o, &b, v);
 	}
 	serve_stop();

@@ -353,3 +353,13 @@ intel-rapl:0:0,core,3000000,65712999613" ]
   RM_SYS_ROOT="$FIXTURES/powercap/intel1" run -0 rm-sample --energy -f prom
   [[ "$output" == *$'# TYPE rm_package_power_watts gauge\nrm_package_power_watts{stage=""} 0'* ]]
 }
+
+@test "a counter at 2^64-1 prints every digit in CSV and JSON (never through a double)" {
+  local root
+  root=$(fixture intel1)
+  set_uj "$root/class/powercap/intel-rapl:0" 18446744073709551615
+  RM_SYS_ROOT=$root run -0 rm-energy -H
+  [ "${lines[0]}" = "intel-rapl:0,package-0,18446744073709551615,262143328850" ]
+  RM_SYS_ROOT=$root run -0 rm-energy -f jsonl
+  [[ "$output" == *'"energy_uj":18446744073709551615,'* ]]
+}

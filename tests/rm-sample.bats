@@ -322,3 +322,36 @@ compiler_names() {
   run -2 --separate-stderr rm-sample --prom-label 9x=1
   [[ "${stderr_lines[0]}" == "rm-sample: invalid --prom-label '9x=1'"* ]]
 }
+
+@test "loadavg 1e70 prints every digit and nothing else (F4); nan and inf are empty in CSV, null in JSON, no Prometheus sample (B9)" {
+  local d="$BATS_TEST_TMPDIR/proc"
+  cp -a "$FIXTURES/proc-old" "$d"
+  printf '1e70 0.00 0.00 1/1 1\n' >"$d/loadavg"
+  RM_PROC_ROOT=$d run -0 rm-sample
+  # The double nearest 1e70, digit for digit.
+  [ "$(csv_get <(printf '%s\n' "$output") load1)" = 10000000000000000725314363815292351261583744096465219555182101554790400.00 ]
+  # Every byte of the row is printable text: no stack bytes, no NUL.
+  run -0 bash -c 'RM_PROC_ROOT=$1 rm-sample -H | tr -d "[:print:]\n" | wc -c' _ "$d"
+  [ "$output" = 0 ]
+  for v in nan inf -inf; do
+    printf '%s 0.00 0.00 1/1 1\n' "$v" >"$d/loadavg"
+    RM_PROC_ROOT=$d run -0 rm-sample
+    [ "$(csv_get <(printf '%s\n' "$output") load1)" = "" ]
+    RM_PROC_ROOT=$d run -0 rm-sample -f jsonl
+    [ "$(jq -c .load1 <<<"$output")" = null ]
+    RM_PROC_ROOT=$d run -0 rm-sample -f prom
+    [[ "$output" != *"rm_load1{"* ]]
+  done
+}
+
+@test "RM_T0 (the monitor run's origin, CLOCK_BOOTTIME seconds) is elapsed_s 0; unset, bad or future values change nothing" {
+  local t0
+  t0=$(awk '{ print $1 - 30 }' /proc/uptime)
+  RM_T0=$t0 run -0 rm-sample -n 2 -i 0.05
+  # 30 s before this command started: at least 30, and not a minute more.
+  run -0 awk -F, 'NR > 1 && !($3 >= 30 && $3 < 90) { bad = 1 } END { exit bad }' <<<"$output"
+  for t0 in "" x -5 999999999999; do
+    RM_T0=$t0 run -0 rm-sample -n 1
+    [ "$(csv_get <(printf '%s\n' "$output") elapsed_s)" = 0.000 ]
+  done
+}

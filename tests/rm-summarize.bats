@@ -138,7 +138,9 @@ EOF
   printf 'x\0y' >>"$d/garbage.csv"
   run -1 --separate-stderr rm-summarize "$d/garbage.csv"
   [[ "$stderr" == "rm-summarize: '$d/garbage.csv': "* ]]
-  [[ "$stderr" == *"binary data (a NUL byte); not a CSV" || "$stderr" == *"not a CSV rm-summarize reads"* ]]
+  # Random bytes: whichever of these comes first.
+  [[ "$stderr" == *"binary data (a NUL byte); not a CSV" || "$stderr" == *"not a CSV rm-summarize reads"* ||
+    "$stderr" == *"lines end in a lone CR"* || "$stderr" == *"a quoted field opened here is never closed"* ]]
   printf 'epoch,mem_used_mb\n1,2\n\0\n' >"$d/nul.csv"
   run -1 --separate-stderr rm-summarize "$d/nul.csv"
   [ "$stderr" = "rm-summarize: '$d/nul.csv': line 3: binary data (a NUL byte); not a CSV" ]
@@ -328,4 +330,152 @@ EOF
   rm-sample -i 0.02 -n 4 >"$BATS_TEST_TMPDIR/flat2.csv"
   run -0 rm-summarize --json "$BATS_TEST_TMPDIR/flat2.csv"
   [[ "$(jq -c '.system.disk.hours_to_full' <<<"$output")" == null ]]
+}
+
+@test "a pipe, a FIFO, <(...), /dev/stdin and - read as the file itself (each input read once)" {
+  local want f="$F/seed-build.csv" fifo="$BATS_TEST_TMPDIR/fifo"
+  want=$(rm-summarize --json "$f" | jq -c 'del(.files, .system.file)')
+  run -0 --separate-stderr bash -c 'rm-summarize --json <(cat "$1")' _ "$f"
+  [ "$(jq -c 'del(.files, .system.file)' <<<"$output")" = "$want" ]
+  run -0 --separate-stderr bash -c 'cat "$1" | rm-summarize --json -' _ "$f"
+  [ "$(jq -c 'del(.files, .system.file)' <<<"$output")" = "$want" ]
+  run -0 --separate-stderr bash -c 'cat "$1" | rm-summarize --json /dev/stdin' _ "$f"
+  [ "$(jq -c 'del(.files, .system.file)' <<<"$output")" = "$want" ]
+  mkfifo "$fifo"
+  (cat "$f" >"$fifo" &)
+  run -0 --separate-stderr timeout 20 rm-summarize --json "$fifo"
+  [ "$(jq -c 'del(.files, .system.file)' <<<"$output")" = "$want" ]
+  # A system CSV and an exit log, both through pipes, in one report.
+  run -0 --separate-stderr bash -c 'rm-summarize <(cat "$1") <(cat "$2")' _ "$f" "$F/exitlog.csv"
+  [[ "$output" == *"(seed monitor CSV)"* ]]
+  [[ "$output" == *"Processes: 7, 11.11 s CPU in all, largest 600.0 MiB (cc1plus)"* ]]
+  # An empty pipe is what it says; '-' twice is refused.
+  run -1 --separate-stderr bash -c ': | rm-summarize -'
+  [ "$stderr" = "rm-summarize: '-': empty file; not a CSV" ]
+  run -2 --separate-stderr bash -c 'rm-summarize - - </dev/null'
+  [ "${stderr_lines[0]}" = "rm-summarize: '-' (standard input) given twice" ]
+}
+
+@test "--svg and --csv refuse to overwrite an input, or each other, and leave it whole (F5)" {
+  mkdir "$BATS_TEST_TMPDIR/w"
+  cp "$F/seed-build.csv" "$BATS_TEST_TMPDIR/w/run.csv"
+  cp "$F/exitlog.csv" "$BATS_TEST_TMPDIR/w/el.csv"
+  cd "$BATS_TEST_TMPDIR/w"
+  run -2 --separate-stderr rm-summarize --svg run.csv run.csv
+  [ "${stderr_lines[0]}" = "rm-summarize: --svg 'run.csv' is an input file; not overwritten" ]
+  cmp run.csv "$F/seed-build.csv"
+  # Another name of the same file (a hard link, ./) is the same file.
+  ln el.csv el-link.csv
+  run -2 --separate-stderr rm-summarize --csv ./el-link.csv run.csv el.csv
+  [ "${stderr_lines[0]}" = "rm-summarize: --csv 'el.csv' is an input file; not overwritten" ]
+  cmp el.csv "$F/exitlog.csv"
+  run -2 --separate-stderr rm-summarize --svg out --csv ./out run.csv el.csv
+  [ "${stderr_lines[0]}" = "rm-summarize: --svg and --csv name the same file" ]
+  [ ! -e out ]
+  # A symlink at the output is refused in the shared words, its target kept.
+  ln -s run.csv link.svg
+  run -1 --separate-stderr rm-summarize --svg link.svg "$F/seed-build.csv"
+  [ "$stderr" = "rm-summarize: cannot write 'link.svg': a symbolic link, not followed" ]
+  cmp run.csv "$F/seed-build.csv"
+  # --svg - and /dev/stdout write to standard output, never renamed onto.
+  run -0 --separate-stderr bash -c 'rm-summarize --svg - "$1" >/dev/null; rm-summarize --svg /dev/stderr "$1" 2>&1 >/dev/null | head -c 5' _ run.csv
+  [ "$output" = "<?xml" ] || [ "$output" = "<svg " ]
+  # Written through a temporary file: nothing else is left in the directory.
+  run -0 rm-summarize --svg new.svg --csv new.csv run.csv el.csv
+  run -0 bash -c 'ls -A | sort | tr "\n" " "'
+  [ "$output" = "el-link.csv el.csv link.svg new.csv new.svg run.csv " ]
+}
+
+@test "--svg onto an existing file on a full filesystem: exit 1, the old file whole (F5)" {
+  local mnt="$BATS_TEST_TMPDIR/fs"
+  mkdir -p "$mnt"
+  mount -t tmpfs -o size=16k rm-sum "$mnt" 2>"$BATS_TEST_TMPDIR/mount.err" ||
+    skip "cannot mount a tmpfs here: $(cat "$BATS_TEST_TMPDIR/mount.err")"
+  printf 'OLD SVG\n' >"$mnt/old.svg"
+  dd if=/dev/zero of="$mnt/fill" bs=1k count=64 2>/dev/null || true
+  run -1 --separate-stderr rm-summarize --svg "$mnt/old.svg" "$F/seed-build.csv"
+  [ "$stderr" = "rm-summarize: cannot write '$mnt/old.svg': No space left on device" ]
+  [ "$(cat "$mnt/old.svg")" = "OLD SVG" ]
+  run -0 bash -c 'ls -A "$1" | sort | tr "\n" " "' _ "$mnt"
+  [ "$output" = "fill old.svg " ]
+  umount "$mnt"
+}
+
+@test "an unterminated quote is an error naming the line where it opened, not one swallowed row (exit 1)" {
+  local f="$BATS_TEST_TMPDIR/uq.csv"
+  # Row 4 opens a quote that never closes; 10 rows follow it.
+  awk -F, -v OFS=, 'NR == 4 { $14 = "\"" $14 } { print }' "$F/seed-build.csv" >"$f"
+  run -1 --separate-stderr rm-summarize "$f"
+  [ "$stderr" = "rm-summarize: '$f': line 4: a quoted field opened here is never closed (at the end of the file or after 64 KiB); not a CSV this toolkit writes" ]
+  [ -z "$output" ]
+  # Quoted line feeds within the limit stay legal.
+  awk -F, -v OFS=, 'NR == 4 { $14 = "\"two\nlines\"" } { print }' "$F/seed-build.csv" >"$f"
+  run -0 rm-summarize "$f"
+  [[ "$output" == *"12 samples"* ]]
+}
+
+@test "CR-only line ends (old Mac text) get a message that says so" {
+  local f="$BATS_TEST_TMPDIR/mac.csv"
+  tr '\n' '\r' <"$F/seed-build.csv" >"$f"
+  run -1 --separate-stderr rm-summarize "$f"
+  [ "$stderr" = "rm-summarize: '$f': line 1: lines end in a lone CR (old Mac text), not LF or CRLF; convert it with tr '\\r' '\\n'" ]
+}
+
+# stepped FILE: 12 rows a second apart on elapsed_s, with the wall clock
+# stepped back a day after the 6th (an NTP step, a VM restore).
+stepped() {
+  awk 'BEGIN {
+    print "epoch,iso,elapsed_s,mem_used_mb,mem_avail_mb,stage,pkg_w"
+    for (i = 0; i < 12; i++) {
+      e = 1700000000 + i - (i >= 6 ? 86400 : 0)
+      printf "%d.000,x,%d.000,%d,%d,%s,10\n", e, i, 1000 + i, 9000 - i, i < 6 ? "compile" : "link"
+    }
+  }' >"$1"
+}
+
+@test "a wall-clock step mid-run: durations, rates, stages and energy from elapsed_s, never negative (F10)" {
+  local f="$BATS_TEST_TMPDIR/jump.csv"
+  stepped "$f"
+  run -0 --separate-stderr rm-summarize "$f"
+  [[ "$output" == *"2023-11-14T22:13:20.000Z to 2023-11-14T22:13:31.000Z (11.0 s), 12 samples, every 1.00 s"* ]]
+  run -0 --separate-stderr rm-summarize --json "$f"
+  [ "$(jq -c '[.system.duration_s, .system.end.elapsed_s]' <<<"$output")" = "[11,11]" ]
+  # The stage table adds up to the run; energy is 10 W over 11 s.
+  [ "$(jq '[.system.stages[].duration_s] | add' <<<"$output")" = 11 ]
+  [ "$(jq '.system.energy.joules' <<<"$output")" = 110 ]
+  # Two runs appended to one file (elapsed_s starts again): each keeps
+  # its own origin, the second placed by its own epoch.
+  stepped "$f"
+  awk -F, -v OFS=, 'NR > 1 { $1 = $1 + 3600 } { print }' "$f" | tail -n +2 >>"$f"
+  run -0 --separate-stderr rm-summarize --json "$f"
+  [ "$(jq -c '[.system.duration_s, .system.samples]' <<<"$output")" = "[3611,24]" ]
+}
+
+@test "CSVs without elapsed_s (the seed's) time by epoch; impossible epochs are skipped, never printed as a year -292275055 (F10)" {
+  local f="$BATS_TEST_TMPDIR/odd.csv"
+  head -3 "$F/seed-build.csv" >"$f"
+  # Epochs no clock can give, as a hostile or broken file holds them.
+  sed -n 4p "$F/seed-build.csv" | sed 's/^[0-9]*/99999999999999999/' >>"$f"
+  sed -n 5p "$F/seed-build.csv" | sed 's/^[0-9]*/-99999999999999999/' >>"$f"
+  tail -n +6 "$F/seed-build.csv" >>"$f"
+  run -0 --separate-stderr rm-summarize "$f"
+  [[ "$output" == *"2023-11-14T22:13:20.000Z to 2023-11-14T22:16:05.000Z (2m45s), 10 samples"* ]]
+  [[ "$output" == *"note     2 rows without a time (epoch) were skipped"* ]]
+  [[ "$output" != *"-292275055"* ]]
+  run -0 --separate-stderr rm-summarize --json "$f"
+  [ "$(jq -c '[.system.duration_s, .system.skipped_rows]' <<<"$output")" = "[165,2]" ]
+}
+
+@test "oom_kills from hostile input: the total saturates instead of overflowing (F11)" {
+  local f="$BATS_TEST_TMPDIR/oom.csv"
+  awk 'BEGIN {
+    print "epoch,elapsed_s,mem_avail_mb,oom_kills"
+    for (i = 0; i < 400; i++) printf "%d,%d,9000,%s\n", 1700000000 + i, i, i % 2 ? "99999999999999999" : "0"
+  }' >"$f"
+  run -0 --separate-stderr rm-summarize "$f"
+  [[ "$output" == *"OOM kills: 9223372036854775807"* ]]
+  [ -z "$stderr" ]
+  run -0 --separate-stderr rm-summarize --json "$f"
+  # (jq would round it to a double: the text as printed.)
+  [[ "$output" == *'"oom_kills":{"count":9223372036854775807,'* ]]
 }

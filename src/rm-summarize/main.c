@@ -29,11 +29,17 @@
  *   -h, --help           this help
  *       --version        the version
  *
+ * Each FILE is opened and read once (a pipe or <(zcat ...) works; "-" is
+ * standard input).  --svg and --csv are written whole through a temporary
+ * file and a rename (lib/outfile), and never onto an input: exit 2.
+ *
  * Input that is not such a CSV is an error, exit 1: an empty file, a NUL
  * byte, a header it does not know, a system CSV or job file with no rows,
  * a row with fewer fields than the header (except a last row cut off by
- * the end of the file, which is read without its cut field), a record
- * over 1 MiB.  Extra columns and rows with extra fields are read.
+ * the end of the file, which is read without its cut field), a quoted
+ * field never closed (named by the line its quote opened on), lone-CR
+ * line ends, a record over 1 MiB.  Extra columns and rows with extra
+ * fields are read.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,8 +50,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "summarize.h"
 
 const char prog[] = "rm-summarize";
@@ -263,6 +271,10 @@ struct input {
 	const char *path;
 	char *shown;           /* the path, safe to print */
 	enum fkind kind;
+	int fd;                /* opened once, by the header pass */
+	struct stat st;        /* what fd is (outputs must not be inputs) */
+	char *pre;             /* a pipe's bytes the header pass consumed */
+	size_t npre;
 };
 
 struct reader {
@@ -316,7 +328,20 @@ static int on_record(void *arg, struct rm_csv *c)
 	char why[200];
 	int rc;
 
+	if (c->bad_quote) {
+		snprintf(rd->why, sizeof(rd->why),
+			 "line %lu: a quoted field opened here is never closed (at the end of the file or after %zu KiB); not a CSV this toolkit writes",
+			 c->rec_line, c->max_quoted / 1024);
+		return 1;
+	}
 	if (!rd->kind_known) {
+		/* Old Mac text: the whole file reads as one line. */
+		if (c->lone_cr) {
+			snprintf(rd->why, sizeof(rd->why),
+				 "line %lu: lines end in a lone CR (old Mac text), not LF or CRLF; convert it with tr '\\r' '\\n'",
+				 c->rec_line);
+			return 1;
+		}
 		if (classify(rd, c) < 0)
 			return 1;
 		if (rd->header)
@@ -358,10 +383,52 @@ static void fail(const struct input *in, const char *fmt, ...)
 	exit(RM_EXIT_FAIL);
 }
 
+/* Read up to n bytes of in, retrying EINTR; exits 1 on an error. */
+static size_t read_some(struct input *in, char *buf, size_t n)
+{
+	for (;;) {
+		ssize_t k = read(in->fd, buf, n);
+		if (k >= 0)
+			return (size_t)k;
+		if (errno != EINTR) {
+			fprintf(stderr, "%s: cannot read '%s': %s\n", prog, in->shown, strerror(errno));
+			exit(RM_EXIT_FAIL);
+		}
+	}
+}
+
+/* Open in once: "-" is standard input.  Exits 1 when it cannot be read. */
+static void open_input(struct input *in)
+{
+	if (strcmp(in->path, "-") == 0) {
+		in->fd = STDIN_FILENO;
+	} else {
+		in->fd = open(in->path, O_RDONLY | O_CLOEXEC);
+		if (in->fd < 0) {
+			fprintf(stderr, "%s: cannot open '%s': %s\n", prog, in->shown, strerror(errno));
+			exit(RM_EXIT_FAIL);
+		}
+	}
+	if (fstat(in->fd, &in->st) < 0) {
+		fprintf(stderr, "%s: cannot read '%s': %s\n", prog, in->shown, strerror(errno));
+		exit(RM_EXIT_FAIL);
+	}
+	if (S_ISDIR(in->st.st_mode))
+		fail(in, "a directory; not a CSV");
+	if (S_ISREG(in->st.st_mode))
+		posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+}
+
+/* Bytes of a pipe kept while looking for its header. */
+#define MAX_PRE (16u * 1024 * 1024)
+
 /*
  * Read a file through the CSV parser: only its header (to classify it),
- * or all of it into report r.  Exits 1 with a message on anything that is
- * not such a CSV.
+ * or all of it into report r.  Each file is opened once and read once:
+ * the header pass keeps what it read of a pipe, FIFO or terminal and the
+ * full pass starts with those bytes (a regular file is read again from
+ * its start on the same descriptor).  Exits 1 with a message on anything
+ * that is not such a CSV.
  */
 static void read_input(struct input *in, struct report *r, int header_only)
 {
@@ -370,38 +437,44 @@ static void read_input(struct input *in, struct report *r, int header_only)
 	struct rm_csv c;
 	enum rm_csv_err e = RM_CSV_OK;
 	uint64_t total = 0;
-	int fd;
+	int seekable;
 
 	if (!buf)
 		buf = xmalloc(READ_BUF);
-	fd = open(in->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, "%s: cannot open '%s': %s\n", prog, in->shown, strerror(errno));
+	if (header_only)
+		open_input(in);
+	seekable = S_ISREG(in->st.st_mode);
+	if (!header_only && seekable && lseek(in->fd, 0, SEEK_SET) < 0) {
+		fprintf(stderr, "%s: cannot read '%s': %s\n", prog, in->shown, strerror(errno));
 		exit(RM_EXIT_FAIL);
 	}
-	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	if (rm_csv_init(&c, 0, 0) < 0) {
 		fprintf(stderr, "%s: out of memory\n", prog);
 		exit(RM_EXIT_FAIL);
 	}
-	for (;;) {
-		ssize_t n = read(fd, buf, READ_BUF);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			fprintf(stderr, "%s: cannot read '%s': %s\n", prog, in->shown, strerror(errno));
-			exit(RM_EXIT_FAIL);
-		}
+	if (!header_only && in->npre) {
+		total = in->npre;
+		e = rm_csv_feed(&c, in->pre, in->npre, on_record, &rd);
+		free(in->pre);
+		in->pre = NULL;
+		in->npre = 0;
+	}
+	while (!e) {
+		size_t n = read_some(in, buf, READ_BUF);
 		if (n == 0) {
 			e = rm_csv_finish(&c, on_record, &rd);
 			break;
 		}
 		total += (uint64_t)n;
-		e = rm_csv_feed(&c, buf, (size_t)n, on_record, &rd);
-		if (e)
-			break;
+		if (header_only && !seekable) {
+			if (in->npre + n > MAX_PRE)
+				fail(in, "no header in the first %u MiB; not a CSV", MAX_PRE >> 20);
+			in->pre = xrealloc(in->pre, in->npre + n);
+			memcpy(in->pre + in->npre, buf, n);
+			in->npre += n;
+		}
+		e = rm_csv_feed(&c, buf, n, on_record, &rd);
 	}
-	close(fd);
 	if (e == RM_CSV_ESTOP && header_only && rd.kind_known) {
 		in->kind = rd.kind;
 		rm_csv_free(&c);
@@ -424,6 +497,9 @@ static void read_input(struct input *in, struct report *r, int header_only)
 		in->kind = rd.kind;
 		return;
 	}
+	if (in->fd != STDIN_FILENO)
+		close(in->fd);
+	in->fd = -1;
 	if (rd.rows == 0 && (rd.kind == F_SYS || rd.kind == F_JOB))
 		fail(in, "no rows after the header");
 	if (rd.kind == F_SYS && r->sys->samples == 0)
@@ -546,8 +622,53 @@ static void parse_args(int argc, char **argv, struct opts *o)
 /* Why an output file could not be written, in words. */
 static const char *write_why(int e)
 {
-	/* O_NOFOLLOW refuses a symlink planted where the output goes. */
-	return e == ELOOP ? "a symbolic link, not followed" : strerror(e);
+	/* A symlink planted where the output goes is refused. */
+	return e == ELOOP ? RM_OUT_SYMLINK_WHY : strerror(e);
+}
+
+/*
+ * --svg and --csv never overwrite an input (as sort -o would not lose
+ * it) nor each other: exit 2 before anything is written.
+ */
+static void check_outputs(const struct input *in, int nin)
+{
+	const char *outs[2] = { g_opt.svg, g_opt.csv };
+	const char *flags[2] = { "--svg", "--csv" };
+	struct stat st;
+
+	if (g_opt.svg && g_opt.csv && rm_out_same_path(g_opt.svg, g_opt.csv))
+		rm_usage_error(prog, usage_line, "--svg and --csv name the same file");
+	for (int k = 0; k < 2; k++) {
+		if (!outs[k] || rm_out_stat(outs[k], &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		for (int i = 0; i < nin; i++)
+			if (rm_same_file(&st, &in[i].st))
+				rm_usage_error(prog, usage_line, "%s '%s' is an input file; not overwritten",
+					       flags[k], in[i].shown);
+	}
+}
+
+/*
+ * Write b to path as a whole: a temporary file renamed into place, so an
+ * existing file is replaced only by a complete one (see outfile.h).
+ * Returns 0, or -1 with errno set (ELOOP: a symlink at path).
+ */
+int write_whole(const char *path, const struct rm_buf *b)
+{
+	struct rm_outfile o;
+	char why[128];
+
+	if (b->oom) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (rm_out_open(path, &o, why, sizeof(why)) < 0)
+		return -1;
+	if (rm_buf_write(o.fd, b) < 0) {
+		rm_out_abort(&o);
+		return -1;
+	}
+	return rm_out_commit(&o, why, sizeof(why));
 }
 
 /*
@@ -571,8 +692,15 @@ int main(int argc, char **argv)
 		const char *p = argv[optind + i];
 		in[i].path = p;
 		in[i].shown = sanitized(p, strlen(p));
-		read_input(&in[i], NULL, 1);
+		in[i].pre = NULL;
+		in[i].npre = 0;
+		for (int j = 0; j < i; j++)
+			if (strcmp(p, "-") == 0 && strcmp(in[j].path, "-") == 0)
+				rm_usage_error(prog, usage_line, "'-' (standard input) given twice");
 	}
+	for (int i = 0; i < nin; i++)
+		read_input(&in[i], NULL, 1);
+	check_outputs(in, nin);
 	/* A system CSV opens a new report unless the current one has none
 	 * yet; every other file joins the current report. */
 	has_sys = xmalloc((size_t)nin * sizeof(int));

@@ -433,7 +433,7 @@ static void num_or_empty(struct rm_buf *b, double v, int prec)
 int write_proc_csv(const struct report *r, const char *path)
 {
 	struct rm_buf b = { 0 };
-	int fd, rc = 0;
+	int rc;
 
 	rm_buf_adds(&b, "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,unit,cmd\n");
 	for (size_t i = 0; i < r->nproc; i++) {
@@ -465,11 +465,7 @@ int write_proc_csv(const struct report *r, const char *path)
 		rm_buf_free(&b);
 		return -1;
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0 || rm_buf_write(fd, &b) < 0)
-		rc = -1;
-	if (fd >= 0 && close(fd) < 0)
-		rc = -1;
+	rc = write_whole(path, &b);
 	rm_buf_free(&b);
 	return rc;
 }

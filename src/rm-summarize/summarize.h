@@ -105,6 +105,8 @@ struct sys {
 	int col[SC_N];
 	long samples, skipped, cut_rows;
 	double first_epoch, last_epoch, prev_epoch, first_elapsed;
+	double origin;         /* epoch at elapsed_s 0 (NaN: no elapsed_s) */
+	double prev_el;        /* the last row's elapsed_s */
 	struct peak pk[PK_N];
 	struct runstat near, low;
 	int has_oom;
@@ -221,6 +223,8 @@ struct report {
 extern struct opts g_opt;
 void *xmalloc(size_t n);
 void *xrealloc(void *p, size_t n);
+/* Write b to path whole (temporary file + rename); 0, or -1 with errno. */
+int write_whole(const char *path, const struct rm_buf *b);
 char *xstrndup(const char *s, size_t n);
 char *sanitized(const char *s, size_t n);
 double field_num(const struct rm_csv_field *f);

@@ -236,7 +236,7 @@ static void build(struct rm_buf *b, const struct report *r, const struct opts *o
 int write_svg(const struct report *r, const struct opts *o, const char *path)
 {
 	struct rm_buf b = { 0 };
-	int fd, rc = 0;
+	int rc;
 
 	build(&b, r, o);
 	if (b.oom) {
@@ -244,11 +244,7 @@ int write_svg(const struct report *r, const struct opts *o, const char *path)
 		errno = ENOMEM;
 		return -1;
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0 || rm_buf_write(fd, &b) < 0)
-		rc = -1;
-	if (fd >= 0 && close(fd) < 0)
-		rc = -1;
+	rc = write_whole(path, &b);
 	rm_buf_free(&b);
 	return rc;
 }

@@ -6,6 +6,7 @@
  * double their width when the run outgrows them.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,7 @@ struct sys *sys_new(const char *file, const struct rm_csv *hdr)
 	}
 	s->near.first_stage = s->low.first_stage = -1;
 	s->first_epoch = s->last_epoch = s->prev_epoch = s->first_elapsed = NAN;
+	s->origin = s->prev_el = NAN;
 	s->oom_prev = NAN;
 	s->disk_first = s->disk_last = s->swap_first = s->swap_last = NAN;
 	s->mem_total_mb = s->vram_total_mb = NAN;
@@ -298,6 +300,43 @@ static int cgroup_fold(struct sys *s, struct stage *st, const struct row *w, dou
 	return av < thr;
 }
 
+/* After any time a CSV can hold (the year 10000): an epoch past this, or
+ * before 1970, is not a time and its row is skipped. */
+#define EPOCH_MAX 253402300800.0
+
+/*
+ * The row's time on one monotonic axis (F10/B5): the epoch of the first
+ * timed row plus the elapsed_s offset, when the CSV has elapsed_s (a
+ * clock step moves epoch, never elapsed_s); epoch alone in CSVs without
+ * it (the seed's).  Every interval is measured on this axis; epoch is
+ * only its origin, for printing absolute times.  NaN: no usable time.
+ */
+static double row_time(struct sys *s, const struct row *w)
+{
+	double epoch = val(w, SC_EPOCH), el = val(w, SC_ELAPSED);
+
+	if (!(epoch >= 0 && epoch < EPOCH_MAX))
+		return NAN;
+	if (!(el >= 0 && el < EPOCH_MAX))
+		return epoch;
+	/* elapsed_s going back is a new run appended to the file (rm-sample
+	 * -o twice): its own origin, from its own epoch. */
+	if (isnan(s->origin) || el < s->prev_el)
+		s->origin = epoch - el;
+	s->prev_el = el;
+	return s->origin + el;
+}
+
+/* a + b for input-fed counts: saturates instead of overflowing (F11). */
+static long add_sat(long a, double b)
+{
+	if (!(b > 0))
+		return a;
+	if (b >= (double)LONG_MAX || (long)b > LONG_MAX - a)
+		return LONG_MAX;
+	return a + (long)b;
+}
+
 int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 {
 	struct sys *s = r->sys;
@@ -318,7 +357,7 @@ int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 		w.n--;
 		s->cut_rows++;
 	}
-	epoch = val(&w, SC_EPOCH);
+	epoch = row_time(s, &w);
 	if (isnan(epoch)) {
 		s->skipped++;
 		return 0;
@@ -338,7 +377,9 @@ int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 		if (isnan(s->first_elapsed))
 			s->first_elapsed = 0;
 	}
-	s->last_epoch = epoch;
+	/* Rows out of order (hand-made) never make the run shorter. */
+	if (isnan(s->last_epoch) || epoch > s->last_epoch)
+		s->last_epoch = epoch;
 	t = epoch - s->first_epoch;
 
 	used = val(&w, SC_USED);
@@ -403,9 +444,9 @@ int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 	if (!isnan(oom)) {
 		s->has_oom = 1;
 		if (isnan(s->oom_prev) ? oom > 0 : oom > s->oom_prev) {
-			long k = (long)(oom - (isnan(s->oom_prev) ? 0 : s->oom_prev));
+			long k = add_sat(0, oom - (isnan(s->oom_prev) ? 0 : s->oom_prev));
 			oom_event(s, &w, epoch, k);
-			s->oom_total += k;
+			s->oom_total = add_sat(s->oom_total, (double)k);
 		}
 		s->oom_prev = oom;
 	}

@@ -49,10 +49,12 @@ static int has_token(const char *list, const char *tok)
  * controller; -1 when there is none. */
 static int find_mount(int v2, char *mnt, size_t msize, char *root, size_t rsize)
 {
-	static char buf[65536];
+	/* Whole: a container host's mountinfo outgrows any fixed buffer. */
+	char *buf = rm_read_all_at(rm_proc_dirfd(), "self/mountinfo", NULL);
 	char *line, *save = NULL;
+	int rc = -1;
 
-	if (rm_read_at(rm_proc_dirfd(), "self/mountinfo", buf, sizeof(buf)) < 0)
+	if (!buf)
 		return -1;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *f[12], *sep, *tail, *s2 = NULL;
@@ -80,9 +82,11 @@ static int find_mount(int v2, char *mnt, size_t msize, char *root, size_t rsize)
 			continue;
 		strcpy(mnt, f[4]);
 		strcpy(root, f[3]);
-		return 0;
+		rc = 0;
+		break;
 	}
-	return -1;
+	free(buf);
+	return rc;
 }
 
 /* Our own cgroup path in the v2 hierarchy or the v1 memory one. */

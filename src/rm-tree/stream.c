@@ -881,7 +881,7 @@ int stream_run(const struct opts *o)
 		exec_setup(&s);
 	/* Elapsed 0, on both clocks. */
 	clock_gettime(CLOCK_MONOTONIC, &s.tick.start);
-	s.boot0 = boottime();
+	s.boot0 = boottime() - rm_t0_apply(&s.tick.start);
 	s.boot0_ticks = (uint64_t)(s.boot0 * (double)s.hz);
 	s.start_epoch = rm_now_epoch();
 

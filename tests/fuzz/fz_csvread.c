@@ -29,6 +29,12 @@ static int fz_csv_log(void *arg, struct rm_csv *c)
 	struct fz_log *l = arg;
 	size_t total = 0;
 
+	if (c->bad_quote) {
+		/* An unterminated quote: no fields, the line it opened on. */
+		FZ_ASSERT(c->nf == 0 && c->rec_line >= 1 && c->rec_line <= c->line);
+		rm_buf_addf(&l->b, "Q%lu;", c->rec_line);
+		return 0;
+	}
 	FZ_ASSERT(c->nf >= 1 && c->nf <= l->max_fields);
 	rm_buf_addf(&l->b, "R%lu:%d:%d:", c->rec_line, c->nf, c->cut);
 	for (int i = 0; i < c->nf; i++) {

@@ -15,6 +15,7 @@ struct out {
 	unsigned long lines[32];
 	int nrec;
 	int stop_after;
+	char last[64];  /* the last record's first field */
 };
 
 static int collect(void *arg, struct rm_csv *c)
@@ -24,6 +25,13 @@ static int collect(void *arg, struct rm_csv *c)
 	if (o->nrec < 32)
 		o->lines[o->nrec] = c->rec_line;
 	o->nrec++;
+	if (c->bad_quote) {
+		/* Not a record: "!Q" and the line where the quote opened. */
+		o->n += (size_t)snprintf(o->s + o->n, sizeof(o->s) - o->n, "!Q%lu\n", c->rec_line);
+		return o->stop_after && o->nrec >= o->stop_after;
+	}
+	if (c->nf > 0)
+		snprintf(o->last, sizeof(o->last), "%.*s", (int)c->f[0].len, c->f[0].p);
 	for (int i = 0; i < c->nf; i++) {
 		if (i && o->n < sizeof(o->s) - 1)
 			o->s[o->n++] = '|';
@@ -114,7 +122,8 @@ static void test_blank_lines(void)
 static void test_cut_last(void)
 {
 	check_all_splits("a,b\n1,2", "a|b\n1|2$\n");
-	check_all_splits("a,b\n1,\"open", "a|b\n1|open$\n");
+	/* A quote open at the end is an error naming its line (F13). */
+	check_all_splits("a,b\n1,\"open", "a|b\n!Q2\n");
 	/* A final CR is a line end, not a cut. */
 	check_all_splits("a,b\r", "a|b\n");
 }
@@ -125,6 +134,88 @@ static void test_lenient(void)
 	 * are kept; a lone CR is text. */
 	check_all_splits("ab\"c,\"d\"e\n", "ab\"c|de\n");
 	check_all_splits("a\rb,c\n", "a\rb|c\n");
+}
+
+/*
+ * An unterminated quote: an error naming the line where it opened, then
+ * reading resumes at the next line after that one; quoted line feeds
+ * within the limit stay legal.
+ */
+static void test_unterminated_quote(void)
+{
+	struct out o = { 0 };
+	const char *in = "h,v\n1,\"swallow\n2,b\n3,c\n";
+
+	check_all_splits(in, "h|v\n!Q2\n2|b\n3|c\n");
+	CHECK(parse(in, strlen(in), 0, &o, 0, 0) == RM_CSV_OK);
+	CHECK_U64(o.nrec, 4);
+	CHECK_U64(o.lines[1], 2);
+	CHECK_U64(o.lines[2], 3);
+	CHECK_U64(o.lines[3], 4);
+	/* Quotes after it that would have closed it are pairs ("") inside
+	 * it; read again from the next line they are text. */
+	check_all_splits("h\n\"a\nb\n", "h\n!Q2\nb\n");
+	check_all_splits("h\n\"a\"\"\nb\"\"c,d\n", "h\n!Q2\nb\"\"c|d\n");
+	/* Quoted line feeds, "" and CRLF within the limit stay legal. */
+	check_all_splits("h,v\n\"l1\nl2\nl3\",\"x\"\"\r\ny\"\r\nz,w\n",
+			 "h|v\nl1\nl2\nl3|x\"\r\ny\nz|w\n");
+}
+
+/* A quoted field over max_quoted bytes (64 KiB) ends as one. */
+static void test_quote_limit(void)
+{
+	static char in[200000];
+	struct out o = { 0 };
+	struct rm_csv c;
+	size_t n = 0, steps[] = { 0, 1, 7, 4096 };
+
+	n += (size_t)sprintf(in + n, "h,v\n1,\"");
+	for (int i = 0; i < 2000; i++)
+		n += (size_t)sprintf(in + n, "line %04d of a quote that never closes .......................\n", i);
+	n += (size_t)sprintf(in + n, "2,b\n");
+	for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+		CHECK(parse(in, n, steps[k], &o, 0, 0) == RM_CSV_OK);
+		/* The header, the error at line 2, then every line after it
+		 * (more than 64 KiB of them: the limit, not the end). */
+		CHECK_U64(o.nrec, 1 + 1 + 1999 + 1);
+		CHECK(strncmp(o.s, "h|v\n!Q2\nline 0001 of a quote", 28) == 0);
+		CHECK_STR(o.last, "2");
+		CHECK_U64(o.lines[1], 2);
+		CHECK_U64(o.lines[2], 3);
+	}
+	/* Within the limit the same bytes are one field. */
+	CHECK(rm_csv_init(&c, 0, 0) == 0);
+	c.max_quoted = 1 << 20;
+	memset(&o, 0, sizeof(o));
+	in[n - 5] = '"';
+	CHECK(rm_csv_feed(&c, in, n, collect, &o) == RM_CSV_OK);
+	CHECK(rm_csv_finish(&c, collect, &o) == RM_CSV_OK);
+	CHECK_U64(o.nrec, 2);
+	CHECK_U64(c.bad_quotes, 0);
+	rm_csv_free(&c);
+	/* A quote on one line with no line feed: the rest of that line is
+	 * skipped, the next line read. */
+	n = 0;
+	n += (size_t)sprintf(in + n, "h\n\"");
+	memset(in + n, 'x', 70000);
+	n += 70000;
+	n += (size_t)sprintf(in + n, "\nnext\n");
+	CHECK(parse(in, n, 0, &o, 0, 0) == RM_CSV_OK);
+	CHECK_STR(o.s, "h\n!Q2\nnext\n");
+	CHECK_U64(o.lines[2], 3);
+}
+
+/* Lone CRs (old Mac line ends) are counted. */
+static void test_lone_cr(void)
+{
+	struct rm_csv c;
+	struct out o = { 0 };
+
+	CHECK(rm_csv_init(&c, 0, 0) == 0);
+	CHECK(rm_csv_feed(&c, "a,b\r1,2\r3,4\r", 12, collect, &o) == RM_CSV_OK);
+	CHECK(rm_csv_finish(&c, collect, &o) == RM_CSV_OK);
+	CHECK_U64(c.lone_cr, 2);
+	rm_csv_free(&c);
 }
 
 static void test_lines(void)
@@ -223,6 +314,9 @@ int main(void)
 	RUN(test_cut_last);
 	RUN(test_lenient);
 	RUN(test_lines);
+	RUN(test_unterminated_quote);
+	RUN(test_quote_limit);
+	RUN(test_lone_cr);
 	RUN(test_binary);
 	RUN(test_too_long);
 	RUN(test_too_many);

@@ -1,8 +1,11 @@
 /*
  * Unit tests of the pure parsers in lib/ on fixture strings.
  */
+#include <errno.h>
 #include <regex.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "rmtools.h"
 #include "tap.h"
@@ -243,6 +246,68 @@ static void iso_time(void)
 	CHECK_STR(buf, "2023-11-14T22:13:21.000Z");
 	rm_fmt_iso(0.25, buf, sizeof(buf));
 	CHECK_STR(buf, "1970-01-01T00:00:00.250Z");
+	/* Impossible times (F10): no overflowing cast, no year -292275055. */
+	rm_fmt_iso(99999999999999999.0, buf, sizeof(buf));
+	CHECK_STR(buf, "?");
+	rm_fmt_iso(-99999999999999999.0, buf, sizeof(buf));
+	CHECK_STR(buf, "?");
+	rm_fmt_iso(NAN, buf, sizeof(buf));
+	CHECK_STR(buf, "?");
+	rm_fmt_iso(253402300799.0, buf, sizeof(buf));
+	CHECK_STR(buf, "9999-12-31T23:59:59.000Z");
+}
+
+/*
+ * B10: files whose length depends on the machine are read whole.  A
+ * generated proc root: /proc/stat with a 200 KiB intr line before btime
+ * (a host with many MSI-X vectors), a 120 KiB mountinfo with the cgroup2
+ * line last (a k8s node), and a file past the 16 MiB cap.
+ */
+static void big_proc_files(void)
+{
+	char dir[] = "/tmp/t_parsers.XXXXXX", path[256], cmd[300];
+	uint64_t bt = 0;
+	size_t len = 0;
+	char *all;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/stat", dir);
+	f = fopen(path, "w");
+	fputs("cpu  1 2 3 4 5 6 7 8 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\nintr 123456", f);
+	for (int i = 0; i < 100000; i++)
+		fputs(" 0", f);
+	fputs("\nctxt 987\nbtime 1700000000\nprocesses 5\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/self", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/self/mountinfo", dir);
+	f = fopen(path, "w");
+	for (int i = 0; i < 1500; i++)
+		fprintf(f, "%d 30 0:%d / /var/lib/kubelet/pods/%08d/volumes rw,relatime - tmpfs tmpfs rw\n",
+			100 + i, 50 + i, i);
+	fputs("9999 30 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/huge", dir);
+	f = fopen(path, "w");
+	CHECK(ftruncate(fileno(f), (off_t)RM_READ_ALL_MAX + 4096) == 0);
+	fclose(f);
+
+	setenv("RM_PROC_ROOT", dir, 1);
+	CHECK(rm_boot_time(&bt) == 0);
+	CHECK_U64(bt, 1700000000);
+	all = rm_read_all_at(rm_proc_dirfd(), "self/mountinfo", &len);
+	CHECK(all != NULL);
+	CHECK(all && len > 100 * 1024 && strlen(all) == len);
+	CHECK(all && strstr(all, " - cgroup2 cgroup2 rw\n") == all + len - strlen(" - cgroup2 cgroup2 rw\n"));
+	free(all);
+	errno = 0;
+	CHECK(rm_read_all_at(rm_proc_dirfd(), "huge", &len) == NULL);
+	CHECK(errno == EFBIG);
+	CHECK(rm_read_all_at(rm_proc_dirfd(), "missing", &len) == NULL);
+	CHECK(errno == ENOENT);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
 }
 
 int main(void)
@@ -262,5 +327,6 @@ int main(void)
 	RUN(last_line);
 	RUN(numbers);
 	RUN(iso_time);
+	RUN(big_proc_files);
 	return tap_done();
 }

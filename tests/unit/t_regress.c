@@ -20,6 +20,7 @@
 #include "../fuzz/fz_kmsg.c"
 #include "../fuzz/fz_meminfo.c"
 #include "../fuzz/fz_number.c"
+#include "../fuzz/fz_numfmt.c"
 #include "../fuzz/fz_powercap.c"
 #include "../fuzz/fz_procstat.c"
 #include "../fuzz/fz_psi.c"
@@ -42,6 +43,7 @@ static const struct {
 	{ "fz_kmsg", fz_kmsg },
 	{ "fz_meminfo", fz_meminfo },
 	{ "fz_number", fz_number },
+	{ "fz_numfmt", fz_numfmt },
 	{ "fz_powercap", fz_powercap },
 	{ "fz_procstat", fz_procstat },
 	{ "fz_psi", fz_psi },
