@@ -22,7 +22,7 @@ static int fz_kmsg(const uint8_t *data, size_t size)
 	if (rm_kmsg_oom_parse(rec, size, &o) == 1) {
 		FZ_ASSERT(o.pid > 0);
 		FZ_ASSERT(memchr(o.name, '\0', sizeof(o.name)) != NULL);
-		FZ_ASSERT(isfinite(o.mono_s) && o.mono_s >= 0);
+		FZ_ASSERT(isfinite(o.klog_s) && o.mono_s >= 0);
 	}
 	free(rec);
 	return 0;
