@@ -93,8 +93,8 @@ int rm_kmsg_is_record(const char *rec, size_t len)
 	return 1;
 }
 
-/* The value of KEY (",key=" or at the start) up to the first of the
- * stop strings after it, copied to dst; 0 when KEY is not there. */
+/* The value after KEY up to STOP (or e), copied to dst; 0 when KEY is
+ * not there. */
 static int field_to(const char *msg, const char *e, const char *key, const char *stop,
 		    char *dst, size_t size)
 {
@@ -103,12 +103,9 @@ static int field_to(const char *msg, const char *e, const char *key, const char 
 	if (!p)
 		return 0;
 	p += strlen(key);
-	q = stop ? find(p, (size_t)(e - p), stop) : NULL;
-	if (!q) {
-		q = memchr(p, ',', (size_t)(e - p));
-		if (!q)
-			q = e;
-	}
+	q = find(p, (size_t)(e - p), stop);
+	if (!q)
+		q = e;
 	copy_name(dst, size, p, (size_t)(q - p));
 	return 1;
 }
