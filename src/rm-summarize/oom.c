@@ -53,6 +53,15 @@ static void kill_cb(void *arg, const struct rm_oom_kill *k)
 	ks->v[ks->n++].k = *k;
 }
 
+const char *kmsg_why(int e)
+{
+	if (e == EBADMSG)
+		return "not a kernel log (no /dev/kmsg record in its first 64 KiB)";
+	if (e == EFBIG)
+		return "over 256 MiB, not read further";
+	return strerror(e);
+}
+
 int scope_complete(const struct report *r)
 {
 	return r->stats.known || r->nothers > 0;
@@ -97,6 +106,12 @@ void oom_attribute(struct report *r, const struct opts *o)
 		s->kmsg_state = -1;
 		s->kmsg_errno = errno;
 		free(ks.v);
+		/* A log the user named is worth a word on stderr. */
+		if (o->kmsg) {
+			char *shown = sanitized(o->kmsg, strlen(o->kmsg));
+			fprintf(stderr, "%s: --kmsg '%s': %s\n", prog, shown, kmsg_why(s->kmsg_errno));
+			free(shown);
+		}
 		return;
 	}
 	s->kmsg_state = 1;

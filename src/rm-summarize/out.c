@@ -243,7 +243,7 @@ static void text_sys(struct rm_buf *b, const struct report *r, const struct opts
 						rm_buf_addf(b, " %s", oom_cause(e->vcons[k]));
 				}
 			} else if (s->kmsg_state < 0) {
-				rm_buf_addf(b, ", victim unknown (kernel log: %s)", strerror(s->kmsg_errno));
+				rm_buf_addf(b, ", victim unknown (kernel log: %s)", kmsg_why(s->kmsg_errno));
 			} else {
 				rm_buf_adds(b, ", victim not in the kernel log");
 			}
@@ -750,7 +750,7 @@ static void json_sys(struct rm_buf *b, const struct report *r, const struct opts
 		jkey(b, &g, "elsewhere");
 		rm_buf_addf(b, "%ld", s->oom_else);
 		jkey(b, &g, "kernel_log");
-		rm_buf_json(b, s->kmsg_state > 0 ? "read" : s->kmsg_state < 0 ? strerror(s->kmsg_errno) : "not needed");
+		rm_buf_json(b, s->kmsg_state > 0 ? "read" : s->kmsg_state < 0 ? kmsg_why(s->kmsg_errno) : "not needed");
 		jkey(b, &g, "events");
 		rm_buf_addc(b, '[');
 		for (size_t i = 0, n = 0; i < s->nev; i++) {

@@ -265,6 +265,7 @@ int write_proc_csv(const struct report *r, const char *path);
 
 /* oom.c */
 int scope_complete(const struct report *r);
+const char *kmsg_why(int e);
 void oom_attribute(struct report *r, const struct opts *o);
 int oom_verdict(struct report *r, const struct opts *o);
 long oom_build_kills(const struct sys *s);
