@@ -146,3 +146,138 @@ two_builds() {
   run -0 jq -c '[.io, .collection]' <<<"$output"
   [ "$output" = '[null,null]' ]
 }
+
+# --- The real pipeline: rm-monitor, rm-tree, rm-summarize, the kernel's
+# OOM killer in cgroup v1 memory groups. ---
+
+# A v1 memory cgroup limited to MIB, its path in CG (removed in teardown).
+new_memcg() {
+  local v1=/sys/fs/cgroup/memory
+  CG="$v1/rm-scope-test-$$-$1"
+  mkdir "$CG" 2>/dev/null || skip "cannot create a v1 memory cgroup under $v1 (not root, or no cgroup v1 memory controller)"
+  CGS="${CGS:-} $CG"
+  echo "$2M" >"$CG/memory.limit_in_bytes"
+}
+
+# The end-to-end tests that need rm-tree's scope options (issue 10 §3).
+need_scope_tree() {
+  rm-tree --help 2>/dev/null | grep -q -- --exclude-tree ||
+    skip "this rm-tree has no --exclude-tree (scope options not built in)"
+}
+
+# oomer as a process of cgroup $1 that the kernel kills: run in the background by the caller.
+oom_in_cgroup() {
+  bash -c 'echo $BASHPID >"$1/cgroup.procs" && exec "$2" 256 2' _ "$1" "$RM_BUILD/tests/oomer"
+}
+
+# bats test_tags=slow
+@test "real: a build inside a limited cgroup: its kill names victim and stage, worded as the cgroup's limit" {
+  new_memcg build 64
+  local logs="$BATS_TEST_TMPDIR/logs"
+  mkdir -p "$logs"
+  cat >"$BATS_TEST_TMPDIR/orch.sh" <<'EOS'
+echo oomtest >"$3/stage"
+echo "running the allocator" >"$3/oomtest.log"
+sleep 0.6
+bash -c 'echo $BASHPID >"$1/cgroup.procs" && exec "$2" 256 2' _ "$1" "$2" || echo "allocator ended: $?"
+sleep 1
+EOS
+  bash "$BATS_TEST_TMPDIR/orch.sh" "$CG" "$RM_BUILD/tests/oomer" "$logs" &
+  local orch=$!
+  BG_PIDS="$orch"
+  run -0 rm-monitor --out-dir "$OUT" --run-id memcg --interval 0.2 --watch-pid "$orch" \
+    --stage-file "$logs/stage" --stage-log-dir "$logs"
+  wait "$orch"
+  local cgname=${CG#/sys/fs/cgroup/memory}
+  run -0 cat "$OUT/resources-memcg.summary.txt"
+  [[ "$output" == *"OOM kills: 1"* ]]
+  [[ "$output" == *"stage oomtest  1 kill, victim oomer (PID "*") killed by the limit of cgroup $cgname"* ]]
+  [[ "$output" == *"It was killed by the limit of cgroup $cgname, not for want of memory on the host"* ]]
+  [[ "$output" != *"add RAM"* ]]
+  run -0 jq -c '.system.oom_kills.events[0].victims[0] | [.name, .constraint, .oom_memcg]' "$OUT/resources-memcg.summary.json"
+  [ "$output" = "[\"oomer\",\"CONSTRAINT_MEMCG\",\"$cgname\"]" ]
+}
+
+# bats test_tags=slow
+@test "real: a kill in an unrelated cgroup while the monitor watches another build is not the build's" {
+  need_scope_tree
+  new_memcg other 64
+  sleep 4 &
+  local build=$!
+  BG_PIDS="$build"
+  rm-monitor --out-dir "$OUT" --run-id other --interval 0.2 --watch-pid "$build" &
+  local mon=$!
+  BG_PIDS="$build $mon"
+  sleep 1
+  oom_in_cgroup "$CG" || true
+  wait "$mon"
+  local cgname=${CG#/sys/fs/cgroup/memory}
+  run -0 cat "$OUT/resources-other.summary.txt"
+  [[ "$output" == *"OOM kills: 0 (and 1 elsewhere on this host)"* ]]
+  [[ "$output" == *"Elsewhere on this host"*"oomer (PID "*"), killed by the limit of cgroup $cgname"* ]]
+  [[ "$output" != *"OOM: the kernel killed"* && "$output" != *"add RAM"* ]]
+  run -0 jq -c '[.system.oom_kills.count, .system.oom_kills.elsewhere, .elsewhere.oom_kills[0].name]' "$OUT/resources-other.summary.json"
+  [ "$output" = '[0,1,"oomer"]' ]
+}
+
+# A compile job of the synthetic builds: a copy of memhog named cc1plus
+# holding MIB for SEC, its command line that of cc1plus compiling SRC.
+make_compilers() {
+  mkdir -p "$BATS_TEST_TMPDIR/$1"
+  cp "$RM_BUILD/tests/memhog" "$BATS_TEST_TMPDIR/$1/cc1plus"
+  cat >"$BATS_TEST_TMPDIR/$1/build.sh" <<'EOS'
+# build.sh DIR MIB SEC SRC...: each SRC compiled, two at a time.
+dir=$1 mib=$2 sec=$3
+shift 3
+while (($# > 0)); do
+  "$dir/cc1plus" -m "$mib" -t "$sec" -- -quiet "$1" -o /tmp/x.s &
+  [[ -n "${2:-}" ]] && "$dir/cc1plus" -m "$mib" -t "$sec" -- -quiet "$2" -o /tmp/y.s &
+  wait
+  shift 2 || shift
+done
+EOS
+}
+
+# bats test_tags=slow
+@test "real: two builds and an OOM kill elsewhere: each charged right" {
+  need_scope_tree
+  new_memcg neighbour 64
+  make_compilers watched
+  make_compilers neighbour
+  # The neighbour: heavier compilers, not descended from the watched PID,
+  # and an OOM kill in its own small cgroup.
+  setsid bash "$BATS_TEST_TMPDIR/neighbour/build.sh" "$BATS_TEST_TMPDIR/neighbour" 200 3 \
+    neighbour/n1.cpp neighbour/n2.cpp neighbour/n3.cpp neighbour/n4.cpp </dev/null >/dev/null 2>&1 &
+  local nb=$!
+  bash "$BATS_TEST_TMPDIR/watched/build.sh" "$BATS_TEST_TMPDIR/watched" 120 2 \
+    watched/w1.cpp watched/w2.cpp watched/w3.cpp watched/w4.cpp watched/w5.cpp watched/w6.cpp &
+  local build=$!
+  BG_PIDS="$nb $build"
+  rm-monitor --out-dir "$OUT" --run-id two --interval 0.5 --procs-interval 0.2 --watch-pid "$build" &
+  local mon=$!
+  BG_PIDS="$nb $build $mon"
+  sleep 2
+  oom_in_cgroup "$CG" || true
+  wait "$mon"
+  wait "$nb" || true
+  local js="$OUT/resources-two.summary.json"
+  # The build's: its six units, each once, and no neighbour's.
+  run -0 jq -r '[.compile_units[].unit] | sort | join(" ")' "$js"
+  [ "$output" = "watched/w1.cpp watched/w2.cpp watched/w3.cpp watched/w4.cpp watched/w5.cpp watched/w6.cpp" ]
+  run -0 jq -r '[.memory_per_job[].compilers] | add' "$js"
+  [ "$output" = 6 ]
+  run -0 jq -r '[.processes.top[].comm] | map(select(. == "rm-monitor" or . == "rm-sample" or . == "rm-tree" or . == "rm-summarize")) | length' "$js"
+  [ "$output" = 0 ]
+  # The neighbour's heavy compilers are named elsewhere, never the build's.
+  run -0 jq -r '[.elsewhere.top[] | select(.comm == "cc1plus") | .cmd | capture("(?<u>neighbour/n[0-9].cpp)").u] | unique | length' "$js"
+  [ "$output" -ge 1 ]
+  run -0 jq -r '[.processes.top[].cmd] | map(select(test("neighbour/"))) | length' "$js"
+  [ "$output" = 0 ]
+  # The kill in the unrelated cgroup is not the build's.
+  run -0 jq -c '[.system.oom_kills.count, .system.oom_kills.elsewhere]' "$js"
+  [ "$output" = '[0,1]' ]
+  run -0 cat "$OUT/resources-two.summary.txt"
+  [[ "$output" == *"Process data: "*" mode"* ]]
+  [[ "$output" == *"Elsewhere on this host"* ]]
+  [[ "$output" != *"OOM: the kernel killed"* ]]
+}
