@@ -139,12 +139,27 @@ two_builds() {
   [ "$output" = '[31460872,17528,5004,5003,"compile",5950,"page-cache dirtying"]' ]
   run -0 --separate-stderr two_builds --markdown
   [[ "$output" == *"| written | 5004 | ld | 30.00 GiB | link |"* ]]
+  # Without a --stats file (rm-run) the rows' source column says the mode.
+  run -0 --separate-stderr rm-summarize "$F/two-builds.procs.csv"
+  [[ "$output" == *"Process data: 5 rows exact (taskstats), 0 sampled"* ]]
   # Missing readings stay missing: no I/O section without the columns.
   run -0 --separate-stderr rm-summarize "$FIXTURES/summarize/exitlog.csv"
   [[ "$output" != *"I/O and delays"* ]]
   run -0 --separate-stderr rm-summarize --json "$FIXTURES/summarize/exitlog.csv"
   run -0 jq -c '[.io, .collection]' <<<"$output"
   [ "$output" = '[null,null]' ]
+}
+
+@test "rm-run: the job's write total and top writer in its summary and JSON" {
+  need_scope_tree
+  run -0 rm-run -o "$BATS_TEST_TMPDIR/s.json" --json -- \
+    sh -c 'dd if=/dev/zero of="$1" bs=1M count=40 conv=fsync 2>/dev/null' _ "$BATS_TEST_TMPDIR/f"
+  run -0 jq -r '.io | "\(.write_kib >= 40960) \(.top_write[0].comm) \(.write_means)"' "$BATS_TEST_TMPDIR/s.json"
+  [ "$output" = "true dd page-cache dirtying" ]
+  run -0 rm-run -o "$BATS_TEST_TMPDIR/s.txt" -- \
+    sh -c 'dd if=/dev/zero of="$1" bs=1M count=40 conv=fsync 2>/dev/null' _ "$BATS_TEST_TMPDIR/f"
+  run -0 cat "$BATS_TEST_TMPDIR/s.txt"
+  [[ "$output" == *"most written (page cache dirtied):"$'\n'*" dd "* ]]
 }
 
 # --- The real pipeline: rm-monitor, rm-tree, rm-summarize, the kernel's

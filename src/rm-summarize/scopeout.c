@@ -149,8 +149,13 @@ static void text_collection(struct rm_buf *b, const struct report *r, const stru
 {
 	const struct stats *st = &r->stats;
 
-	if (!st->known)
+	if (!st->known) {
+		/* Without rm-tree's --stats (rm-run), the rows say it. */
+		if (io->exact || io->sampled)
+			rm_buf_addf(b, "Process data: %zu row%s exact (taskstats), %zu sampled\n\n", io->exact,
+				    io->exact == 1 ? "" : "s", io->sampled);
 		return;
+	}
 	rm_buf_addf(b, "Process data: %s mode", st->mode[0] ? st->mode : "unknown");
 	if (strcmp(st->mode, "exact") == 0)
 		rm_buf_adds(b, " (proc connector, taskstats: every process, the kernel's own peaks)");
@@ -480,6 +485,10 @@ void json_scope(struct rm_buf *b, int *first, const struct report *r, const stru
 			jk(b, &g, dk[k]);
 			jnv(b, io.delay_ms[k], 3);
 		}
+		jk(b, &g, "rows_exact");
+		rm_buf_addf(b, "%zu", io.exact);
+		jk(b, &g, "rows_sampled");
+		rm_buf_addf(b, "%zu", io.sampled);
 		jk(b, &g, "top_write");
 		json_plist(b, r, io.by_write, io.nw, IO_TOP);
 		jk(b, &g, "top_read");
