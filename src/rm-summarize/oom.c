@@ -99,7 +99,7 @@ void oom_attribute(struct report *r, const struct opts *o)
 	const char *path = o->kmsg ? o->kmsg : "/dev/kmsg";
 	double boot = rm_now_epoch() - rm_now_mono();
 	int complete = scope_complete(r);
-	size_t *run, nrun = 0, first = 0, ev = 0;
+	size_t *run, nrun = 0, ev = 0;
 	long used = 0;
 
 	if (rm_kmsg_read_ooms(path, kill_cb, &ks) < 0) {
@@ -143,9 +143,9 @@ void oom_attribute(struct report *r, const struct opts *o)
 		run[nrun++] = i;
 	}
 	/* More kills than the counter saw: the earliest unnamed ones go. */
-	while (nrun - first > (size_t)(s->oom_total > 0 ? s->oom_total : 0)) {
-		size_t drop = first;
-		for (size_t j = first; j < nrun; j++)
+	while (nrun > (size_t)(s->oom_total > 0 ? s->oom_total : 0)) {
+		size_t drop = 0;
+		for (size_t j = 0; j < nrun; j++)
 			if (!ks.v[run[j]].matched) {
 				drop = j;
 				break;
@@ -155,7 +155,7 @@ void oom_attribute(struct report *r, const struct opts *o)
 	}
 	/* In log order, each to the first sample whose counter rose and
 	 * still has kills to name. */
-	for (size_t j = first; j < nrun && ev < s->nev; j++) {
+	for (size_t j = 0; j < nrun && ev < s->nev; j++) {
 		const struct kill *k = &ks.v[run[j]];
 		struct oomev *e = &s->ev[ev];
 		if (e->nv < MAX_VICTIMS) {
