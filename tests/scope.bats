@@ -125,6 +125,9 @@ two_builds() {
   run -0 --separate-stderr rm-summarize --json "$F/memcg-build.procs.csv" "$F/sampled.stats.csv"
   run -0 jq -c '[.collection.mode, .collection.events_lost, .collection.delayacct, .collection.taskstats_error, (.collection.hint | test("kernel.task_delayacct"))]' <<<"$output"
   [ "$output" = '["sampled",null,0,"taskstats needs CAP_NET_ADMIN",true]' ]
+  # rm-run has no --stats file: rm-tree --exec's job row gives the mode.
+  run -0 --separate-stderr rm-summarize "$F/two-builds.procs.csv" "$F/job-exact.csv"
+  [[ "$output" == *"Process data: exact mode (proc connector, taskstats: every process, the kernel's own peaks)"* ]]
 }
 
 @test "I/O and delays: totals, who wrote and read most, who and which stage stalled in reclaim" {

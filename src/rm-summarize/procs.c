@@ -30,10 +30,10 @@ static const char *const st_names[ST_N] = {
 };
 
 enum { JB_CMD, JB_START, JB_END, JB_ELAPSED, JB_EXIT, JB_PROCS, JB_PEAK, JB_PEAK_AT,
-       JB_MAXPROC, JB_CGROUP, JB_USER, JB_SYS, JB_N };
+       JB_MAXPROC, JB_CGROUP, JB_USER, JB_SYS, JB_MODE, JB_N };
 static const char *const jb_names[JB_N] = {
 	"cmd", "start_epoch", "end_epoch", "elapsed_s", "exit", "procs", "peak_rss_kib",
-	"peak_at_s", "max_proc_rss_kib", "cgroup_peak_kib", "user_s", "sys_s",
+	"peak_at_s", "max_proc_rss_kib", "cgroup_peak_kib", "user_s", "sys_s", "mode",
 };
 
 enum { TL_EPOCH, TL_ELAPSED, TL_PROCS, TL_RSS, TL_CPU, TL_N };
@@ -184,6 +184,13 @@ static void job_row(struct report *r, const struct rm_csv *c, int n)
 	j->cgroup_kib = pnum(c, n, JB_CGROUP);
 	j->user_s = pnum(c, n, JB_USER);
 	j->sys_s = pnum(c, n, JB_SYS);
+	/* rm-tree --exec says its mode in the job row (rm-run has no
+	 * --stats file): the same line in the summary. */
+	if (!r->stats.known && pf(c, n, JB_MODE) && pf(c, n, JB_MODE)->len) {
+		r->stats.known = 1;
+		pstr(c, n, JB_MODE, r->stats.mode, sizeof(r->stats.mode));
+		r->stats.events_lost = r->stats.resyncs = r->stats.delayacct = NAN;
+	}
 }
 
 static void stats_row(struct report *r, const struct rm_csv *c, int n)
