@@ -23,6 +23,19 @@ static const char *find(const char *s, size_t len, const char *needle)
 	return NULL;
 }
 
+/* The last needle in s[0..len), or NULL. */
+static const char *find_last(const char *s, size_t len, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	if (n > len)
+		return NULL;
+	for (size_t i = len - n + 1; i-- > 0;)
+		if (s[i] == needle[0] && memcmp(s + i, needle, n) == 0)
+			return s + i;
+	return NULL;
+}
+
 /* Decimal at p (bounded by e); -1 when there is none. */
 /* PID_MAX_LIMIT: a larger "pid" is not one (and would not fit an int). */
 #define RM_PID_LIMIT 4194304
@@ -45,6 +58,70 @@ static void copy_name(char *dst, size_t size, const char *p, size_t n)
 		n = size - 1;
 	memcpy(dst, p, n);
 	dst[n] = '\0';
+}
+
+static const char *const cons_names[] = {
+	[RM_OOM_UNKNOWN] = "",
+	[RM_OOM_NONE] = "CONSTRAINT_NONE",
+	[RM_OOM_CPUSET] = "CONSTRAINT_CPUSET",
+	[RM_OOM_MEMORY_POLICY] = "CONSTRAINT_MEMORY_POLICY",
+	[RM_OOM_MEMCG] = "CONSTRAINT_MEMCG",
+};
+
+const char *rm_kmsg_constraint_name(int constraint)
+{
+	if (constraint < 0 || constraint > RM_OOM_MEMCG)
+		return "";
+	return cons_names[constraint];
+}
+
+int rm_kmsg_is_record(const char *rec, size_t len)
+{
+	const char *e = rec + len, *p = rec;
+
+	/* PRIO,SEQ,USEC then ',' (flags) or ';'. */
+	for (int i = 0; i < 3; i++) {
+		const char *q;
+		if (num_at(p, e, &q) < 0 || q >= e)
+			return 0;
+		if (i < 2 && *q != ',')
+			return 0;
+		if (i == 2 && *q != ',' && *q != ';')
+			return 0;
+		p = q + 1;
+	}
+	return 1;
+}
+
+/* The value after KEY up to STOP (or e), copied to dst; 0 when KEY is
+ * not there. */
+static int field_to(const char *msg, const char *e, const char *key, const char *stop,
+		    char *dst, size_t size)
+{
+	const char *p = find(msg, (size_t)(e - msg), key), *q;
+
+	if (!p)
+		return 0;
+	p += strlen(key);
+	q = find(p, (size_t)(e - p), stop);
+	if (!q)
+		q = e;
+	copy_name(dst, size, p, (size_t)(q - p));
+	return 1;
+}
+
+static void parse_oom_kill(const char *msg, const char *e, struct rm_oom_kill *o)
+{
+	char cons[40];
+
+	if (field_to(msg, e, "constraint=", ",", cons, sizeof(cons))) {
+		for (int i = RM_OOM_NONE; i <= RM_OOM_MEMCG; i++)
+			if (strcmp(cons, cons_names[i]) == 0)
+				o->constraint = i;
+	}
+	/* A cgroup path may hold commas: each runs to the next key. */
+	field_to(msg, e, ",oom_memcg=", ",task_memcg=", o->oom_memcg, sizeof(o->oom_memcg));
+	field_to(msg, e, ",task_memcg=", ",task=", o->task_memcg, sizeof(o->task_memcg));
 }
 
 int rm_kmsg_oom_parse(const char *rec, size_t len, struct rm_oom_kill *o)
@@ -75,10 +152,12 @@ int rm_kmsg_oom_parse(const char *rec, size_t len, struct rm_oom_kill *o)
 			e = nl; /* continuation lines ("\n KEY=VALUE") are not ours */
 	}
 	memset(o, 0, sizeof(*o));
-	o->mono_s = (double)usec / 1e6;
+	o->klog_s = (double)usec / 1e6;
 	p = find(msg, (size_t)(e - msg), "Killed process ");
 	if (p && find(msg, (size_t)(p - msg), "ut of memory")) {
 		long long pid;
+		if (find(msg, (size_t)(p - msg), "Memory cgroup out of memory"))
+			o->constraint = RM_OOM_MEMCG;
 		p += strlen("Killed process ");
 		pid = num_at(p, e, &q);
 		if (pid <= 0 || pid > RM_PID_LIMIT || q + 2 > e || q[0] != ' ' || q[1] != '(')
@@ -96,51 +175,108 @@ int rm_kmsg_oom_parse(const char *rec, size_t len, struct rm_oom_kill *o)
 		return 1;
 	}
 	if ((size_t)(e - msg) > 9 && memcmp(msg, "oom-kill:", 9) == 0) {
-		const char *t = find(msg, (size_t)(e - msg), ",task=");
-		const char *pp = find(msg, (size_t)(e - msg), ",pid=");
+		const char *t, *pp;
 		long long pid;
+		/* ...,task_memcg=PATH,task=NAME,pid=PID,uid=UID: the name runs
+		 * from the ",task=" after the cgroup paths to the last ",pid=". */
+		t = find(msg, (size_t)(e - msg), ",task_memcg=");
+		t = find(t ? t + 12 : msg, (size_t)(e - (t ? t + 12 : msg)), ",task=");
+		pp = find_last(msg, (size_t)(e - msg), ",pid=");
 		if (!t || !pp)
 			return 0;
 		pid = num_at(pp + 5, e, NULL);
 		if (pid <= 0 || pid > RM_PID_LIMIT)
 			return 0;
 		t += 6;
-		/* task=NAME,pid=: the name runs to ",pid=". */
 		if (pp < t)
 			return 0;
 		o->pid = (int)pid;
 		copy_name(o->name, sizeof(o->name), t, (size_t)(pp - t));
+		parse_oom_kill(msg + 9, t - 6, o);
 		return 1;
 	}
 	return 0;
+}
+
+/* One kill prints both lines: fill what the first left empty. */
+static void merge(struct rm_oom_kill *a, const struct rm_oom_kill *b)
+{
+	if (!a->name[0])
+		memcpy(a->name, b->name, sizeof(a->name));
+	if (a->constraint == RM_OOM_UNKNOWN)
+		a->constraint = b->constraint;
+	if (!a->oom_memcg[0])
+		memcpy(a->oom_memcg, b->oom_memcg, sizeof(a->oom_memcg));
+	if (!a->task_memcg[0])
+		memcpy(a->task_memcg, b->task_memcg, sizeof(a->task_memcg));
+}
+
+struct reader {
+	void (*cb)(void *arg, const struct rm_oom_kill *o);
+	void *arg;
+	struct rm_oom_kill last;
+	int have_last, kills, records;
+};
+
+/* One record: counted when it is one, a kill merged or handed on. */
+static void take(struct reader *rd, const char *rec, size_t len)
+{
+	struct rm_oom_kill cur;
+
+	if (rm_kmsg_is_record(rec, len))
+		rd->records++;
+	if (!rm_kmsg_oom_parse(rec, len, &cur))
+		return;
+	if (rd->have_last && rd->last.pid == cur.pid && cur.klog_s - rd->last.klog_s < 1.0) {
+		merge(&rd->last, &cur);
+		return;
+	}
+	if (rd->have_last) {
+		rd->cb(rd->arg, &rd->last);
+		rd->kills++;
+	}
+	rd->last = cur;
+	rd->have_last = 1;
 }
 
 int rm_kmsg_read_ooms(const char *path, void (*cb)(void *arg, const struct rm_oom_kill *o),
 		      void *arg)
 {
 	char buf[8192];
-	struct rm_oom_kill last = { 0 }, cur;
-	int fd, kills = 0, have_last = 0, is_dev;
+	struct reader rd;
+	int fd, is_dev, err = 0;
 	size_t fill = 0;
+	long total = 0;
 
+	memset(&rd, 0, sizeof(rd));
+	rd.cb = cb;
+	rd.arg = arg;
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	is_dev = strncmp(path, "/dev/", 5) == 0;
 	for (;;) {
-		ssize_t n = read(fd, buf + fill, sizeof(buf) - 1 - fill);
+		ssize_t n;
+		/* Bounded: a device or pipe that never ends (/dev/zero) is
+		 * not read forever. */
+		if (!rd.records && total > RM_KMSG_PROBE) {
+			err = EBADMSG;
+			break;
+		}
+		if (total > RM_KMSG_MAX) {
+			err = EFBIG;
+			break;
+		}
+		n = read(fd, buf + fill, sizeof(buf) - 1 - fill);
 		if (n < 0) {
 			if (errno == EINTR || errno == EPIPE)
 				continue;
 			if (errno == EAGAIN)
 				break;
-			int save = errno;
-			close(fd);
-			errno = save;
-			return -1;
-		}
-		if (n == 0 && fill == 0)
+			err = errno;
 			break;
+		}
+		total += n;
 		/* Records end at a newline that starts neither a continuation
 		 * line (" KEY=VALUE") nor is inside one. */
 		size_t have = fill + (size_t)n, start = 0;
@@ -149,24 +285,15 @@ int rm_kmsg_read_ooms(const char *path, void (*cb)(void *arg, const struct rm_oo
 				continue;
 			if (!is_dev && i + 1 < have && buf[i + 1] == ' ')
 				continue;
-			if (rm_kmsg_oom_parse(buf + start, i - start, &cur)) {
-				/* One kill prints both lines: merge them. */
-				if (have_last && last.pid == cur.pid && cur.mono_s - last.mono_s < 1.0) {
-					if (!last.name[0])
-						memcpy(last.name, cur.name, sizeof(last.name));
-				} else {
-					if (have_last) {
-						cb(arg, &last);
-						kills++;
-					}
-					last = cur;
-					have_last = 1;
-				}
-			}
+			take(&rd, buf + start, i - start);
 			start = i + 1;
 		}
-		if (n == 0)
+		if (n == 0) {
+			/* The last record of a file without a final newline. */
+			if (start < have)
+				take(&rd, buf + start, have - start);
 			break;
+		}
 		if (start == 0 && have >= sizeof(buf) - 1) {
 			fill = 0; /* a record over 8 KiB: not one of ours */
 			continue;
@@ -175,9 +302,13 @@ int rm_kmsg_read_ooms(const char *path, void (*cb)(void *arg, const struct rm_oo
 		fill = have - start;
 	}
 	close(fd);
-	if (have_last) {
-		cb(arg, &last);
-		kills++;
+	if (err) {
+		errno = err;
+		return -1;
 	}
-	return kills;
+	if (rd.have_last) {
+		cb(arg, &rd.last);
+		rd.kills++;
+	}
+	return rd.kills;
 }

@@ -1,14 +1,20 @@
 /*
  * kmsg: the OOM killer's victims from the kernel log.  rm_kmsg_oom_parse()
  * reads one /dev/kmsg record ("PRIO,SEQ,USEC,FLAGS;MESSAGE") and
- * recognises the two lines the OOM killer prints for each kill:
- * "Out of memory: Killed process PID (NAME) ..." (or "Memory cgroup out of
- * memory: ...") and
- * "oom-kill:...,task=NAME,pid=PID,...".  USEC is the kernel's monotonic
- * clock (CLOCK_MONOTONIC, in microseconds).  rm_kmsg_read_ooms() reads the
- * whole ring buffer once, without blocking, and hands each kill (the two
- * lines of one kill merged) to a callback.  The name is raw: sanitize it
- * before printing.
+ * recognises the two lines the OOM killer prints for each kill
+ * (mm/oom_kill.c):
+ *   "oom-kill:constraint=CONSTRAINT_X,nodemask=...,cpuset=...,mems_allowed=...,
+ *    oom_memcg=PATH,task_memcg=PATH,task=NAME,pid=PID,uid=UID"
+ * (oom_memcg only for a memory cgroup's own OOM) and
+ *   "Out of memory: Killed process PID (NAME) ..." or
+ *   "Memory cgroup out of memory: Killed process PID (NAME) ...".
+ * USEC is the kernel log's clock (local_clock(), the scheduler clock),
+ * NOT CLOCK_MONOTONIC: it drifts from both the monotonic and the real
+ * clock, so it only orders kills; a kill is matched to a process by its
+ * PID and name.  rm_kmsg_read_ooms() reads the whole ring buffer once,
+ * without blocking, and hands each kill (the two lines of one kill
+ * merged) to a callback.  Names and paths are raw: sanitize them before
+ * printing.
  */
 #ifndef RM_KMSG_H
 #define RM_KMSG_H
@@ -16,20 +22,46 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct rm_oom_kill {
-	double mono_s;  /* kernel timestamp, seconds of CLOCK_MONOTONIC */
-	int pid;
-	char name[64];
+/* What the kill was constrained by (the kernel's enum oom_constraint). */
+enum rm_oom_constraint {
+	RM_OOM_UNKNOWN = 0,     /* only the "Killed process" line was seen */
+	RM_OOM_NONE,            /* the whole system ran out */
+	RM_OOM_CPUSET,          /* the NUMA nodes of a cpuset ran out */
+	RM_OOM_MEMORY_POLICY,   /* the nodes of a mempolicy ran out */
+	RM_OOM_MEMCG,           /* a memory cgroup reached its limit */
 };
+
+struct rm_oom_kill {
+	double klog_s;          /* kernel log time (local_clock), to order kills only */
+	int pid;
+	int constraint;         /* enum rm_oom_constraint */
+	char name[64];
+	char oom_memcg[256];    /* the cgroup whose limit was hit ("" if none) */
+	char task_memcg[256];   /* the victim's cgroup ("" if not logged) */
+};
+
+/* The kernel's word for a constraint ("CONSTRAINT_MEMCG"), "" if unknown. */
+const char *rm_kmsg_constraint_name(int constraint);
 
 /* 1 when rec[0..len) is an OOM kill line (o filled), else 0. */
 int rm_kmsg_oom_parse(const char *rec, size_t len, struct rm_oom_kill *o);
 
+/* 1 when rec[0..len) starts as a /dev/kmsg record does ("N,N,N[,...];"). */
+int rm_kmsg_is_record(const char *rec, size_t len);
+
+/* Bounds of rm_kmsg_read_ooms: a file with no record in its first
+ * RM_KMSG_PROBE bytes is not a kernel log (EBADMSG); nothing past
+ * RM_KMSG_MAX bytes is read (EFBIG). */
+#define RM_KMSG_PROBE (64 * 1024)
+#define RM_KMSG_MAX (256L * 1024 * 1024)
+
 /*
  * Read path (normally "/dev/kmsg"; a regular file of records one a line
- * also works) and call cb for every kill.  Returns the number of kills,
- * or -1 with errno when it cannot be opened or read (EPERM/EACCES where
- * dmesg_restrict keeps it from this user).
+ * also works) and call cb for every kill, in log order.  Returns the
+ * number of kills, or -1 with errno when it cannot be opened or read
+ * (EPERM/EACCES where dmesg_restrict keeps it from this user, EBADMSG
+ * when it is not a kernel log, EFBIG past RM_KMSG_MAX bytes).  Every read
+ * is bounded: /dev/zero or an endless pipe returns, with an error.
  */
 int rm_kmsg_read_ooms(const char *path, void (*cb)(void *arg, const struct rm_oom_kill *o),
 		      void *arg);

@@ -265,7 +265,7 @@ int stage_intern(struct report *r, const char *raw, size_t len)
 }
 
 /* What a file is, from its header. */
-enum fkind { F_SYS, F_EXITLOG, F_JOB, F_TIMELINE };
+enum fkind { F_SYS, F_EXITLOG, F_JOB, F_TIMELINE, F_STATS };
 
 struct input {
 	const char *path;
@@ -298,6 +298,8 @@ static int classify(struct reader *rd, struct rm_csv *c)
 		rd->kind = F_EXITLOG;
 	else if (pk == PK_TIMELINE)
 		rd->kind = F_TIMELINE;
+	else if (pk == PK_STATS)
+		rd->kind = F_STATS;
 	else if (sys_is_header(c))
 		rd->kind = F_SYS;
 	else {
@@ -320,6 +322,11 @@ static int classify(struct reader *rd, struct rm_csv *c)
 	}
 	rd->kind_known = 1;
 	return 0;
+}
+
+static enum pkind pk_of(enum fkind k)
+{
+	return k == F_JOB ? PK_JOB : k == F_EXITLOG ? PK_EXITLOG : k == F_STATS ? PK_STATS : PK_TIMELINE;
 }
 
 static int on_record(void *arg, struct rm_csv *c)
@@ -349,8 +356,7 @@ static int on_record(void *arg, struct rm_csv *c)
 		if (rd->kind == F_SYS) {
 			rd->r->sys = sys_new(rd->in->path, c);
 		} else {
-			procs_header(rd->r, rd->kind == F_JOB ? PK_JOB :
-					    rd->kind == F_EXITLOG ? PK_EXITLOG : PK_TIMELINE, c);
+			procs_header(rd->r, pk_of(rd->kind), c);
 		}
 		return 0;
 	}
@@ -358,9 +364,7 @@ static int on_record(void *arg, struct rm_csv *c)
 	if (rd->kind == F_SYS)
 		rc = sys_row(rd->r, c, why, sizeof(why));
 	else
-		rc = procs_row(rd->r, rd->kind == F_JOB ? PK_JOB :
-				      rd->kind == F_EXITLOG ? PK_EXITLOG : PK_TIMELINE,
-			       c, why, sizeof(why));
+		rc = procs_row(rd->r, pk_of(rd->kind), c, why, sizeof(why));
 	if (rc < 0) {
 		snprintf(rd->why, sizeof(rd->why), "line %lu: %s", c->rec_line, why);
 		return 1;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kmsg.h"
 #include "summarize.h"
 
 static const char *const pk_label[PK_N] = {
@@ -236,21 +237,40 @@ static void text_sys(struct rm_buf *b, const struct report *r, const struct opts
 	} else if (!s->has_oom) {
 		rm_buf_adds(b, "OOM kills: not recorded (no oom_kills column)\n");
 	} else {
-		rm_buf_addf(b, "OOM kills: %s%ld%s\n", s->oom_total ? c->red : "", s->oom_total,
-			    s->oom_total ? c->off : "");
+		long build = oom_build_kills(s);
+		rm_buf_addf(b, "OOM kills: %s%ld%s", build ? c->red : "", build, build ? c->off : "");
+		/* Other programs' kills are not the build's: counted here,
+		 * listed under "Elsewhere on this host". */
+		if (s->oom_else > 0)
+			rm_buf_addf(b, " (and %ld elsewhere on this host)", s->oom_else);
+		rm_buf_adds(b, "\n");
 		for (size_t i = 0; i < s->nev; i++) {
 			const struct oomev *e = &s->ev[i];
+			long kills = e->kills - e->else_kills;
+			int named = 0;
+			if (!oom_event_is_build(e))
+				continue;
 			fmt_clock(e->epoch - s->first_epoch, clk, sizeof(clk));
 			rm_buf_addf(b, "  at +%s", clk);
 			if (stage_name(r, e->stage)[0])
 				rm_buf_addf(b, "  stage %s", stage_name(r, e->stage));
-			rm_buf_addf(b, "  %ld kill%s", e->kills, e->kills == 1 ? "" : "s");
-			if (e->nv) {
+			rm_buf_addf(b, "  %ld kill%s", kills, kills == 1 ? "" : "s");
+			for (int k = 0; k < e->nv; k++)
+				named += e->vscope[k] != 0;
+			if (named) {
 				rm_buf_adds(b, ", victim ");
-				for (int k = 0; k < e->nv; k++)
-					rm_buf_addf(b, "%s%s (PID %d)", k ? ", " : "", e->vname[k], e->vpid[k]);
+				for (int k = 0, n = 0; k < e->nv; k++) {
+					if (e->vscope[k] == 0)
+						continue;
+					rm_buf_addf(b, "%s%s (PID %d)", n++ ? ", " : "", e->vname[k], e->vpid[k]);
+					if (e->vcons[k] == RM_OOM_MEMCG)
+						rm_buf_addf(b, " killed by the limit of cgroup %s",
+							    e->vmemcg[k][0] ? e->vmemcg[k] : "(not logged)");
+					else if (e->vcons[k] != RM_OOM_UNKNOWN && e->vcons[k] != RM_OOM_NONE)
+						rm_buf_addf(b, " %s", oom_cause(e->vcons[k]));
+				}
 			} else if (s->kmsg_state < 0) {
-				rm_buf_addf(b, ", victim unknown (kernel log: %s)", strerror(s->kmsg_errno));
+				rm_buf_addf(b, ", victim unknown (kernel log: %s)", kmsg_why(s->kmsg_errno));
 			} else {
 				rm_buf_adds(b, ", victim not in the kernel log");
 			}
@@ -492,6 +512,7 @@ void print_text(struct rm_buf *b, const struct report *r, const struct opts *o)
 		text_job(b, r, &c);
 	text_procs(b, r, o, &c);
 	text_units(b, r, o, &c);
+	text_scope(b, r, o, c.b, c.off);
 	if (r->nverdicts) {
 		rm_buf_addf(b, "%sVerdict%s\n", c.b, c.off);
 		for (int i = 0; i < r->nverdicts; i++) {
@@ -526,8 +547,10 @@ void print_markdown(struct rm_buf *b, const struct report *r, const struct opts 
 		if (o->rows_lost > 0)
 			rm_buf_addf(b, "%ld rows lost from %s (the monitor could not write them). ",
 				    o->rows_lost, o->rows_lost_from ? o->rows_lost_from : "(unknown)");
-		if (s->has_oom)
-			rm_buf_addf(b, "%ld.\n\n", s->oom_total);
+		if (s->has_oom && s->oom_else > 0)
+			rm_buf_addf(b, "%ld (and %ld elsewhere on this host).\n\n", oom_build_kills(s), s->oom_else);
+		else if (s->has_oom)
+			rm_buf_addf(b, "%ld.\n\n", oom_build_kills(s));
 		else
 			rm_buf_adds(b, "not recorded.\n\n");
 		rm_buf_adds(b, "| peak | value | at | stage | context |\n|---|---|---|---|---|\n");
@@ -545,12 +568,20 @@ void print_markdown(struct rm_buf *b, const struct report *r, const struct opts 
 		}
 		for (size_t i = 0; i < s->nev; i++) {
 			const struct oomev *e = &s->ev[i];
+			if (!oom_event_is_build(e))
+				continue;
 			fmt_clock(e->epoch - s->first_epoch, clk, sizeof(clk));
-			rm_buf_addf(b, "| OOM kill | %ld", e->kills);
-			for (int k = 0; k < e->nv; k++) {
-				rm_buf_adds(b, k ? ", " : ": ");
+			rm_buf_addf(b, "| OOM kill | %ld", e->kills - e->else_kills);
+			for (int k = 0, n = 0; k < e->nv; k++) {
+				if (e->vscope[k] == 0)
+					continue;
+				rm_buf_adds(b, n++ ? ", " : ": ");
 				md(b, e->vname[k]);
 				rm_buf_addf(b, " (PID %d)", e->vpid[k]);
+				if (e->vcons[k] == RM_OOM_MEMCG) {
+					rm_buf_adds(b, ", killed by the limit of cgroup ");
+					md(b, e->vmemcg[k]);
+				}
 			}
 			rm_buf_addf(b, " | +%s | ", clk);
 			md(b, stage_name(r, e->stage));
@@ -631,6 +662,7 @@ void print_markdown(struct rm_buf *b, const struct report *r, const struct opts 
 		}
 		rm_buf_adds(b, "\n");
 	}
+	md_scope(b, r, o);
 	for (int i = 0; i < r->nverdicts; i++) {
 		rm_buf_adds(b, "- ");
 		md(b, r->verdicts[i].text);
@@ -815,28 +847,47 @@ static void json_sys(struct rm_buf *b, const struct report *r, const struct opts
 		int g = 1;
 		rm_buf_addc(b, '{');
 		jkey(b, &g, "count");
-		rm_buf_addf(b, "%ld", s->oom_total);
+		rm_buf_addf(b, "%ld", oom_build_kills(s));
+		jkey(b, &g, "elsewhere");
+		rm_buf_addf(b, "%ld", s->oom_else);
 		jkey(b, &g, "kernel_log");
-		rm_buf_json(b, s->kmsg_state > 0 ? "read" : s->kmsg_state < 0 ? strerror(s->kmsg_errno) : "not needed");
+		rm_buf_json(b, s->kmsg_state > 0 ? "read" : s->kmsg_state < 0 ? kmsg_why(s->kmsg_errno) : "not needed");
 		jkey(b, &g, "events");
 		rm_buf_addc(b, '[');
-		for (size_t i = 0; i < s->nev; i++) {
+		for (size_t i = 0, n = 0; i < s->nev; i++) {
 			const struct oomev *e = &s->ev[i];
 			int h = 1;
-			if (i)
+			if (!oom_event_is_build(e))
+				continue;
+			if (n++)
 				rm_buf_addc(b, ',');
 			rm_buf_addc(b, '{');
 			jkey(b, &h, "kills");
-			rm_buf_addf(b, "%ld", e->kills);
+			rm_buf_addf(b, "%ld", e->kills - e->else_kills);
 			jtime(b, &h, s, e->epoch);
 			jstage(b, &h, r, e->stage);
 			jkey(b, &h, "context");
 			rm_buf_json(b, e->ctx);
 			jkey(b, &h, "victims");
 			rm_buf_addc(b, '[');
-			for (int k = 0; k < e->nv; k++) {
-				rm_buf_addf(b, "%s{\"pid\":%d,\"name\":", k ? "," : "", e->vpid[k]);
+			for (int k = 0, n2 = 0; k < e->nv; k++) {
+				const char *cn = rm_kmsg_constraint_name(e->vcons[k]);
+				if (e->vscope[k] == 0)
+					continue;
+				rm_buf_addf(b, "%s{\"pid\":%d,\"name\":", n2++ ? "," : "", e->vpid[k]);
 				rm_buf_json(b, e->vname[k]);
+				rm_buf_adds(b, ",\"in_scope\":");
+				rm_buf_adds(b, e->vscope[k] > 0 ? "true" : "null");
+				rm_buf_adds(b, ",\"constraint\":");
+				if (cn[0])
+					rm_buf_json(b, cn);
+				else
+					rm_buf_adds(b, "null");
+				rm_buf_adds(b, ",\"oom_memcg\":");
+				if (e->vmemcg[k][0])
+					rm_buf_json(b, e->vmemcg[k]);
+				else
+					rm_buf_adds(b, "null");
 				rm_buf_addc(b, '}');
 			}
 			rm_buf_adds(b, "]}");
@@ -1141,6 +1192,7 @@ void print_json(struct rm_buf *b, const struct report *r, const struct opts *o)
 		rm_buf_addc(b, '}');
 	}
 	rm_buf_addc(b, ']');
+	json_scope(b, &f, r, o);
 	jkey(b, &f, "verdicts");
 	rm_buf_addc(b, '[');
 	for (int i = 0; i < r->nverdicts; i++) {

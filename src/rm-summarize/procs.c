@@ -16,29 +16,41 @@
 #include "summarize.h"
 
 enum { XL_PID, XL_PPID, XL_COMM, XL_START, XL_END, XL_PEAK, XL_PEAK_AT, XL_CPU, XL_EXIT,
-       XL_CMD, XL_N };
+       XL_CMD, XL_READ, XL_WRITE, XL_MAJFLT, XL_DELAY, XL_SOURCE = XL_DELAY + 5, XL_SCOPE,
+       XL_N };
 static const char *const xl_names[XL_N] = {
 	"pid", "ppid", "comm", "start_s", "end_s", "peak_rss_kib", "peak_at_s", "cpu_s",
-	"exit", "cmd",
+	"exit", "cmd", "read_kib", "write_kib", "majflt", "cpu_delay_ms", "io_delay_ms",
+	"swapin_delay_ms", "reclaim_delay_ms", "thrash_delay_ms", "source", "scope",
+};
+
+/* rm-tree --stats, one row. */
+enum { ST_MODE, ST_LOST, ST_RESYNCS, ST_DELAYACCT, ST_ERROR, ST_N };
+static const char *const st_names[ST_N] = {
+	"mode", "events_lost", "resyncs", "delayacct", "taskstats_error",
 };
 
 enum { JB_CMD, JB_START, JB_END, JB_ELAPSED, JB_EXIT, JB_PROCS, JB_PEAK, JB_PEAK_AT,
-       JB_MAXPROC, JB_CGROUP, JB_USER, JB_SYS, JB_MEMMAX, JB_OOMK, JB_VICTIM, JB_N };
+       JB_MAXPROC, JB_CGROUP, JB_USER, JB_SYS, JB_MEMMAX, JB_OOMK, JB_VICTIM, JB_MODE, JB_N };
 static const char *const jb_names[JB_N] = {
 	"cmd", "start_epoch", "end_epoch", "elapsed_s", "exit", "procs", "peak_rss_kib",
 	"peak_at_s", "max_proc_rss_kib", "cgroup_peak_kib", "user_s", "sys_s",
 	"mem_max_kib", "oom_kills", "oom_victim",   /* rm-tree --memory-max */
+	"mode",
 };
 
 enum { TL_EPOCH, TL_ELAPSED, TL_PROCS, TL_RSS, TL_CPU, TL_N };
 static const char *const tl_names[TL_N] = { "epoch", "elapsed_s", "procs", "rss_kib", "cpu_pct" };
 
 /* The column map of the file being read (files are read one at a time). */
-static int pcol[16];
+static int pcol[32];
 static int pncols;
 
 enum pkind procs_kind(const struct rm_csv *h)
 {
+	if (header_col(h->f, h->nf, "mode") >= 0 && header_col(h->f, h->nf, "events_lost") >= 0 &&
+	    header_col(h->f, h->nf, "delayacct") >= 0)
+		return PK_STATS;
 	if (header_col(h->f, h->nf, "start_epoch") >= 0 &&
 	    header_col(h->f, h->nf, "max_proc_rss_kib") >= 0)
 		return PK_JOB;
@@ -52,14 +64,18 @@ enum pkind procs_kind(const struct rm_csv *h)
 
 void procs_header(struct report *r, enum pkind k, const struct rm_csv *h)
 {
-	const char *const *names = k == PK_JOB ? jb_names : k == PK_EXITLOG ? xl_names : tl_names;
-	int n = k == PK_JOB ? JB_N : k == PK_EXITLOG ? XL_N : TL_N;
+	const char *const *names = k == PK_JOB ? jb_names : k == PK_EXITLOG ? xl_names :
+				   k == PK_STATS ? st_names : tl_names;
+	int n = k == PK_JOB ? JB_N : k == PK_EXITLOG ? XL_N : k == PK_STATS ? ST_N : TL_N;
 
 	for (int i = 0; i < n; i++)
 		pcol[i] = header_col(h->f, h->nf, names[i]);
 	pncols = h->nf;
-	if (k == PK_EXITLOG)
+	if (k == PK_EXITLOG) {
 		r->nexitlogs++;
+		if (pcol[XL_SCOPE] >= 0)
+			r->has_scope = 1;
+	}
 	if (k == PK_TIMELINE && !r->tl.known) {
 		r->tl.off = r->tl.first_epoch = r->tl.last_epoch = NAN;
 		r->tl.peak_kib = r->tl.peak_epoch = r->tl.peak_elapsed = NAN;
@@ -104,17 +120,38 @@ static int to_int(double v)
 	return v >= 0 && v <= 4194304 ? (int)v : 0;
 }
 
+/* A row is in scope unless its scope column says "out". */
+static int row_in_scope(const struct rm_csv *c, int n)
+{
+	const struct rm_csv_field *f = pf(c, n, XL_SCOPE);
+	return !(f && f->len == 3 && memcmp(f->p, "out", 3) == 0);
+}
+
 static void exitlog_row(struct report *r, const struct rm_csv *c, int n)
 {
 	struct proc *p;
 	char unit[RM_TEXT_MAX + 1];
+	int in = row_in_scope(c, n);
 
-	if (r->nproc == r->capproc) {
+	/* Only in-scope rows are the build's: the others are kept apart,
+	 * for "Elsewhere on this host". */
+	if (in && r->nproc == r->capproc) {
 		r->capproc = r->capproc ? r->capproc * 2 : 64;
 		r->procs = xrealloc(r->procs, r->capproc * sizeof(*r->procs));
 	}
-	p = &r->procs[r->nproc++];
+	if (!in && r->nothers == r->capothers) {
+		r->capothers = r->capothers ? r->capothers * 2 : 16;
+		r->others = xrealloc(r->others, r->capothers * sizeof(*r->others));
+	}
+	p = in ? &r->procs[r->nproc++] : &r->others[r->nothers++];
 	memset(p, 0, sizeof(*p));
+	p->scope = in;
+	p->read_kib = pnum(c, n, XL_READ);
+	p->write_kib = pnum(c, n, XL_WRITE);
+	p->majflt = pnum(c, n, XL_MAJFLT);
+	for (int i = 0; i < 5; i++)
+		p->delay_ms[i] = pnum(c, n, XL_DELAY + i);
+	pstr(c, n, XL_SOURCE, p->source, sizeof(p->source));
 	p->pid = to_int(pnum(c, n, XL_PID));
 	p->ppid = to_int(pnum(c, n, XL_PPID));
 	pstr(c, n, XL_COMM, p->comm, sizeof(p->comm));
@@ -153,6 +190,25 @@ static void job_row(struct report *r, const struct rm_csv *c, int n)
 	j->mem_max_kib = pnum(c, n, JB_MEMMAX);
 	j->oom_kills = pnum(c, n, JB_OOMK);
 	pstr(c, n, JB_VICTIM, j->victim, sizeof(j->victim));
+	/* rm-tree --exec says its mode in the job row (rm-run has no
+	 * --stats file): the same line in the summary. */
+	if (!r->stats.known && pf(c, n, JB_MODE) && pf(c, n, JB_MODE)->len) {
+		r->stats.known = 1;
+		pstr(c, n, JB_MODE, r->stats.mode, sizeof(r->stats.mode));
+		r->stats.events_lost = r->stats.resyncs = r->stats.delayacct = NAN;
+	}
+}
+
+static void stats_row(struct report *r, const struct rm_csv *c, int n)
+{
+	struct stats *st = &r->stats;
+
+	st->known = 1;
+	pstr(c, n, ST_MODE, st->mode, sizeof(st->mode));
+	st->events_lost = pnum(c, n, ST_LOST);
+	st->resyncs = pnum(c, n, ST_RESYNCS);
+	st->delayacct = pnum(c, n, ST_DELAYACCT);
+	pstr(c, n, ST_ERROR, st->error, sizeof(st->error));
 }
 
 static void timeline_row(struct report *r, const struct rm_csv *c, int n)
@@ -197,6 +253,9 @@ int procs_row(struct report *r, enum pkind k, struct rm_csv *c, char *why, size_
 		break;
 	case PK_TIMELINE:
 		timeline_row(r, c, n);
+		break;
+	case PK_STATS:
+		stats_row(r, c, n);
 		break;
 	case PK_NONE:
 		break;
@@ -390,6 +449,16 @@ void report_finish(struct report *r, const struct opts *o)
 		p->stage = stage_at(r, p->peak_epoch);
 		p->shown = (!o->has_inc || matches(&o->inc, p)) && !(o->has_exc && matches(&o->exc, p));
 	}
+	for (size_t i = 0; i < r->nothers; i++) {
+		struct proc *p = &r->others[i];
+		if (!isnan(p->peak_at))
+			p->peak_epoch = p->peak_at > 1e9 ? p->peak_at : off + p->peak_at;
+		p->stage = stage_at(r, p->peak_epoch);
+	}
+	r->oorder = xmalloc((r->nothers ? r->nothers : 1) * sizeof(*r->oorder));
+	for (size_t i = 0; i < r->nothers; i++)
+		r->oorder[i] = &r->others[i];
+	qsort(r->oorder, r->nothers, sizeof(*r->oorder), by_peak);
 	r->order = xmalloc((r->nproc ? r->nproc : 1) * sizeof(*r->order));
 	for (size_t i = 0; i < r->nproc; i++)
 		r->order[i] = &r->procs[i];
@@ -404,6 +473,12 @@ void report_free(struct report *r)
 		free(r->procs[i].cmd);
 		free(r->procs[i].unit);
 	}
+	for (size_t i = 0; i < r->nothers; i++) {
+		free(r->others[i].cmd);
+		free(r->others[i].unit);
+	}
+	free(r->others);
+	free(r->oorder);
 	for (int i = 0; i < r->nstages; i++) {
 		free(r->stages[i].name);
 		free(r->stages[i].raw);

@@ -66,6 +66,13 @@ struct oomev {
 	int nv;
 	int vpid[MAX_VICTIMS];
 	char vname[MAX_VICTIMS][64];
+	/* oom.c: each victim's scope (1 the build's, 0 elsewhere on this
+	 * host, -1 not known: counted as the build's), constraint (enum
+	 * rm_oom_constraint) and the cgroup whose limit it hit. */
+	int vscope[MAX_VICTIMS];
+	int vcons[MAX_VICTIMS];
+	char vmemcg[MAX_VICTIMS][128];
+	long else_kills;       /* of kills, those whose victim was elsewhere */
 };
 
 struct stage {
@@ -135,6 +142,7 @@ struct sys {
 	double cg_host_avail;  /* host mem_avail_mb in that row */
 	double cg_limit_min;   /* tightest cg_mem_limit_mb seen */
 	int cores;             /* the cores column (effective cores), 0: none */
+	long oom_else;         /* oom.c: kills whose victim was elsewhere */
 };
 
 struct proc {
@@ -146,6 +154,19 @@ struct proc {
 	char *unit;
 	int stage;
 	int compiler, shown;
+	/* rm-tree's event-mode columns (NaN / "" when absent). */
+	double read_kib, write_kib, majflt;
+	double delay_ms[5];    /* cpu, io, swapin, reclaim, thrash */
+	char source[12];
+	int scope;             /* 1 in (or no scope column), 0 out */
+};
+
+/* rm-tree --stats: how the process data was collected. */
+struct stats {
+	int known;
+	char mode[16];         /* "exact", "sampled" */
+	double events_lost, resyncs, delayacct;
+	char error[200];       /* why not exact */
 };
 
 struct job {
@@ -198,6 +219,12 @@ struct report {
 	struct proc *procs;
 	size_t nproc, capproc;
 	int nexitlogs;
+	/* scope=out rows of the exit logs: elsewhere on this host. */
+	struct proc *others;
+	size_t nothers, capothers;
+	struct proc **oorder;  /* others, heaviest first */
+	int has_scope;         /* an exit log with a scope column */
+	struct stats stats;
 	struct job job;
 	struct timeline tl;
 	struct stage *stages;
@@ -237,17 +264,34 @@ int sys_is_header(const struct rm_csv *hdr);
 int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize);
 void sys_finish(struct report *r, const struct opts *o);
 int stage_at(const struct report *r, double epoch);
+void verdict_add(struct report *r, const char *kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 double sys_disk_rate(const struct sys *s);
 void sys_free(struct sys *s);
 
 /* procs.c */
-enum pkind { PK_NONE, PK_EXITLOG, PK_JOB, PK_TIMELINE };
+enum pkind { PK_NONE, PK_EXITLOG, PK_JOB, PK_TIMELINE, PK_STATS };
 enum pkind procs_kind(const struct rm_csv *hdr);
 void procs_header(struct report *r, enum pkind k, const struct rm_csv *hdr);
 int procs_row(struct report *r, enum pkind k, struct rm_csv *c, char *why, size_t wsize);
 void report_finish(struct report *r, const struct opts *o);
 void report_free(struct report *r);
 int write_proc_csv(const struct report *r, const char *path);
+
+/* oom.c */
+int scope_complete(const struct report *r);
+const char *kmsg_why(int e);
+void oom_attribute(struct report *r, const struct opts *o);
+int oom_verdict(struct report *r, const struct opts *o);
+long oom_build_kills(const struct sys *s);
+int oom_event_is_build(const struct oomev *e);
+const char *oom_cause(int constraint);
+
+/* scopeout.c */
+void text_scope(struct rm_buf *b, const struct report *r, const struct opts *o, const char *bold,
+		const char *off);
+void md_scope(struct rm_buf *b, const struct report *r, const struct opts *o);
+void json_scope(struct rm_buf *b, int *first, const struct report *r, const struct opts *o);
 
 /* out.c */
 void fmt_clock(double s, char *buf, size_t size);

@@ -216,9 +216,14 @@ static void build(struct rm_buf *b, const struct report *r, const struct opts *o
 	for (size_t i = 0; i < s->nev; i++) {
 		const struct oomev *e = &s->ev[i];
 		double x = px(s, e->epoch - s->first_epoch);
+		/* Another program's kill is not drawn as the build's. */
+		if (!oom_event_is_build(e))
+			continue;
 		rm_buf_addf(b, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#e74c3c\" stroke-width=\"2\"><title>OOM kill",
 			    x, mem.y, x, cpu.y + cpu.h);
 		for (int k = 0; k < e->nv; k++) {
+			if (e->vscope[k] == 0)
+				continue;
 			rm_buf_adds(b, k ? ", " : ": ");
 			xml(b, e->vname[k]);
 			rm_buf_addf(b, " (PID %d)", e->vpid[k]);

@@ -507,66 +507,6 @@ int stage_at(const struct report *r, double epoch)
 	return s->segs[lo].stage;
 }
 
-/* OOM kills read from the kernel log, to be matched to the CSV's rows. */
-struct kills {
-	struct rm_oom_kill *v;
-	size_t n, cap;
-	int *used;
-};
-
-static void kill_cb(void *arg, const struct rm_oom_kill *k)
-{
-	struct kills *ks = arg;
-
-	if (ks->n >= 4096)
-		return;
-	if (ks->n == ks->cap) {
-		ks->cap = ks->cap ? ks->cap * 2 : 16;
-		ks->v = xrealloc(ks->v, ks->cap * sizeof(*ks->v));
-	}
-	ks->v[ks->n++] = *k;
-}
-
-/*
- * Name each OOM kill's victims from the kernel log: the kills it logged
- * between the row before the counter rose and that row (a second of
- * slack each side for the two clocks).  Kernel times are CLOCK_MONOTONIC,
- * turned into epoch seconds with this boot's offset, so a CSV from an
- * earlier boot finds nothing rather than the wrong process.
- */
-static void match_victims(struct sys *s, const struct opts *o)
-{
-	struct kills ks = { 0 };
-	double boot = rm_now_epoch() - rm_now_mono();
-	const char *path = o->kmsg ? o->kmsg : "/dev/kmsg";
-
-	if (rm_kmsg_read_ooms(path, kill_cb, &ks) < 0) {
-		s->kmsg_state = -1;
-		s->kmsg_errno = errno;
-		return;
-	}
-	s->kmsg_state = 1;
-	ks.used = calloc(ks.n ? ks.n : 1, sizeof(int));
-	if (!ks.used) {
-		free(ks.v);
-		return;
-	}
-	for (size_t i = 0; i < s->nev; i++) {
-		struct oomev *e = &s->ev[i];
-		for (size_t k = 0; k < ks.n && e->nv < MAX_VICTIMS && e->nv < e->kills; k++) {
-			double at = boot + ks.v[k].mono_s;
-			if (ks.used[k] || at < e->prev_epoch - 1.0 || at > e->epoch + 1.0)
-				continue;
-			ks.used[k] = 1;
-			e->vpid[e->nv] = ks.v[k].pid;
-			rm_sanitize(ks.v[k].name, strlen(ks.v[k].name), e->vname[e->nv], sizeof(e->vname[0]));
-			e->nv++;
-		}
-	}
-	free(ks.used);
-	free(ks.v);
-}
-
 static void sanitize_ctx(char *ctx, size_t *len)
 {
 	char tmp[RM_TEXT_MAX + 1];
@@ -576,10 +516,7 @@ static void sanitize_ctx(char *ctx, size_t *len)
 	*len = n;
 }
 
-static void verdict_add(struct report *r, const char *kind, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void verdict_add(struct report *r, const char *kind, const char *fmt, ...)
+void verdict_add(struct report *r, const char *kind, const char *fmt, ...)
 {
 	va_list ap;
 	struct verdict *v;
@@ -653,21 +590,12 @@ static void sys_verdicts(struct report *r, const struct opts *o)
 {
 	struct sys *s = r->sys;
 	const struct peak *av = &s->pk[PK_MEM_AVAIL], *sw = &s->pk[PK_SWAP];
-	char w[700], clock[32];
+	char w[CTX_RAW + 100], clock[32];
 	int problem = 0;
 
-	if (s->nev > 0) {
-		const struct oomev *e = &s->ev[0];
-		char vict[160] = "";
-		fmt_clock(e->epoch - s->first_epoch, clock, sizeof(clock));
-		where(r, e->stage, e->ctx, w, sizeof(w));
-		if (e->nv > 0)
-			snprintf(vict, sizeof(vict), " (killed %s, PID %d)", e->vname[0], e->vpid[0]);
-		verdict_add(r, "oom-kill",
-			    "OOM: the kernel killed %ld process%s; the first at +%s%s%s. Lower the memory per job (-j) for that stage, or add RAM.",
-			    s->oom_total, s->oom_total == 1 ? "" : "es", clock, vict, w);
+	/* OOM kills: oom.c says whose they were and why. */
+	if (oom_verdict(r, o))
 		problem = 1;
-	}
 	if (cgroup_edge(r, o, av)) {
 		problem = 1;
 	} else if ((sw->known && sw->v > 0) || (av->known && av->v < o->near_oom_mb)) {
@@ -740,7 +668,7 @@ void sys_finish(struct report *r, const struct opts *o)
 		r->cores = s->cores;
 	sanitize_ctx(s->cg_avail.ctx, &s->cg_avail.ctxlen);
 	if (s->nev > 0)
-		match_victims(s, o);
+		oom_attribute(r, o);
 	for (int i = 0; i < PK_N; i++)
 		sanitize_ctx(s->pk[i].ctx, &s->pk[i].ctxlen);
 	for (size_t i = 0; i < s->nev; i++)

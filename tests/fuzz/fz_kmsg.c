@@ -2,7 +2,8 @@
  * fz_kmsg: a /dev/kmsg record (rm_kmsg_oom_parse), the kernel log line
  * that names an OOM kill's victim.  The record is read from an exactly
  * sized buffer (the parser takes a length, not a string); a kill it finds
- * has a positive PID, a NUL-terminated name and a finite time.
+ * has a positive PID, a NUL-terminated name and cgroup paths, a known
+ * constraint and a finite time.
  */
 #include <math.h>
 
@@ -19,10 +20,14 @@ static int fz_kmsg(const uint8_t *data, size_t size)
 	if (size)
 		memcpy(rec, data, size);
 	memset(&o, 'x', sizeof(o));
+	(void)rm_kmsg_is_record(rec, size);
 	if (rm_kmsg_oom_parse(rec, size, &o) == 1) {
 		FZ_ASSERT(o.pid > 0);
 		FZ_ASSERT(memchr(o.name, '\0', sizeof(o.name)) != NULL);
-		FZ_ASSERT(isfinite(o.mono_s) && o.mono_s >= 0);
+		FZ_ASSERT(isfinite(o.klog_s) && o.klog_s >= 0);
+		FZ_ASSERT(memchr(o.oom_memcg, '\0', sizeof(o.oom_memcg)) != NULL);
+		FZ_ASSERT(memchr(o.task_memcg, '\0', sizeof(o.task_memcg)) != NULL);
+		FZ_ASSERT(o.constraint >= RM_OOM_UNKNOWN && o.constraint <= RM_OOM_MEMCG);
 	}
 	free(rec);
 	return 0;

@@ -2,6 +2,7 @@
  * t_kmsg: OOM kill lines as the kernel prints them to /dev/kmsg, and the
  * reader over a fixture file (both lines of one kill merged).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,9 +24,12 @@ static void test_killed_process(void)
 		    "total-vm:221380kB, anon-rss:65152kB, file-rss:6396kB, shmem-rss:0kB, UID:0\n", &o));
 	CHECK_U64(o.pid, 8612);
 	CHECK_STR(o.name, "python3");
-	CHECK_NEAR(o.mono_s, 1139.857309, 1e-9);
+	CHECK_NEAR(o.klog_s, 1139.857309, 1e-9);
+	CHECK_U64(o.constraint, RM_OOM_MEMCG);
 	CHECK(parse("3,5,77,-;Out of memory: Killed process 12 (a) b) c) total-vm:1kB", &o));
 	CHECK_STR(o.name, "a) b) c");
+	/* "Out of memory" alone does not say which constraint. */
+	CHECK_U64(o.constraint, RM_OOM_UNKNOWN);
 }
 
 static void test_oom_kill_line(void)
@@ -36,6 +40,52 @@ static void test_oom_kill_line(void)
 		    "cpuset=/,mems_allowed=0,oom_memcg=/rmtest,task_memcg=/rmtest,task=cc1plus,pid=8612,uid=0", &o));
 	CHECK_U64(o.pid, 8612);
 	CHECK_STR(o.name, "cc1plus");
+	CHECK_U64(o.constraint, RM_OOM_MEMCG);
+	CHECK_STR(o.oom_memcg, "/rmtest");
+	CHECK_STR(o.task_memcg, "/rmtest");
+	CHECK_STR(rm_kmsg_constraint_name(o.constraint), "CONSTRAINT_MEMCG");
+}
+
+/* Lines captured on this machine (Linux 6.x, cgroup v1 memory) and from
+ * mm/oom_kill.c's format: the global kill has no oom_memcg. */
+static void test_constraints(void)
+{
+	struct rm_oom_kill o;
+
+	CHECK(parse("6,2201,912345678901,-;oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),"
+		    "cpuset=/,mems_allowed=0,global_oom,task_memcg=/user.slice/build.scope,task=cc1plus,pid=4242,uid=1000", &o));
+	CHECK_U64(o.constraint, RM_OOM_NONE);
+	CHECK_STR(o.oom_memcg, "");
+	CHECK_STR(o.task_memcg, "/user.slice/build.scope");
+	CHECK_STR(o.name, "cc1plus");
+	CHECK_U64(o.pid, 4242);
+	CHECK(parse("6,7,8,-;oom-kill:constraint=CONSTRAINT_CPUSET,nodemask=0,cpuset=small,mems_allowed=0,"
+		    "task_memcg=/,task=ld,pid=9,uid=0", &o));
+	CHECK_U64(o.constraint, RM_OOM_CPUSET);
+	CHECK(parse("6,7,8,-;oom-kill:constraint=CONSTRAINT_MEMORY_POLICY,nodemask=1,cpuset=/,mems_allowed=0-1,"
+		    "task_memcg=/,task=lto1,pid=10,uid=0", &o));
+	CHECK_U64(o.constraint, RM_OOM_MEMORY_POLICY);
+	CHECK_STR(rm_kmsg_constraint_name(o.constraint), "CONSTRAINT_MEMORY_POLICY");
+	/* Paths with commas run to the next key; a name with ",pid=" ends at the last one. */
+	CHECK(parse("6,7,8,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,"
+		    "oom_memcg=/a,b,task_memcg=/a,b/c,task=x,pid=1,pid=77,uid=0", &o));
+	CHECK_STR(o.oom_memcg, "/a,b");
+	CHECK_STR(o.task_memcg, "/a,b/c");
+	CHECK_STR(o.name, "x,pid=1");
+	CHECK_U64(o.pid, 77);
+	CHECK(parse("6,7,8,-;oom-kill:constraint=CONSTRAINT_BOGUS,task=x,pid=5,uid=0", &o));
+	CHECK_U64(o.constraint, RM_OOM_UNKNOWN);
+	CHECK_STR(rm_kmsg_constraint_name(99), "");
+}
+
+static void test_is_record(void)
+{
+	CHECK(rm_kmsg_is_record("6,1,2,-;x", 9));
+	CHECK(rm_kmsg_is_record("6,1,2;x", 7));
+	CHECK(!rm_kmsg_is_record("6,1;x", 5));
+	CHECK(!rm_kmsg_is_record("\0\0\0\0", 4));
+	CHECK(!rm_kmsg_is_record("", 0));
+	CHECK(!rm_kmsg_is_record("a,b,c;", 6));
 }
 
 static void test_not_oom(void)
@@ -80,11 +130,68 @@ static void test_read_file(void)
 	CHECK_U64(n_seen, 2);
 	CHECK_U64(seen[0].pid, 77);
 	CHECK_STR(seen[0].name, "oomer");
-	CHECK_NEAR(seen[0].mono_s, 1000.0, 1e-6);
+	CHECK_NEAR(seen[0].klog_s, 1000.0, 1e-6);
+	CHECK_U64(seen[0].constraint, RM_OOM_MEMCG);
 	CHECK_U64(seen[1].pid, 99);
 	CHECK_STR(seen[1].name, "ld");
 	unlink(path);
 	CHECK(rm_kmsg_read_ooms("/nonexistent/kmsg", cb, NULL) == -1);
+}
+
+/* The two lines of one kill merge: the oom-kill line's constraint and
+ * cgroups with the "Killed process" line's name; a last record without a
+ * newline counts. */
+static void test_read_merge(void)
+{
+	char path[] = "/tmp/t_kmsg.XXXXXX";
+	int fd = mkstemp(path);
+	const char *text =
+		"6,418,5000000,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,"
+		"oom_memcg=/lim,task_memcg=/lim/job,task=cc1plus,pid=300,uid=0\n"
+		"3,419,5000100,-;Memory cgroup out of memory: Killed process 300 (cc1plus) total-vm:1kB\n"
+		"6,420,7000000,-;oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,"
+		"global_oom,task_memcg=/,task=ld,pid=301,uid=0\n"
+		"3,421,7000100,-;Out of memory: Killed process 301 (ld) total-vm:1kB";
+
+	CHECK(fd >= 0);
+	CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	close(fd);
+	n_seen = 0;
+	CHECK(rm_kmsg_read_ooms(path, cb, NULL) == 2);
+	CHECK_U64(seen[0].pid, 300);
+	CHECK_U64(seen[0].constraint, RM_OOM_MEMCG);
+	CHECK_STR(seen[0].oom_memcg, "/lim");
+	CHECK_STR(seen[0].task_memcg, "/lim/job");
+	CHECK_U64(seen[1].pid, 301);
+	CHECK_U64(seen[1].constraint, RM_OOM_NONE);
+	CHECK_STR(seen[1].name, "ld");
+	unlink(path);
+}
+
+/* issue 12: "--kmsg /dev/zero never returns".  Every read is bounded: a
+ * device with no kernel log record is refused with EBADMSG. */
+static void test_read_bounded(void)
+{
+	char path[] = "/tmp/t_kmsg.XXXXXX";
+	int fd = mkstemp(path);
+	static char junk[200000];
+
+	n_seen = 0;
+	errno = 0;
+	CHECK(rm_kmsg_read_ooms("/dev/zero", cb, NULL) == -1);
+	CHECK_U64(errno, EBADMSG);
+	/* A large file of text lines that are not records: the same. */
+	memset(junk, 'x', sizeof(junk));
+	for (size_t i = 79; i < sizeof(junk); i += 80)
+		junk[i] = '\n';
+	CHECK(fd >= 0);
+	CHECK(write(fd, junk, sizeof(junk)) == (ssize_t)sizeof(junk));
+	close(fd);
+	errno = 0;
+	CHECK(rm_kmsg_read_ooms(path, cb, NULL) == -1);
+	CHECK_U64(errno, EBADMSG);
+	CHECK_U64(n_seen, 0);
+	unlink(path);
 }
 
 int main(void)
@@ -92,6 +199,10 @@ int main(void)
 	RUN(test_killed_process);
 	RUN(test_oom_kill_line);
 	RUN(test_not_oom);
+	RUN(test_constraints);
+	RUN(test_is_record);
 	RUN(test_read_file);
+	RUN(test_read_merge);
+	RUN(test_read_bounded);
 	return tap_done();
 }

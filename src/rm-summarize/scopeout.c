@@ -1,0 +1,540 @@
+/*
+ * scopeout.c: the parts of the report that rm-tree's event mode and
+ * scope add, in text, Markdown and JSON: how the process data was
+ * collected (rm-tree --stats), the build's I/O and delay totals with the
+ * processes that wrote, read and stalled in reclaim most, and "Elsewhere
+ * on this host": the heaviest processes outside the scope (scope=out
+ * rows) and the OOM kills of other programs.  Nothing here is charged to
+ * the build.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kmsg.h"
+#include "summarize.h"
+
+#define IO_TOP 5
+
+enum { D_CPU, D_IO, D_SWAPIN, D_RECLAIM, D_THRASH };
+
+static double kib_mib(double kib)
+{
+	return kib / 1024.0;
+}
+
+/* "12.3 MiB" or "4.56 GiB". */
+static void fmt_kib(double kib, char *buf, size_t size)
+{
+	if (isnan(kib))
+		snprintf(buf, size, "-");
+	else if (kib >= 1024.0 * 1024.0)
+		snprintf(buf, size, "%.2f GiB", kib / 1024.0 / 1024.0);
+	else
+		snprintf(buf, size, "%.1f MiB", kib / 1024.0);
+}
+
+struct io {
+	int has_io, has_delay;
+	double read_kib, write_kib, majflt, delay_ms[5];
+	struct proc **by_write, **by_read, **by_reclaim;
+	size_t nw, nr, nd;
+	double *stage_reclaim;  /* per stage, ms */
+	size_t exact, sampled;
+};
+
+static double key_w(const struct proc *p) { return p->write_kib; }
+static double key_r(const struct proc *p) { return p->read_kib; }
+static double key_d(const struct proc *p) { return p->delay_ms[D_RECLAIM]; }
+
+static double (*sort_key)(const struct proc *);
+
+static int by_key(const void *a, const void *b)
+{
+	const struct proc *x = *(struct proc *const *)a, *y = *(struct proc *const *)b;
+	double kx = sort_key(x), ky = sort_key(y);
+
+	if (kx != ky)
+		return kx < ky ? 1 : -1;
+	return x->pid - y->pid;
+}
+
+/* The processes with a positive key, largest first. */
+static struct proc **top_by(const struct report *r, double (*key)(const struct proc *), size_t *n)
+{
+	struct proc **v = xmalloc((r->nproc ? r->nproc : 1) * sizeof(*v));
+
+	*n = 0;
+	for (size_t i = 0; i < r->nproc; i++) {
+		double k = key(&r->procs[i]);
+		if (r->procs[i].shown && !isnan(k) && k > 0)
+			v[(*n)++] = &r->procs[i];
+	}
+	sort_key = key;
+	qsort(v, *n, sizeof(*v), by_key);
+	return v;
+}
+
+static void add(double *sum, double v)
+{
+	if (!isnan(v))
+		*sum = (isnan(*sum) ? 0 : *sum) + v;
+}
+
+static void io_derive(const struct report *r, struct io *io)
+{
+	memset(io, 0, sizeof(*io));
+	io->read_kib = io->write_kib = io->majflt = NAN;
+	for (int k = 0; k < 5; k++)
+		io->delay_ms[k] = NAN;
+	io->stage_reclaim = xmalloc((size_t)(r->nstages ? r->nstages : 1) * sizeof(double));
+	for (int i = 0; i < r->nstages; i++)
+		io->stage_reclaim[i] = NAN;
+	for (size_t i = 0; i < r->nproc; i++) {
+		const struct proc *p = &r->procs[i];
+		if (!p->shown)
+			continue;
+		if (!isnan(p->read_kib) || !isnan(p->write_kib) || !isnan(p->majflt))
+			io->has_io = 1;
+		add(&io->read_kib, p->read_kib);
+		add(&io->write_kib, p->write_kib);
+		add(&io->majflt, p->majflt);
+		for (int k = 0; k < 5; k++) {
+			if (!isnan(p->delay_ms[k]))
+				io->has_delay = 1;
+			add(&io->delay_ms[k], p->delay_ms[k]);
+		}
+		if (p->stage >= 0 && p->stage < r->nstages)
+			add(&io->stage_reclaim[p->stage], p->delay_ms[D_RECLAIM]);
+		if (strcmp(p->source, "exact") == 0)
+			io->exact++;
+		else if (strcmp(p->source, "sampled") == 0)
+			io->sampled++;
+	}
+	io->by_write = top_by(r, key_w, &io->nw);
+	io->by_read = top_by(r, key_r, &io->nr);
+	io->by_reclaim = top_by(r, key_d, &io->nd);
+}
+
+static void io_free(struct io *io)
+{
+	free(io->by_write);
+	free(io->by_read);
+	free(io->by_reclaim);
+	free(io->stage_reclaim);
+}
+
+/* The stage whose processes waited longest in reclaim, or -1. */
+static int worst_reclaim_stage(const struct report *r, const struct io *io)
+{
+	int best = -1;
+
+	for (int i = 0; i < r->nstages; i++)
+		if (!isnan(io->stage_reclaim[i]) && io->stage_reclaim[i] > 0 &&
+		    (best < 0 || io->stage_reclaim[i] > io->stage_reclaim[best]))
+			best = i;
+	return best;
+}
+
+/* Delay accounting off: the delay columns are empty, and this says why. */
+static int delayacct_off(const struct report *r, const struct io *io)
+{
+	return r->stats.known && r->stats.delayacct == 0 && !io->has_delay;
+}
+
+static const char delay_hint[] =
+	"delay columns are empty: delay accounting is off (sysctl kernel.task_delayacct=1 turns it on)";
+
+static void text_collection(struct rm_buf *b, const struct report *r, const struct io *io)
+{
+	const struct stats *st = &r->stats;
+
+	if (!st->known) {
+		/* Without rm-tree's --stats (rm-run), the rows say it. */
+		if (io->exact || io->sampled)
+			rm_buf_addf(b, "Process data: %zu row%s exact (taskstats), %zu sampled\n\n", io->exact,
+				    io->exact == 1 ? "" : "s", io->sampled);
+		return;
+	}
+	rm_buf_addf(b, "Process data: %s mode", st->mode[0] ? st->mode : "unknown");
+	if (strcmp(st->mode, "exact") == 0)
+		rm_buf_adds(b, " (proc connector, taskstats: every process, the kernel's own peaks)");
+	else if (st->error[0])
+		rm_buf_addf(b, " (%s)", st->error);
+	if (!isnan(st->events_lost))
+		rm_buf_addf(b, "; %.0f event%s lost", st->events_lost, st->events_lost == 1 ? "" : "s");
+	if (!isnan(st->resyncs) && st->resyncs > 0)
+		rm_buf_addf(b, ", %.0f resync%s from /proc", st->resyncs, st->resyncs == 1 ? "" : "s");
+	rm_buf_adds(b, "\n");
+	if (delayacct_off(r, io))
+		rm_buf_addf(b, "  %s\n", delay_hint);
+}
+
+static void text_list(struct rm_buf *b, const struct report *r, const char *title,
+		      struct proc **v, size_t n, int what)
+{
+	char x[32];
+
+	if (!n)
+		return;
+	rm_buf_addf(b, "  %s\n", title);
+	for (size_t i = 0; i < n && i < IO_TOP; i++) {
+		const struct proc *p = v[i];
+		const char *sn = stage_name(r, p->stage);
+		if (what == 2)
+			snprintf(x, sizeof(x), "%.2f s", p->delay_ms[D_RECLAIM] / 1000.0);
+		else
+			fmt_kib(what == 0 ? p->write_kib : p->read_kib, x, sizeof(x));
+		rm_buf_addf(b, "    %12s  %7d %-15s %-16.32s %.80s\n", x, p->pid, p->comm, sn[0] ? sn : "-",
+			    p->unit ? p->unit : p->cmd);
+	}
+}
+
+static void text_io(struct rm_buf *b, const struct report *r, const struct io *io, const char *bold,
+		    const char *off)
+{
+	char rd[32], wr[32];
+	int ws;
+
+	if (!io->has_io && !io->has_delay)
+		return;
+	fmt_kib(io->read_kib, rd, sizeof(rd));
+	fmt_kib(io->write_kib, wr, sizeof(wr));
+	rm_buf_addf(b, "%sI/O and delays%s of the build's processes: read %s, written %s", bold, off, rd, wr);
+	if (!isnan(io->majflt))
+		rm_buf_addf(b, ", %.0f major faults", io->majflt);
+	rm_buf_adds(b, " (written counts page-cache dirtying, not what reached the disk)\n");
+	if (io->has_delay) {
+		static const char *const dn[5] = { "run queue", "block I/O", "swap-in", "reclaim", "thrashing" };
+		rm_buf_adds(b, "  waited:");
+		for (int k = 0; k < 5; k++)
+			if (!isnan(io->delay_ms[k]))
+				rm_buf_addf(b, "%s %s %.2f s", k ? "," : "", dn[k], io->delay_ms[k] / 1000.0);
+		rm_buf_adds(b, "\n");
+	}
+	text_list(b, r, "most written (page cache dirtied):", io->by_write, io->nw, 0);
+	text_list(b, r, "most read:", io->by_read, io->nr, 1);
+	text_list(b, r, "most time stalled in memory reclaim:", io->by_reclaim, io->nd, 2);
+	ws = worst_reclaim_stage(r, io);
+	if (ws >= 0)
+		rm_buf_addf(b, "  stage with the most reclaim stall: %s (%.2f s)\n", stage_name(r, ws),
+			    io->stage_reclaim[ws] / 1000.0);
+	rm_buf_adds(b, "\n");
+}
+
+/* The OOM kills of other programs, one line each. */
+static void text_else_kills(struct rm_buf *b, const struct report *r)
+{
+	const struct sys *s = r->sys;
+	char clk[32];
+
+	if (!s || s->oom_else <= 0)
+		return;
+	rm_buf_addf(b, "  OOM kills outside the build: %ld\n", s->oom_else);
+	for (size_t i = 0; i < s->nev; i++) {
+		const struct oomev *e = &s->ev[i];
+		for (int k = 0; k < e->nv; k++) {
+			if (e->vscope[k] != 0)
+				continue;
+			fmt_clock(e->epoch - s->first_epoch, clk, sizeof(clk));
+			rm_buf_addf(b, "    at +%s  %s (PID %d)", clk, e->vname[k], e->vpid[k]);
+			if (e->vcons[k] == RM_OOM_MEMCG)
+				rm_buf_addf(b, ", killed by the limit of cgroup %s",
+					    e->vmemcg[k][0] ? e->vmemcg[k] : "(not logged)");
+			else if (oom_cause(e->vcons[k])[0])
+				rm_buf_addf(b, ", %s", oom_cause(e->vcons[k]));
+			rm_buf_adds(b, "\n");
+		}
+	}
+}
+
+static void text_elsewhere(struct rm_buf *b, const struct report *r, const struct opts *o,
+			   const char *bold, const char *off)
+{
+	if (!r->nothers && !(r->sys && r->sys->oom_else > 0))
+		return;
+	rm_buf_addf(b, "%sElsewhere on this host%s (not charged to the build)\n", bold, off);
+	if (r->nothers) {
+		rm_buf_addf(b, "  heaviest processes outside the build (%zu):\n", r->nothers);
+		rm_buf_addf(b, "    %7s %10s  %-15s %s\n", "PID", "peak MiB", "comm", "cmd");
+		for (size_t i = 0; i < r->nothers && i < (size_t)o->top; i++) {
+			const struct proc *p = r->oorder[i];
+			char pk[16];
+			snprintf(pk, sizeof(pk), isnan(p->peak_kib) ? "-" : "%.1f", kib_mib(p->peak_kib));
+			rm_buf_addf(b, "    %7d %10s  %-15s %.100s\n", p->pid, pk, p->comm, p->cmd);
+		}
+	}
+	text_else_kills(b, r);
+	rm_buf_adds(b, "\n");
+}
+
+void text_scope(struct rm_buf *b, const struct report *r, const struct opts *o, const char *bold,
+		const char *off)
+{
+	struct io io;
+
+	io_derive(r, &io);
+	text_collection(b, r, &io);
+	if (r->stats.known)
+		rm_buf_adds(b, "\n");
+	text_io(b, r, &io, bold, off);
+	text_elsewhere(b, r, o, bold, off);
+	io_free(&io);
+}
+
+/* Markdown: | and the inline markup characters escaped. */
+static void mdx(struct rm_buf *b, const char *s)
+{
+	for (; *s; s++) {
+		if (strchr("|\\`*_[]<>#", *s))
+			rm_buf_addc(b, '\\');
+		rm_buf_addc(b, *s);
+	}
+}
+
+void md_scope(struct rm_buf *b, const struct report *r, const struct opts *o)
+{
+	struct io io;
+	char rd[32], wr[32], clk[32];
+
+	io_derive(r, &io);
+	if (r->stats.known) {
+		rm_buf_adds(b, "Process data: ");
+		mdx(b, r->stats.mode[0] ? r->stats.mode : "unknown");
+		rm_buf_adds(b, " mode");
+		if (!isnan(r->stats.events_lost))
+			rm_buf_addf(b, ", %.0f events lost", r->stats.events_lost);
+		if (r->stats.error[0]) {
+			rm_buf_adds(b, " (");
+			mdx(b, r->stats.error);
+			rm_buf_adds(b, ")");
+		}
+		if (delayacct_off(r, &io))
+			rm_buf_addf(b, "; %s", delay_hint);
+		rm_buf_adds(b, ".\n\n");
+	}
+	if (io.has_io || io.has_delay) {
+		fmt_kib(io.read_kib, rd, sizeof(rd));
+		fmt_kib(io.write_kib, wr, sizeof(wr));
+		rm_buf_addf(b, "I/O of the build's processes: read %s, written %s (page-cache dirtying).", rd, wr);
+		if (!isnan(io.delay_ms[D_RECLAIM]))
+			rm_buf_addf(b, " Reclaim stall %.2f s.", io.delay_ms[D_RECLAIM] / 1000.0);
+		rm_buf_adds(b, "\n\n| top by | PID | comm | value | stage |\n|---|---|---|---|---|\n");
+		for (int w = 0; w < 3; w++) {
+			struct proc **v = w == 0 ? io.by_write : w == 1 ? io.by_read : io.by_reclaim;
+			size_t n = w == 0 ? io.nw : w == 1 ? io.nr : io.nd;
+			for (size_t i = 0; i < n && i < IO_TOP; i++) {
+				char x[32];
+				if (w == 2)
+					snprintf(x, sizeof(x), "%.2f s", v[i]->delay_ms[D_RECLAIM] / 1000.0);
+				else
+					fmt_kib(w == 0 ? v[i]->write_kib : v[i]->read_kib, x, sizeof(x));
+				rm_buf_addf(b, "| %s | %d | ", w == 0 ? "written" : w == 1 ? "read" : "reclaim stall",
+					    v[i]->pid);
+				mdx(b, v[i]->comm);
+				rm_buf_addf(b, " | %s | ", x);
+				mdx(b, stage_name(r, v[i]->stage));
+				rm_buf_adds(b, " |\n");
+			}
+		}
+		rm_buf_adds(b, "\n");
+	}
+	if (r->nothers || (r->sys && r->sys->oom_else > 0)) {
+		rm_buf_adds(b, "#### Elsewhere on this host (not charged to the build)\n\n");
+		if (r->nothers) {
+			rm_buf_adds(b, "| PID | comm | peak MiB | cmd |\n|---|---|---|---|\n");
+			for (size_t i = 0; i < r->nothers && i < (size_t)o->top; i++) {
+				const struct proc *p = r->oorder[i];
+				rm_buf_addf(b, "| %d | ", p->pid);
+				mdx(b, p->comm);
+				rm_buf_addf(b, " | %.1f | ", kib_mib(p->peak_kib));
+				mdx(b, p->cmd);
+				rm_buf_adds(b, " |\n");
+			}
+			rm_buf_adds(b, "\n");
+		}
+		if (r->sys) {
+			const struct sys *s = r->sys;
+			for (size_t i = 0; i < s->nev; i++)
+				for (int k = 0; k < s->ev[i].nv; k++) {
+					const struct oomev *e = &s->ev[i];
+					if (e->vscope[k] != 0)
+						continue;
+					fmt_clock(e->epoch - s->first_epoch, clk, sizeof(clk));
+					rm_buf_addf(b, "- OOM kill at +%s: ", clk);
+					mdx(b, e->vname[k]);
+					rm_buf_addf(b, " (PID %d)", e->vpid[k]);
+					if (e->vcons[k] == RM_OOM_MEMCG) {
+						rm_buf_adds(b, ", killed by the limit of cgroup ");
+						mdx(b, e->vmemcg[k]);
+					}
+					rm_buf_adds(b, "\n");
+				}
+			rm_buf_adds(b, "\n");
+		}
+	}
+	io_free(&io);
+}
+
+static void jnv(struct rm_buf *b, double v, int prec)
+{
+	if (isnan(v) || isinf(v))
+		rm_buf_adds(b, "null");
+	else
+		rm_buf_num(b, v, prec);
+}
+
+static void jk(struct rm_buf *b, int *first, const char *k)
+{
+	if (!*first)
+		rm_buf_addc(b, ',');
+	*first = 0;
+	rm_buf_json(b, k);
+	rm_buf_addc(b, ':');
+}
+
+static void jstr_or_null(struct rm_buf *b, const char *s)
+{
+	if (s && s[0])
+		rm_buf_json(b, s);
+	else
+		rm_buf_adds(b, "null");
+}
+
+static void json_plist(struct rm_buf *b, const struct report *r, struct proc **v, size_t n, size_t max)
+{
+	static const char *const dk[5] = { "cpu_delay_ms", "io_delay_ms", "swapin_delay_ms",
+					   "reclaim_delay_ms", "thrash_delay_ms" };
+
+	rm_buf_addc(b, '[');
+	for (size_t i = 0; i < n && i < max; i++) {
+		const struct proc *p = v[i];
+		int f = 1;
+		if (i)
+			rm_buf_addc(b, ',');
+		rm_buf_addc(b, '{');
+		jk(b, &f, "pid");
+		rm_buf_addf(b, "%d", p->pid);
+		jk(b, &f, "comm");
+		rm_buf_json(b, p->comm);
+		jk(b, &f, "peak_rss_kib");
+		jnv(b, p->peak_kib, 0);
+		jk(b, &f, "read_kib");
+		jnv(b, p->read_kib, 0);
+		jk(b, &f, "write_kib");
+		jnv(b, p->write_kib, 0);
+		for (int k = 0; k < 5; k++) {
+			jk(b, &f, dk[k]);
+			jnv(b, p->delay_ms[k], 3);
+		}
+		jk(b, &f, "stage");
+		jstr_or_null(b, p->stage >= 0 ? stage_name(r, p->stage) : NULL);
+		jk(b, &f, "unit");
+		jstr_or_null(b, p->unit);
+		jk(b, &f, "cmd");
+		rm_buf_json(b, p->cmd);
+		rm_buf_addc(b, '}');
+	}
+	rm_buf_addc(b, ']');
+}
+
+void json_scope(struct rm_buf *b, int *first, const struct report *r, const struct opts *o)
+{
+	struct io io;
+	int g;
+
+	io_derive(r, &io);
+	jk(b, first, "collection");
+	if (!r->stats.known) {
+		rm_buf_adds(b, "null");
+	} else {
+		g = 1;
+		rm_buf_addc(b, '{');
+		jk(b, &g, "mode");
+		jstr_or_null(b, r->stats.mode);
+		jk(b, &g, "events_lost");
+		jnv(b, r->stats.events_lost, 0);
+		jk(b, &g, "resyncs");
+		jnv(b, r->stats.resyncs, 0);
+		jk(b, &g, "delayacct");
+		jnv(b, r->stats.delayacct, 0);
+		jk(b, &g, "taskstats_error");
+		jstr_or_null(b, r->stats.error);
+		jk(b, &g, "hint");
+		jstr_or_null(b, delayacct_off(r, &io) ? delay_hint : NULL);
+		rm_buf_addc(b, '}');
+	}
+	jk(b, first, "io");
+	if (!io.has_io && !io.has_delay) {
+		rm_buf_adds(b, "null");
+	} else {
+		static const char *const dk[5] = { "cpu_delay_ms", "io_delay_ms", "swapin_delay_ms",
+						   "reclaim_delay_ms", "thrash_delay_ms" };
+		int ws = worst_reclaim_stage(r, &io);
+		g = 1;
+		rm_buf_addc(b, '{');
+		jk(b, &g, "read_kib");
+		jnv(b, io.read_kib, 0);
+		jk(b, &g, "write_kib");
+		jnv(b, io.write_kib, 0);
+		jk(b, &g, "write_means");
+		rm_buf_json(b, "page-cache dirtying");
+		jk(b, &g, "majflt");
+		jnv(b, io.majflt, 0);
+		for (int k = 0; k < 5; k++) {
+			jk(b, &g, dk[k]);
+			jnv(b, io.delay_ms[k], 3);
+		}
+		jk(b, &g, "rows_exact");
+		rm_buf_addf(b, "%zu", io.exact);
+		jk(b, &g, "rows_sampled");
+		rm_buf_addf(b, "%zu", io.sampled);
+		jk(b, &g, "top_write");
+		json_plist(b, r, io.by_write, io.nw, IO_TOP);
+		jk(b, &g, "top_read");
+		json_plist(b, r, io.by_read, io.nr, IO_TOP);
+		jk(b, &g, "top_reclaim");
+		json_plist(b, r, io.by_reclaim, io.nd, IO_TOP);
+		jk(b, &g, "reclaim_stage");
+		jstr_or_null(b, ws >= 0 ? stage_name(r, ws) : NULL);
+		jk(b, &g, "reclaim_stage_ms");
+		jnv(b, ws >= 0 ? io.stage_reclaim[ws] : NAN, 3);
+		rm_buf_addc(b, '}');
+	}
+	jk(b, first, "elsewhere");
+	g = 1;
+	rm_buf_addc(b, '{');
+	jk(b, &g, "processes");
+	rm_buf_addf(b, "%zu", r->nothers);
+	jk(b, &g, "top");
+	json_plist(b, r, r->oorder, r->nothers, (size_t)o->top);
+	jk(b, &g, "oom_kills");
+	rm_buf_addc(b, '[');
+	if (r->sys) {
+		const struct sys *s = r->sys;
+		int n = 0;
+		for (size_t i = 0; i < s->nev; i++)
+			for (int k = 0; k < s->ev[i].nv; k++) {
+				const struct oomev *e = &s->ev[i];
+				int h = 1;
+				if (e->vscope[k] != 0)
+					continue;
+				if (n++)
+					rm_buf_addc(b, ',');
+				rm_buf_addc(b, '{');
+				jk(b, &h, "pid");
+				rm_buf_addf(b, "%d", e->vpid[k]);
+				jk(b, &h, "name");
+				rm_buf_json(b, e->vname[k]);
+				jk(b, &h, "elapsed_s");
+				jnv(b, e->epoch - s->first_epoch, 3);
+				jk(b, &h, "constraint");
+				jstr_or_null(b, rm_kmsg_constraint_name(e->vcons[k]));
+				jk(b, &h, "oom_memcg");
+				jstr_or_null(b, e->vmemcg[k]);
+				rm_buf_addc(b, '}');
+			}
+	}
+	rm_buf_adds(b, "]}");
+	io_free(&io);
+}
