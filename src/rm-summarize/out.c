@@ -313,6 +313,11 @@ static void text_job(struct rm_buf *b, const struct report *r, const struct sty 
 		rm_buf_addf(b, "  peak memory (exact, cgroup)      %.1f MiB\n", mib(j->cgroup_kib));
 	if (!isnan(j->max_proc_kib))
 		rm_buf_addf(b, "  largest single process (exact)   %.1f MiB\n", mib(j->max_proc_kib));
+	/* A survivor of an --exec job: a daemon it left behind. */
+	for (size_t i = 0; i < r->nproc; i++)
+		if (isnan(r->procs[i].end_s))
+			rm_buf_addf(b, "  still running after CMD ended: %d %s\n",
+				    r->procs[i].pid, r->procs[i].comm);
 	rm_buf_adds(b, "\n");
 }
 

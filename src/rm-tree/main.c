@@ -6,7 +6,7 @@
  *        rm-tree -i SEC [-H] [-n COUNT] [--watch-pid PID] [--timeline FILE] [--pss]
  *                [--log FILE] [--match ERE | [--no-children] PID...]
  *        rm-tree --exec [-H] [-i SEC] [--timeline FILE] [--job FILE] [--log FILE]
- *                [--pss] [--cgroup] -- CMD [ARG...]
+ *                [--pss] [--cgroup] [--wait-orphans[=SEC]] -- CMD [ARG...]
  *
  * Selections: PID... (each and all its descendants), --no-children PID...
  * (just those), --match ERE (every process whose name matches), nothing
@@ -40,6 +40,8 @@
  *       --log FILE         the exit log to FILE instead of stdout
  *       --pss              totals from PSS (smaps_rollup) instead of RSS
  *       --cgroup           --exec: a memory cgroup for the exact tree peak
+ *       --wait-orphans[=SEC]  --exec: also wait (at most SEC) for daemons
+ *                          that left CMD's session with setsid
  *   -H, --no-header        no CSV header line
  *   -h, --help             this help
  *       --version          the version
@@ -59,7 +61,7 @@ static const char usage_line[] =
 	"       rm-tree -i SEC [-H] [-n COUNT] [--watch-pid PID] [--timeline FILE] [--pss]\n"
 	"               [--log FILE] [--match ERE | [--no-children] PID...]\n"
 	"       rm-tree --exec [-H] [-i SEC] [--timeline FILE] [--job FILE] [--log FILE]\n"
-	"               [--pss] [--cgroup] -- CMD [ARG...]";
+	"               [--pss] [--cgroup] [--wait-orphans[=SEC]] -- CMD [ARG...]";
 
 static const char help_text[] =
 	"\n"
@@ -85,6 +87,8 @@ static const char help_text[] =
 	"      --log FILE         the exit log to FILE instead of stdout\n"
 	"      --pss              totals from PSS (smaps_rollup) instead of RSS\n"
 	"      --cgroup           --exec: a memory cgroup for the exact tree peak\n"
+	"      --wait-orphans[=SEC]  --exec: also wait (at most SEC) for daemons\n"
+	"                         that left CMD's session with setsid\n"
 	"  -H, --no-header        no CSV header line\n"
 	"  -h, --help             this help\n"
 	"      --version          print the version\n";
@@ -121,7 +125,8 @@ static void parse_columns(struct opts *o, const char *list)
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_WATCH = 256, O_MATCH, O_NOCH, O_EXEC, O_TL, O_JOB, O_LOG, O_PSS, O_CG, O_VERSION };
+	enum { O_WATCH = 256, O_MATCH, O_NOCH, O_EXEC, O_TL, O_JOB, O_LOG, O_PSS, O_CG, O_VERSION,
+	       O_ORPH };
 	static const struct option longopts[] = {
 		{ "columns", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'f' },
@@ -140,6 +145,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "pss", no_argument, NULL, O_PSS },
 		{ "cgroup", no_argument, NULL, O_CG },
 		{ "version", no_argument, NULL, O_VERSION },
+		{ "wait-orphans", optional_argument, NULL, O_ORPH },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc, exec = 0, match = 0, cols_set = 0;
@@ -223,6 +229,12 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case O_CG:
 			o->cgroup = 1;
 			break;
+		case O_ORPH:
+			o->wait_orphans = 0;
+			if (optarg && rm_parse_seconds(optarg, 0.001, 1e9, &o->wait_orphans) < 0)
+				rm_usage_error(prog, usage_line,
+					       "invalid --wait-orphans '%s': seconds from 0.001", optarg);
+			break;
 		default:
 			rm_opt_bad(prog, usage_line, c, argv, optind);
 		}
@@ -256,8 +268,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		if (o->no_children && !o->npids)
 			rm_usage_error(prog, usage_line, "--no-children needs a PID");
 		o->sel = match ? SEL_MATCH : o->npids ? SEL_PIDS : SEL_ALL;
-		if (o->job || o->cgroup)
-			rm_usage_error(prog, usage_line, "%s is for --exec", o->job ? "--job" : "--cgroup");
+		if (o->job || o->cgroup || o->wait_orphans >= 0)
+			rm_usage_error(prog, usage_line, "%s is for --exec",
+				       o->job ? "--job" : o->cgroup ? "--cgroup" : "--wait-orphans");
 		if (!o->interval && (o->count || o->watch_pid))
 			rm_usage_error(prog, usage_line, "%s needs -i SEC", o->count ? "-n" : "--watch-pid");
 	}
@@ -297,6 +310,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 4; i++)
 		sigaction(sigs[i], NULL, &o.entry_sig[i]);
 	sigprocmask(SIG_SETMASK, NULL, &o.entry_mask);
+	for (int i = 0; i < RLIM_NLIMITS; i++)
+		o.entry_rlim_ok[i] = getrlimit(i, &o.entry_rlim[i]) == 0;
+	o.wait_orphans = -1;
 	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &o);
 	if (rm_proc_dirfd() < 0) {
