@@ -1,0 +1,95 @@
+/*
+ * outfile: the one rule for every output a user names.
+ *
+ * Written once (a summary, an SVG, a CSV of peaks, JSON): the bytes go to
+ * a temporary file in the same directory, which rm_out_commit() renames
+ * into place, so an existing file is never truncated before the new one
+ * is complete (a full disk leaves the old file whole) and a symlink
+ * planted at the target is replaced, never written through.  A symlink
+ * found there at open time is refused as "a symbolic link, not followed".
+ *
+ * Streamed or appended (a CSV that grows, a log): O_NOFOLLOW|O_APPEND|
+ * O_CREAT, and only a regular file, a FIFO, a terminal or /dev/null is
+ * accepted.
+ *
+ * "-", "/dev/stdout", "/dev/stderr", "/dev/fd/N" and "/proc/self/fd/N"
+ * name a descriptor the program inherited: it is written as it is, never
+ * renamed onto, never closed.  An existing target that is not a regular
+ * file (a FIFO, /dev/null, a terminal) is opened and written in place,
+ * never renamed onto either.
+ *
+ * Failures fill why (n bytes) with the reason in words ("a symbolic link,
+ * not followed", or strerror) and return -1 with errno set; callers print
+ * "rm-x: cannot write 'PATH': WHY".  lib never prints.
+ */
+#ifndef RM_OUTFILE_H
+#define RM_OUTFILE_H
+
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/* The words every command uses for a refused symlink. */
+#define RM_OUT_SYMLINK_WHY "a symbolic link, not followed"
+
+struct rm_outfile {
+	int fd;           /* write the output here */
+	int inherited;    /* fd is stdout/stderr/fd N: not closed, not renamed */
+	char *path;       /* the path as named (a copy) */
+	char *tmp;        /* the temporary file, NULL when written in place */
+};
+
+/*
+ * Open path for a write-once output.  The new file gets mode 0644 less the
+ * umask, and never more than an existing target's mode (fchmod o->fd
+ * before the commit for another mode).  Returns 0, or -1 with why filled.
+ */
+int rm_out_open(const char *path, struct rm_outfile *o, char *why, size_t n);
+
+/*
+ * Finish a write-once output: flush it to disk and rename the temporary
+ * file into place.  The descriptor is closed (unless inherited) whether it
+ * succeeds or not; on failure the temporary file is removed and an
+ * existing target is left as it was.  Returns 0, or -1 with why filled.
+ */
+int rm_out_commit(struct rm_outfile *o, char *why, size_t n);
+
+/* Give up: close and remove the temporary file, the target untouched. */
+void rm_out_abort(struct rm_outfile *o);
+
+/*
+ * Open path for appending: O_NOFOLLOW|O_APPEND|O_CREAT with mode (less the
+ * umask), accepting a regular file, a FIFO, a terminal or /dev/null.
+ * rm_out_close() ends it.  Returns 0, or -1 with why filled.
+ */
+int rm_out_open_append(const char *path, mode_t mode, struct rm_outfile *o,
+		       char *why, size_t n);
+
+/* Close an appended output (not an inherited descriptor).  0, or -1. */
+int rm_out_close(struct rm_outfile *o);
+
+/*
+ * The descriptor path names when it is one the program inherited ("-" is
+ * stdout), or -1 when path is an ordinary name.
+ */
+int rm_out_inherited_fd(const char *path);
+
+/*
+ * What path would write to, followed as a reader would follow it (an
+ * inherited name is the descriptor's file).  Returns 0, or -1 when there
+ * is no such file yet.
+ */
+int rm_out_stat(const char *path, struct stat *st);
+
+/* 1 when a and b are the same file (device and inode), else 0. */
+int rm_same_file(const struct stat *a, const struct stat *b);
+
+/*
+ * 1 when the outputs a and b would be the same file: one inherited
+ * descriptor, one regular file (same inode) when both exist, else the
+ * same directory and name.  0 otherwise (stdout and stderr on one
+ * terminal are two outputs).
+ */
+int rm_out_same_path(const char *a, const char *b);
+
+#endif
