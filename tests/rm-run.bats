@@ -182,3 +182,40 @@ orphan_pid() {
   run -0 --separate-stderr bash -c 'ulimit -Sn 1000; rm-tree --exec --log /dev/null -- sh -c "ulimit -Sn"'
   [ "$output" = "1000" ]
 }
+
+@test "-o FILE is written whole and renamed into place, never through a link (F2)" {
+  local d="$BATS_TEST_TMPDIR"
+  echo ORIGINAL > "$d/victim"
+  # A hard link at the target: the old code truncated and wrote through it.
+  ln "$d/victim" "$d/sum.txt"
+  run -0 --separate-stderr rm-run -o "$d/sum.txt" -- true
+  [ "$(cat "$d/victim")" = "ORIGINAL" ]
+  grep -q "^Job: true" "$d/sum.txt"
+  # A symlink at the target is refused, in the words every command uses.
+  ln -s "$d/victim" "$d/link.txt"
+  run -0 --separate-stderr rm-run -o "$d/link.txt" -- true
+  [[ "$stderr" == *"rm-summarize: cannot write '$d/link.txt': a symbolic link, not followed"* ]]
+  [ "$(cat "$d/victim")" = "ORIGINAL" ]
+  [ -L "$d/link.txt" ]
+  # No temporary file is left behind.
+  [ "$(find "$d" -name '.*' -type f | wc -l)" -eq 0 ]
+  # /dev/stdout is the descriptor rm-run was given, not a planted link.
+  run -0 --separate-stderr rm-run -o /dev/stdout -- true
+  [[ "$output" == "Job: true"* ]]
+  # The summary may not replace a file rm-run reads back.
+  run -0 --separate-stderr rm-run -o "$d/tl.csv" --timeline "$d/tl.csv" -- true
+  [[ "$stderr" == *"cannot write '$d/tl.csv': it is the input"* ]]
+  [ "$(head -1 "$d/tl.csv")" = "epoch,iso,elapsed_s,procs,rss_kib,cpu_pct" ]
+}
+
+@test "rm-tree: two outputs on one path are refused; /dev/stdout is allowed; a symlink is named as one" {
+  local d="$BATS_TEST_TMPDIR"
+  run -2 --separate-stderr rm-tree --exec -i 0.05 --log "$d/same.csv" --timeline "$d/same.csv" -- true
+  [ "$stderr" = "rm-tree: '$d/same.csv' is named for two outputs" ]
+  run -0 --separate-stderr rm-tree --exec --log /dev/stdout -- true
+  [ "${lines[0]}" = "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,cmd" ]
+  ln -s "$d/nowhere" "$d/link.csv"
+  run -1 --separate-stderr rm-tree --exec --log "$d/link.csv" -- true
+  [ "$stderr" = "rm-tree: cannot open the exit log '$d/link.csv': a symbolic link, not followed" ]
+  [ ! -e "$d/nowhere" ]
+}

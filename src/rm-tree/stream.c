@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "tree.h"
 
 struct vec {
@@ -574,15 +575,34 @@ static void reap(struct stream *s, double el)
 	}
 }
 
+/* A streamed output: "-", /dev/stdout, /dev/stderr, /dev/fd/N are the
+ * descriptors we were given; a file is never opened through a symlink. */
 static int open_out(const char *path, const char *what)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	int fd = rm_out_inherited_fd(path);
 
+	if (fd >= 0)
+		return fd;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0) {
-		fprintf(stderr, "%s: cannot open %s '%s': %s\n", prog, what, path, strerror(errno));
+		fprintf(stderr, "%s: cannot open %s '%s': %s\n", prog, what, path,
+			errno == ELOOP ? RM_OUT_SYMLINK_WHY : strerror(errno));
 		exit(RM_EXIT_FAIL);
 	}
 	return fd;
+}
+
+/* Two outputs on one path would write over one another. */
+static void check_outs(const struct opts *o)
+{
+	const char *p[3] = { o->log, o->timeline, o->job };
+
+	for (int i = 0; i < 3; i++)
+		for (int j = i + 1; j < 3; j++)
+			if (p[i] && p[j] && rm_out_same_path(p[i], p[j])) {
+				fprintf(stderr, "%s: '%s' is named for two outputs\n", prog, p[j]);
+				exit(RM_EXIT_USAGE);
+			}
 }
 
 static double boottime(void)
@@ -889,6 +909,7 @@ int stream_run(const struct opts *o)
 
 	s.o = o;
 	s.exec = o->sel == SEL_EXEC;
+	check_outs(o);
 	s.log_fd = o->log ? open_out(o->log, "the exit log") : STDOUT_FILENO;
 	s.tl_fd = o->timeline ? open_out(o->timeline, "the timeline") : -1;
 	s.job_fd = o->job ? open_out(o->job, "the job file") : -1;
