@@ -14,24 +14,38 @@
 #include "procfs.h"
 #include "text.h"
 
-int rm_log_newest(const char *dir, char *path, size_t psize, char *stage, size_t ssize)
+int rm_log_newest(const char *dir, char *path, size_t psize, char *stage, size_t ssize,
+		  char *skipped, size_t sksize, uid_t *owner)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
 	struct timespec best = { 0, 0 };
+	struct stat dst;
+	uid_t me = geteuid();
 	int found = 0;
 	int dfd;
 
+	if (skipped && sksize)
+		skipped[0] = '\0';
 	if (!d)
 		return -1;
 	dfd = dirfd(d);
+	if (fstat(dfd, &dst) < 0) {
+		closedir(d);
+		return -1;
+	}
 	while ((de = readdir(d)) != NULL) {
 		size_t n = strlen(de->d_name);
 		struct stat st;
 		if (n <= 4 || strcmp(de->d_name + n - 4, ".log") != 0)
 			continue;
-		if (fstatat(dfd, de->d_name, &st, 0) < 0 || !S_ISREG(st.st_mode))
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
 			continue;
+		if (st.st_uid != me && st.st_uid != dst.st_uid) {
+			if (skipped && sksize && !skipped[0])
+				snprintf(skipped, sksize, "%s", de->d_name);
+			continue;
+		}
 		if (found && (st.st_mtim.tv_sec < best.tv_sec ||
 			      (st.st_mtim.tv_sec == best.tv_sec && st.st_mtim.tv_nsec < best.tv_nsec)))
 			continue;
@@ -44,6 +58,7 @@ int rm_log_newest(const char *dir, char *path, size_t psize, char *stage, size_t
 		memcpy(stage, de->d_name, n - 4);
 		stage[n - 4] = '\0';
 		best = st.st_mtim;
+		*owner = st.st_uid;
 		found = 1;
 	}
 	closedir(d);
@@ -82,16 +97,35 @@ int rm_last_line(const char *buf, size_t len, const regex_t *re, char *out, size
 	return 0;
 }
 
-int rm_log_last_line(const char *path, const regex_t *re, char *out, size_t osize)
+/* A regular file opened for reading, never through a symlink; -1. */
+static int open_regular(const char *path, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
+int rm_log_last_line(const char *path, uid_t owner, const regex_t *re, char *out, size_t osize)
 {
 	static char buf[RM_LOG_TAIL + 1];
 	struct stat st;
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int fd = open_regular(path, &st);
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > RM_LOG_TAIL)
+	if (st.st_uid != owner) {
+		close(fd);
+		return -1;
+	}
+	if (st.st_size > RM_LOG_TAIL)
 		lseek(fd, st.st_size - RM_LOG_TAIL, SEEK_SET);
 	n = rm_read_fd(fd, buf, sizeof(buf));
 	close(fd);
@@ -103,9 +137,15 @@ int rm_log_last_line(const char *path, const regex_t *re, char *out, size_t osiz
 int rm_first_line(const char *path, char *out, size_t osize)
 {
 	char buf[4096];
-	ssize_t n = rm_read_file(path, buf, sizeof(buf));
+	struct stat st;
+	ssize_t n;
 	char *nl;
+	int fd = open_regular(path, &st);
 
+	if (fd < 0)
+		return -1;
+	n = rm_read_fd(fd, buf, sizeof(buf));
+	close(fd);
 	if (n < 0)
 		return -1;
 	nl = memchr(buf, '\n', (size_t)n);
