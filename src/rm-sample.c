@@ -775,6 +775,8 @@ static int report_lost(const struct opts *o)
 	}
 	if (!rows_lost)
 		return RM_EXIT_OK;
+	if (o->status_file)
+		return RM_EXIT_FAIL;   /* the count is in the status file */
 	rm_fmt_iso(lost_from, iso, sizeof(iso));
 	fprintf(stderr, "%s: %ld rows lost from %s: cannot write to '%s': %s\n", prog, rows_lost,
 		iso, o->output, strerror(lost_errno));

@@ -97,7 +97,10 @@ fill() {
   fill
   sleep 0.5
   kill -TERM "${mon}"
-  wait "${mon}"
+  # The summary could not be kept: that is a failure (exit 1).
+  local rc=0
+  wait "${mon}" || rc=$?
+  [[ "${rc}" == 1 ]]
   whole_rows "${MNT}/resources-stuck.csv" 19
   [[ ! -e "${MNT}/resources-stuck.summary.txt" || ! -s "${MNT}/resources-stuck.summary.txt" ]]
   run -0 grep -E '[0-9]+ rows lost from' "${BATS_TEST_TMPDIR}/mon.err"
@@ -186,6 +189,25 @@ print("\n".join(bad) or "ok")
 PYEOF
   echo "${output}"
   [[ "${output}" == ok ]]
+}
+
+@test "an out-dir full from the start: the lost rows on stderr, exit 1, no bash write errors (F8)" {
+  need rm-monitor
+  MNT="${BATS_TEST_TMPDIR}/tiny"
+  mkdir -p "${MNT}"
+  if ! mount -t tmpfs -o size=16k,mode=0755 rm-trust "${MNT}" 2>"${BATS_TEST_TMPDIR}/mount.err"; then
+    MNT=
+    skip "cannot mount a tmpfs here: $(cat "${BATS_TEST_TMPDIR}/mount.err")"
+  fi
+  fill
+  sleep 2 &
+  local w=$!
+  run -1 --separate-stderr rm-monitor --out-dir "${MNT}" --run-id full --interval 0.1 --watch-pid "${w}"
+  echo "${stderr}"
+  [[ "${stderr}" =~ rm-monitor:\ ([0-9]+)\ rows\ lost\ from\ [0-9T:.-]+Z:\ cannot\ write\ to\ \'${MNT}/resources-full.csv\':\ No\ space\ left\ on\ device ]]
+  ((BASH_REMATCH[1] >= 2))
+  [[ "${stderr}" != *"write error"* ]]
+  [[ "${stderr}" != *"line "* ]]
 }
 
 # --- rm-sample: refuse at once, say it in the same words ----------------
