@@ -34,6 +34,28 @@ int rm_log_newest(const char *dir, char *path, size_t psize, char *stage, size_t
 		  char *skipped, size_t sksize, uid_t *owner);
 
 /*
+ * rm_log_newest() every tick, without listing an unchanged directory:
+ * inotify (IN_CREATE, IN_MODIFY, IN_MOVED_TO, IN_CLOSE_WRITE) says which
+ * log was written last; a deleted or renamed newest log, an overflowed
+ * queue, or no inotify at all (then every RM_LOG_RESCAN calls) means a
+ * full scan.  Zero-initialise; rm_logwatch_close() frees it.
+ */
+#define RM_LOG_RESCAN 10
+
+struct rm_logwatch {
+	int ifd;              /* inotify descriptor, -1: none */
+	int started, scan;    /* scan: a full scan is due */
+	long calls;
+	int have;
+	char path[4096], stage[256], skipped[256];
+	uid_t owner;
+};
+
+int rm_logwatch_newest(struct rm_logwatch *w, const char *dir, char *path, size_t psize,
+		       char *stage, size_t ssize, char *skipped, size_t sksize, uid_t *owner);
+void rm_logwatch_close(struct rm_logwatch *w);
+
+/*
  * Pure part: the last non-empty line of buf[0..len) (or the last one that
  * re matches, when re is not NULL), sanitized into out.  A line cut at the
  * start of buf still counts.  Returns 1 when a line was found, else 0.

@@ -492,9 +492,10 @@ static void read_stage(const struct opts *o, struct state *s)
 	int have_log = 0;
 
 	if (o->log_dir) {
-		have_log = rm_log_newest(o->log_dir, s->log_path, sizeof(s->log_path),
-					 stage, sizeof(stage), skipped, sizeof(skipped),
-					 &s->log_owner) == 0;
+		static struct rm_logwatch lw = { .ifd = -1 };
+		have_log = rm_logwatch_newest(&lw, o->log_dir, s->log_path, sizeof(s->log_path),
+					      stage, sizeof(stage), skipped, sizeof(skipped),
+					      &s->log_owner) == 0;
 		if (skipped[0] && !told_skip++) {
 			char txt[RM_TEXT_MAX + 1];
 			rm_sanitize(skipped, strlen(skipped), txt, sizeof(txt));

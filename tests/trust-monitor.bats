@@ -324,3 +324,31 @@ PYEOF
   (umask 077 && rm-sample -n 1 -o "$BATS_TEST_TMPDIR/r2.csv")
   [ "$(stat -c %a "$BATS_TEST_TMPDIR/r2.csv")" = 600 ]
 }
+
+@test "a stage-log-dir of 2,000 logs is not listed every tick; the log written last is the newest" {
+  command -v strace >/dev/null || skip "strace is not installed"
+  under_valgrind && skip "strace under valgrind"
+  local d="$BATS_TEST_TMPDIR/logs" i n pid
+  mkdir -p "$d"
+  for ((i = 0; i < 2000; i++)); do : >"$d/f$i.log"; done
+  echo first >"$d/zz.log"
+  # -y names each getdents64's directory: count the listings of $d.
+  strace -f -y -e trace=getdents64 -o "$BATS_TEST_TMPDIR/st" \
+    rm-sample -i 0.01 -n 60 --stage-log-dir "$d" >"$BATS_TEST_TMPDIR/s.csv"
+  n=$(grep -c "<$d>" "$BATS_TEST_TMPDIR/st" || true)
+  echo "# $n listings of the directory in 60 ticks"
+  ((n >= 1 && n <= 10))
+  [ "$(csv_get "$BATS_TEST_TMPDIR/s.csv" stage 60)" = zz ]
+  # Appending changes no directory mtime, yet the appended log is newest.
+  rm-sample -i 0.05 --stage-log-dir "$d" >"$BATS_TEST_TMPDIR/t.csv" &
+  pid=$!
+  wait_for 20 grep -q ',zz,first' "$BATS_TEST_TMPDIR/t.csv"
+  echo "building f7" >>"$d/f7.log"
+  wait_for 20 grep -q ',f7,building f7' "$BATS_TEST_TMPDIR/t.csv"
+  # The newest removed: the one before it again.
+  rm "$d/f7.log"
+  echo again >>"$d/zz.log"
+  wait_for 20 bash -c '[[ "$(tail -n 1 "$1")" == *,zz,again* ]]' _ "$BATS_TEST_TMPDIR/t.csv"
+  kill "$pid"
+  wait "$pid" || true
+}
