@@ -295,6 +295,13 @@ EOF
   has_rows "$OUT/resources-race.csv"
   grep -q '^Build resources: ' "$OUT/resources-race.summary.txt"
   jq -e '.system.samples >= 1' "$OUT/resources-race.summary.json"
+  # As root nothing it writes is readable by others (F3), whatever the umask.
+  if [ "$(id -u)" -eq 0 ]; then
+    local f
+    for f in "$OUT"/resources-race.*; do
+      (((8#$(stat -c %a "$f") & 8#7) == 0))
+    done
+  fi
 }
 
 @test "rm-monitor summarize -- ends the options" {
