@@ -319,3 +319,20 @@ EOF
   run -1 --separate-stderr env PATH="$d" "$RM_TOP/bin/rm-monitor" --out-dir "$OUT" --run-id p --interval 0.1
   [ "$stderr" = "rm-monitor: 'mkdir' not found in PATH '$d'" ]
 }
+
+@test "a stopped sampler leaves a gap the text summary reports (F7)" {
+  start_monitor --out-dir "$OUT" --run-id stop --interval 0.05
+  wait_for 10 has_rows "$OUT/resources-stop.csv"
+  local s
+  s=$(pgrep -P "$MON" -x rm-sample)
+  kill -STOP "$s"
+  sleep 1
+  kill -CONT "$s"
+  local rows
+  rows=$(wc -l < "$OUT/resources-stop.csv")
+  wait_for 10 bash -c '(($(wc -l < "$1") > $2 + 2))' _ "$OUT/resources-stop.csv" "$rows"
+  kill -TERM "$MON"
+  wait "$MON"
+  grep -Eq '^  [0-9]+ intervals over 3 ticks \(the sampler stopped or starved\), longest [0-9.]+ s$' \
+    "$OUT/resources-stop.summary.txt"
+}
