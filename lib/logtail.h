@@ -1,7 +1,9 @@
 /*
  * logtail: what the build is doing now, from its logs.
  *
- * rm_log_newest() finds the most recently modified *.log in a directory;
+ * rm_log_newest() finds the most recently modified *.log in a directory
+ * (regular files owned by this user or the directory's owner, never
+ * through a symlink);
  * rm_log_last_line() reads only the last 64 KiB of a file (bounded cost
  * however large the log grows, non-blocking so a FIFO cannot hang it) and
  * returns its last non-empty line, or the last one matching an ERE,
@@ -13,6 +15,7 @@
 
 #include <regex.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #define RM_LOG_TAIL (64 * 1024)
 
@@ -20,8 +23,37 @@
  * Newest "*.log" regular file in dir.  Writes its path into path and its
  * name without ".log" into stage.  Returns 0, or -1 when there is none
  * or dir cannot be read.
+ *
+ * A symlink is never followed (lstat), and only a log owned by this
+ * user (the effective uid) or by the directory's owner is taken: a log
+ * passed over for its owner has its name put in skipped (when not NULL;
+ * "" when none), so the caller can say why.  *owner gets the chosen log's
+ * owner, which rm_log_last_line() checks again on the file it opens.
  */
-int rm_log_newest(const char *dir, char *path, size_t psize, char *stage, size_t ssize);
+int rm_log_newest(const char *dir, char *path, size_t psize, char *stage, size_t ssize,
+		  char *skipped, size_t sksize, uid_t *owner);
+
+/*
+ * rm_log_newest() every tick, without listing an unchanged directory:
+ * inotify (IN_CREATE, IN_MODIFY, IN_MOVED_TO, IN_CLOSE_WRITE) says which
+ * log was written last; a deleted or renamed newest log, an overflowed
+ * queue, or no inotify at all (then every RM_LOG_RESCAN calls) means a
+ * full scan.  Zero-initialise; rm_logwatch_close() frees it.
+ */
+#define RM_LOG_RESCAN 10
+
+struct rm_logwatch {
+	int ifd;              /* inotify descriptor, -1: none */
+	int started, scan;    /* scan: a full scan is due */
+	long calls;
+	int have;
+	char path[4096], stage[256], skipped[256];
+	uid_t owner;
+};
+
+int rm_logwatch_newest(struct rm_logwatch *w, const char *dir, char *path, size_t psize,
+		       char *stage, size_t ssize, char *skipped, size_t sksize, uid_t *owner);
+void rm_logwatch_close(struct rm_logwatch *w);
 
 /*
  * Pure part: the last non-empty line of buf[0..len) (or the last one that
@@ -30,10 +62,17 @@ int rm_log_newest(const char *dir, char *path, size_t psize, char *stage, size_t
  */
 int rm_last_line(const char *buf, size_t len, const regex_t *re, char *out, size_t osize);
 
-/* rm_last_line on the tail of a file; -1 when it cannot be read. */
-int rm_log_last_line(const char *path, const regex_t *re, char *out, size_t osize);
+/*
+ * rm_last_line on the tail of a file; -1 when it cannot be read, is a
+ * symlink (O_NOFOLLOW), is not a regular file, or is not owned by owner.
+ */
+int rm_log_last_line(const char *path, uid_t owner, const regex_t *re, char *out, size_t osize);
 
-/* The first line of a file, sanitized; 1 found, 0 empty, -1 unreadable. */
+/*
+ * The first line of a regular file, sanitized, never through a symlink;
+ * 1 found, 0 empty, -1 unreadable (errno ELOOP for a symlink, EINVAL for
+ * a file that is not a regular one).
+ */
 int rm_first_line(const char *path, char *out, size_t osize);
 
 #endif

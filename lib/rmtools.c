@@ -96,7 +96,17 @@ void rm_opt_version(const char *prog)
 
 void rm_opt_bad(const char *prog, const char *usage_line, int c, char **argv, int next)
 {
+	/* Inside a cluster (-Zi) getopt has not moved on: argv[next - 1] is
+	 * the word before, so a short option is named from optopt. */
+	const char *w = argv[next - 1];
+	int shortopt = c == ':' ? strncmp(w, "--", 2) != 0 : optopt > 0;
+
+	if (shortopt && optopt > 0 && optopt < 256) {
+		if (c == ':')
+			rm_usage_error(prog, usage_line, "option '-%c' needs a value", optopt);
+		rm_usage_error(prog, usage_line, "unknown option '-%c'", optopt);
+	}
 	if (c == ':')
-		rm_usage_error(prog, usage_line, "option '%s' needs a value", argv[next - 1]);
-	rm_usage_error(prog, usage_line, "unknown option '%s'", argv[next - 1]);
+		rm_usage_error(prog, usage_line, "option '%s' needs a value", w);
+	rm_usage_error(prog, usage_line, "unknown option '%s'", w);
 }

@@ -4,7 +4,7 @@
  * usage: rm-sample [-H] [-i SEC] [-n COUNT] [--watch-pid PID] [-f csv|jsonl|prom]
  *                  [-o FILE] [--disk-path PATH] [--stage-file FILE] [--stage-log-dir DIR]
  *                  [--context-match ERE] [--compilers LIST] [--energy] [--gpu]
- *                  [--prom-file FILE] [--prom-label NAME=VALUE]
+ *                  [--prom-file FILE] [--prom-label NAME=VALUE] [--status FILE] [--check]
  *                  [--listen ADDR:PORT [--min-age SEC] [--expose-cmdline]]
  *                  [--cgroup-path PATH|auto]
  *
@@ -50,6 +50,13 @@
  *                          add the memory cgroup's cg_* columns and the
  *                          effective cores (lib/cgroup); auto: the cgroup
  *                          of --watch-pid, else our own
+ *       --status FILE      keep FILE, replaced atomically whenever it changes:
+ *                          rows_written, rows_lost, first_lost, lost_error,
+ *                          gaps (intervals over 3 ticks), longest_gap_s, and
+ *                          final=1 at a clean end (final=0: still running, or
+ *                          killed)
+ *       --check            validate everything (options, disk path, watched
+ *                          PID, --prom-file's directory, -o's format), exit 0
  *   -h, --help             this help
  *       --version          the version
  */
@@ -69,6 +76,7 @@
 #include "energy.h"
 #include "gpu.h"
 #include "httpd.h"
+#include "outfile.h"
 #include "rmtools.h"
 #include "usage.h"
 
@@ -77,7 +85,7 @@ static const char usage_line[] =
 	"usage: rm-sample [-H] [-i SEC] [-n COUNT] [--watch-pid PID] [-f csv|jsonl|prom]\n"
 	"                 [-o FILE] [--disk-path PATH] [--stage-file FILE] [--stage-log-dir DIR]\n"
 	"                 [--context-match ERE] [--compilers LIST] [--energy] [--gpu]\n"
-	"                 [--prom-file FILE] [--prom-label NAME=VALUE]\n"
+	"                 [--prom-file FILE] [--prom-label NAME=VALUE] [--status FILE] [--check]\n"
 	"                 [--listen ADDR:PORT [--min-age SEC] [--expose-cmdline]]\n"
 	"                 [--cgroup-path PATH|auto]";
 
@@ -124,6 +132,9 @@ static const char help_text[] =
 	"                         cg_swap_used_mb, cg_oom_kills, cg_psi_mem_full of this\n"
 	"                         memory cgroup (auto: --watch-pid's, else our own), and\n"
 	"                         cores (affinity capped by CPU quotas)\n"
+	"      --status FILE      keep FILE (replaced atomically) saying rows_written,\n"
+	"                         rows_lost, first_lost, gaps and final=1 at a clean end\n"
+	"      --check            check every option and the files, then exit 0\n"
 	"  -h, --help             this help\n"
 	"      --version          print the version\n";
 
@@ -208,6 +219,8 @@ struct opts {
 	const char *listen;         /* --listen ADDR:PORT */
 	double min_age;
 	int expose_cmd;
+	const char *status_file;
+	int check;
 };
 
 /*
@@ -227,6 +240,7 @@ struct state {
 	char stage[RM_TEXT_MAX + 1];
 	char context[RM_TEXT_MAX + 1];
 	char log_path[4096];
+	uid_t log_owner;
 	char iso[40];
 };
 
@@ -279,7 +293,7 @@ static void add_prom_label(struct opts *o, const char *arg)
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_WATCH = 256, O_DISK, O_STAGEFILE, O_LOGDIR, O_CTX, O_COMP, O_VERSION, O_ENERGY, O_GPU,
-	       O_PROMFILE, O_PROMLABEL, O_LISTEN, O_MINAGE, O_EXPOSE, O_CGPATH };
+	       O_PROMFILE, O_PROMLABEL, O_LISTEN, O_MINAGE, O_EXPOSE, O_CGPATH, O_STATUS, O_CHECK };
 	static const struct option longopts[] = {
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'n' },
@@ -302,6 +316,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "min-age", required_argument, NULL, O_MINAGE },
 		{ "expose-cmdline", no_argument, NULL, O_EXPOSE },
 		{ "cgroup-path", required_argument, NULL, O_CGPATH },
+		{ "status", required_argument, NULL, O_STATUS },
+		{ "check", no_argument, NULL, O_CHECK },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc;
@@ -386,6 +402,12 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				rm_usage_error(prog, usage_line, "empty --cgroup-path");
 			o->cgroup_path = optarg;
 			break;
+		case O_STATUS:
+			o->status_file = optarg;
+			break;
+		case O_CHECK:
+			o->check = 1;
+			break;
 		default:
 			rm_opt_bad(prog, usage_line, c, argv, optind);
 		}
@@ -399,6 +421,77 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		rm_usage_error(prog, usage_line, "--watch-pid needs -i SEC");
 	if (o->prom_file && !o->prom_file[0])
 		rm_usage_error(prog, usage_line, "empty --prom-file");
+	if (o->output && o->prom_file && rm_out_same_path(o->output, o->prom_file))
+		rm_usage_error(prog, usage_line, "'%s' is named for two outputs", o->output);
+	if (o->status_file && ((o->output && rm_out_same_path(o->output, o->status_file)) ||
+			       (o->prom_file && rm_out_same_path(o->prom_file, o->status_file))))
+		rm_usage_error(prog, usage_line, "'%s' is named for two outputs", o->status_file);
+}
+
+/*
+ * --status FILE: what the monitor needs to know of this run, replaced
+ * atomically (temporary file beside it + rename) whenever it changes.
+ */
+static long rows_written, gaps;
+static double gap_max;
+
+static void status_write(const struct opts *o, int final)
+{
+	static int told;
+	char tmp[4200], iso[40] = "", line[512];
+	const char *slash;
+	struct rm_buf b = { 0 };
+	int fd;
+
+	if (!o->status_file)
+		return;
+	slash = strrchr(o->status_file, '/');
+	if (slash)
+		snprintf(tmp, sizeof(tmp), "%.*s/.%s.XXXXXX", (int)(slash - o->status_file),
+			 o->status_file, slash + 1);
+	else
+		snprintf(tmp, sizeof(tmp), ".%s.XXXXXX", o->status_file);
+	if (rows_lost)
+		rm_fmt_iso(lost_from, iso, sizeof(iso));
+	snprintf(line, sizeof(line),
+		 "rows_written=%ld\nrows_lost=%ld\nfirst_lost=%s\nlost_error=%s\n"
+		 "gaps=%ld\nlongest_gap_s=", rows_written, rows_lost, iso,
+		 rows_lost ? strerror(lost_errno) : "", gaps);
+	rm_buf_adds(&b, line);
+	if (gaps)
+		rm_buf_num(&b, gap_max, 3);
+	rm_buf_addf(&b, "\nfinal=%d\n", final);
+	fd = mkstemp(tmp);
+	if (fd < 0 || fchmod(fd, 0644) < 0 || rm_buf_write(fd, &b) < 0 || close(fd) < 0 ||
+	    rename(tmp, o->status_file) < 0) {
+		if (fd >= 0)
+			unlink(tmp);
+		if (!told++)
+			fprintf(stderr, "%s: cannot write --status '%s': %s\n", prog, o->status_file,
+				strerror(errno));
+	}
+	rm_buf_free(&b);
+}
+
+/* The directory of --prom-file must be one we can write, from the start. */
+static void check_prom_dir(const struct opts *o)
+{
+	char dir[4096];
+	const char *slash = strrchr(o->prom_file, '/');
+	struct stat st;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == o->prom_file)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - o->prom_file), o->prom_file);
+	if (stat(dir, &st) < 0 || (!S_ISDIR(st.st_mode) && (errno = ENOTDIR)) ||
+	    access(dir, W_OK | X_OK) < 0) {
+		fprintf(stderr, "%s: cannot write --prom-file '%s': %s\n", prog, o->prom_file,
+			strerror(errno));
+		exit(RM_EXIT_FAIL);
+	}
 }
 
 /* A write failure that costs rows but not the stream (only with -o). */
@@ -412,9 +505,12 @@ static void out_write(struct rm_buf *b, double epoch)
 {
 	if (out_fd == STDOUT_FILENO) {
 		rm_out(prog, b);
+		rows_written++;
 		return;
 	}
-	if (rm_buf_write(out_fd, b) < 0) {
+	if (rm_buf_write(out_fd, b) == 0) {
+		rows_written++;
+	} else {
 		if (!lost_is_tolerable(errno)) {
 			fprintf(stderr, "%s: cannot write to output: %s\n", prog, strerror(errno));
 			exit(RM_EXIT_FAIL);
@@ -459,15 +555,29 @@ static void prom_file_write(const struct opts *o, const struct rm_val *v)
 /* Stage and context: what the build is doing now. */
 static void read_stage(const struct opts *o, struct state *s)
 {
-	char stage[RM_TEXT_MAX + 1] = "";
+	char stage[RM_TEXT_MAX + 1] = "", skipped[256];
+	static int told_skip, told_link;
 	int have_log = 0;
 
-	if (o->log_dir)
-		have_log = rm_log_newest(o->log_dir, s->log_path, sizeof(s->log_path),
-					 stage, sizeof(stage)) == 0;
+	if (o->log_dir) {
+		static struct rm_logwatch lw = { .ifd = -1 };
+		have_log = rm_logwatch_newest(&lw, o->log_dir, s->log_path, sizeof(s->log_path),
+					      stage, sizeof(stage), skipped, sizeof(skipped),
+					      &s->log_owner) == 0;
+		if (skipped[0] && !told_skip++) {
+			char txt[RM_TEXT_MAX + 1];
+			rm_sanitize(skipped, strlen(skipped), txt, sizeof(txt));
+			fprintf(stderr, "%s: --stage-log-dir: skipping '%s': owned by neither this "
+				"user nor the directory's owner\n", prog, txt);
+		}
+	}
 	if (o->stage_file) {
-		if (rm_first_line(o->stage_file, s->stage, sizeof(s->stage)) < 0)
+		if (rm_first_line(o->stage_file, s->stage, sizeof(s->stage)) < 0) {
 			s->stage[0] = '\0';
+			if (errno == ELOOP && !told_link++)
+				fprintf(stderr, "%s: --stage-file '%s': %s\n", prog, o->stage_file,
+					RM_OUT_SYMLINK_WHY);
+		}
 	} else if (have_log) {
 		rm_sanitize(stage, strlen(stage), s->stage, sizeof(s->stage));
 	} else {
@@ -476,7 +586,8 @@ static void read_stage(const struct opts *o, struct state *s)
 	if (have_log) {
 		/* No match in the tail keeps the previous context. */
 		char ctx[RM_TEXT_MAX + 1];
-		if (rm_log_last_line(s->log_path, o->has_re ? &o->ctx_re : NULL, ctx, sizeof(ctx)) == 1)
+		if (rm_log_last_line(s->log_path, s->log_owner, o->has_re ? &o->ctx_re : NULL, ctx,
+				     sizeof(ctx)) == 1)
 			memcpy(s->context, ctx, sizeof(ctx));
 	}
 }
@@ -663,6 +774,7 @@ static void emit(const struct opts *o, struct rm_buf *b, const struct rm_val *al
 				lost_from = all[C_EPOCH].num;
 				lost_errno = errno;
 			}
+			status_write(o, 0);
 			return;
 		}
 	}
@@ -678,25 +790,84 @@ static void emit(const struct opts *o, struct rm_buf *b, const struct rm_val *al
 		break;
 	}
 	out_write(b, all[C_EPOCH].num);
+	status_write(o, 0);
 	if (o->prom_file)
 		prom_file_write(o, v);
 	serve_keep(v);
 }
 
-/* -o FILE: append, never through a symlink; the header only when empty. */
-static void open_output(const struct opts *o)
+/*
+ * An existing, non-empty -o file must hold what we would write: our CSV
+ * header, JSON lines, or Prometheus text; rows of another shape appended
+ * to it would make a file no reader takes.
+ */
+static void check_append(const struct opts *o, int fd)
+{
+	char first[8192], self[64];
+	struct rm_buf h = { 0 };
+	ssize_t n;
+	char *nl;
+	int ok, rfd;
+
+	/* fd is write-only: read the same file through /proc/self/fd. */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	rfd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (rfd < 0)
+		return;
+	n = pread(rfd, first, sizeof(first) - 1, 0);
+	close(rfd);
+	if (n <= 0)
+		return;
+	first[n] = '\0';
+	nl = strchr(first, '\n');
+	if (nl)
+		*nl = '\0';
+	if (o->fmt == RM_FMT_CSV) {
+		rm_emit_csv_header(&h, ocols, nout);
+		ok = h.len > 0 && strlen(first) == h.len - 1 && memcmp(first, h.p, h.len - 1) == 0;
+		if (!o->header)
+			ok = first[0] != '{' && first[0] != '#' && strncmp(first, "epoch,", 6) != 0;
+		rm_buf_free(&h);
+	} else if (o->fmt == RM_FMT_JSONL) {
+		ok = first[0] == '{';
+	} else {
+		ok = first[0] == '#';
+	}
+	if (!ok) {
+		fprintf(stderr, "%s: cannot append to '%s': it holds another format or other columns\n",
+			prog, o->output);
+		exit(RM_EXIT_FAIL);
+	}
+}
+
+/* -o FILE: append, never through a symlink; the header only when empty.
+ * /dev/stdout and the like are the descriptors we were given.  Created
+ * with the umask, and never readable by others when we are root. */
+static void open_output(const struct opts *o, int create)
 {
 	struct stat st;
+	int fd;
 
 	if (!o->output)
 		return;
-	out_fd = open(o->output, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
+	fd = rm_out_inherited_fd(o->output);
+	if (fd >= 0) {
+		out_fd = fd;
+		return;
+	}
+	out_fd = open(o->output, O_WRONLY | (create ? O_CREAT : 0) | O_APPEND | O_NOFOLLOW |
+		      O_CLOEXEC | O_NOCTTY, geteuid() == 0 ? 0640 : 0666);
+	if (out_fd < 0 && !create && errno == ENOENT)
+		return;
 	if (out_fd < 0) {
-		fprintf(stderr, "%s: cannot open '%s': %s\n", prog, o->output, strerror(errno));
+		fprintf(stderr, "%s: cannot open '%s': %s\n", prog, o->output,
+			errno == ELOOP ? RM_OUT_SYMLINK_WHY : strerror(errno));
 		exit(RM_EXIT_FAIL);
 	}
-	if (fstat(out_fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+	if (fstat(out_fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		check_append(o, out_fd);
 		header_pending = -1;
+	}
 }
 
 /* The rows -o could not write, said once at the end; the exit status. */
@@ -710,6 +881,8 @@ static int report_lost(const struct opts *o)
 	}
 	if (!rows_lost)
 		return RM_EXIT_OK;
+	if (o->status_file)
+		return RM_EXIT_FAIL;   /* the count is in the status file */
 	rm_fmt_iso(lost_from, iso, sizeof(iso));
 	fprintf(stderr, "%s: %ld rows lost from %s: cannot write to '%s': %s\n", prog, rows_lost,
 		iso, o->output, strerror(lost_errno));
@@ -991,7 +1164,7 @@ int main(int argc, char **argv)
 	static struct opts o;
 	struct state s;
 	struct rm_tick t;
-	double t0_shift;
+	double t0_shift = 0;
 	struct rm_buf b = { 0 };
 	struct rm_val v[C_NCOLS];
 	struct rm_disk dk;
@@ -1013,12 +1186,20 @@ int main(int argc, char **argv)
 		return RM_EXIT_FAIL;
 	}
 	s.oom_known = rm_vmstat_oom_read(&s.oom_base) == 0;
+	if (o.prom_file)
+		check_prom_dir(&o);
 	open_extras(&o);
+	if (o.check) {
+		/* Everything a run would refuse has been refused by now. */
+		open_output(&o, 0);
+		return RM_EXIT_OK;
+	}
 	rm_cputimes_read(&s.cpu_prev);
 
 	if (o.listen && serve_start(&o, &s, &t) && !o.interval)
 		return serve_only(&t);
-	open_output(&o);
+	open_output(&o, 1);
+	status_write(&o, 0);
 	if (o.header && o.fmt == RM_FMT_CSV) {
 		if (header_pending < 0) {
 			header_pending = 0;   /* appending to a file that has one */
@@ -1032,16 +1213,27 @@ int main(int argc, char **argv)
 		header_pending = 0;
 	}
 	/* The first row's CPU % needs a window: 100 ms, or the interval when
-	 * that is shorter. */
-	if (!rm_tick_sleep_until(&t, o.interval && o.interval < 0.1 ? o.interval : 0.1))
-		return rm_finish_stdout(prog, RM_EXIT_OK);
-	clock_gettime(CLOCK_MONOTONIC, &t.start);
-	t0_shift = rm_t0_shift(&t.start); /* RM_T0: the monitor run's elapsed 0 */
-	while (rm_tick_next(&t)) {
-		sample(&o, &s, rm_tick_elapsed(&t) + t0_shift, v);
-		emit(&o, &b, v);
+	 * that is shorter.  A watched PID or a signal that ends it still
+	 * gets the one row every run writes. */
+	if (rm_tick_sleep_until(&t, o.interval && o.interval < 0.1 ? o.interval : 0.1)) {
+		double prev = -1, el;
+		clock_gettime(CLOCK_MONOTONIC, &t.start);
+		t0_shift = rm_t0_shift(&t.start); /* RM_T0: the monitor run's elapsed 0 */
+		while (rm_tick_next(&t)) {
+			el = rm_tick_elapsed(&t);
+			/* A row that comes 3 ticks late (SIGSTOP, a frozen
+			 * machine) leaves a gap in the time line: counted. */
+			if (prev >= 0 && o.interval && el - prev > 3 * o.interval) {
+				gaps++;
+				if (el - prev > gap_max)
+					gap_max = el - prev;
+			}
+			prev = el;
+			sample(&o, &s, el + t0_shift, v);
+			emit(&o, &b, v);
+		}
 	}
-	if (t.end == RM_END_PID) {
+	if (t.end == RM_END_PID || (rows_written == 0 && rows_lost == 0)) {
 		/* The watched build just ended: one last row records what ended
 		 * it (an OOM kill of the orchestrator, say). */
 		sample(&o, &s, rm_tick_elapsed(&t) + t0_shift, v);
@@ -1053,5 +1245,9 @@ int main(int argc, char **argv)
 	free(o.names_store);
 	if (o.has_re)
 		regfree(&o.ctx_re);
-	return rm_finish_stdout(prog, report_lost(&o));
+	{
+		int rc = rm_finish_stdout(prog, report_lost(&o));
+		status_write(&o, 1);
+		return rc;
+	}
 }

@@ -60,7 +60,7 @@ help_subcommands() {
   [[ "$output" == "$want" ]]
   [[ "$output" == *--stage-log-dir* && "$output" == *--watch-pid* ]]
   run -0 complete_words rm-sample --st
-  [[ "$output" == $'--stage-file\n--stage-log-dir' ]]
+  [[ "$output" == $'--stage-file\n--stage-log-dir\n--status' ]]
   run -0 complete_words rm-sample -i 1 --for
   [[ "$output" == --format ]]
 }

@@ -44,10 +44,24 @@ has_rows() {
   [[ "$stderr" == *$'\nusage: rm-monitor '* ]]
   run -2 --separate-stderr rm-monitor --out-dir "$OUT" --run-id ..
   run -2 --separate-stderr rm-monitor --out-dir "$OUT" --run-id x..y
-  run -2 --separate-stderr rm-monitor --interval fast
-  [[ "$stderr" == "rm-monitor: invalid --interval 'fast'"* ]]
-  run -2 --separate-stderr rm-monitor --interval 0
-  run -2 --separate-stderr rm-monitor --context-match '('
+  # Values are checked by the binary that uses them, before anything starts.
+  run -2 --separate-stderr rm-monitor --out-dir "$OUT" --interval fast
+  [[ "$stderr" == "rm-sample: invalid interval 'fast': seconds from 0.001 to 86400"* ]]
+  run -2 --separate-stderr rm-monitor --out-dir "$OUT" --interval 0
+  run -2 --separate-stderr rm-monitor --out-dir "$OUT" --interval 100000
+  run -2 --separate-stderr rm-monitor --out-dir "$OUT" --procs-interval 100000
+  [[ "$stderr" == "rm-monitor: invalid --procs-interval '100000'"* ]]
+  run -2 --separate-stderr rm-monitor --out-dir "$OUT" --context-match '('
+  # EREs grep -E takes but regcomp(3) does not (F7): refused at once.
+  run -2 --separate-stderr rm-monitor --out-dir "$OUT" --context-match '(?i)error'
+  [[ "$stderr" == "rm-sample: invalid --context-match '(?i)error': "* ]]
+  run -1 --separate-stderr rm-monitor --out-dir "$OUT" --disk-path /nonexistent
+  [ "$stderr" = "rm-sample: cannot read disk path '/nonexistent': No such file or directory" ]
+  run -1 --separate-stderr rm-monitor --out-dir "$OUT" --prom-dir /nonexistent
+  [ "$stderr" = "rm-sample: cannot write --prom-file '/nonexistent/rm-tools.prom': No such file or directory" ]
+  # A run-id no file name can hold (F9): at once, in words.
+  run -2 --separate-stderr rm-monitor --out-dir "$OUT" --run-id "$(printf 'x%.0s' {1..300})"
+  [ "${stderr_lines[0]}" = "rm-monitor: invalid --run-id: file name too long" ]
   run -2 --separate-stderr rm-monitor --bogus
   [[ "$stderr" == "rm-monitor: unknown option '--bogus'"* ]]
   [ ! -e "$OUT" ]
@@ -101,9 +115,9 @@ has_rows() {
   wait_for 10 has_rows "$OUT/resources-k9.csv"
   sleep 0.3
   local kids c
-  # rm-sample, rm-tree, and the cat that carries rm-sample's stderr.
+  # rm-sample and rm-tree.
   kids=$(pgrep -P "$MON")
-  [ "$(wc -w <<<"$kids")" -eq 3 ]
+  [ "$(wc -w <<<"$kids")" -eq 2 ]
   kill -KILL "$MON"
   wait "$MON" || true
   # rm-sample and rm-tree watch the monitor and stop by themselves.
@@ -268,4 +282,78 @@ EOF
   [[ "$output" == *"stage oomtest  1 kill, victim oomer (PID "* ]]
   [[ "$output" == *"context: running the allocator"* ]]
   jq -e '.system.oom_kills.events[0].victims[0].name == "oomer"' "$OUT/resources-oom.summary.json" >/dev/null
+}
+
+@test "kill -9 of rm-sample while the build runs: restarted, the gap in the summary (F7)" {
+  sleep 30 &
+  local build=$! old new
+  BG_PIDS="$build"
+  start_monitor --out-dir "$OUT" --run-id k9s --interval 0.1 --watch-pid "$build"
+  wait_for 10 has_rows "$OUT/resources-k9s.csv"
+  old=$(pgrep -P "$MON" -x rm-sample)
+  kill -KILL "$old"
+  # A new sampler, appending to the same CSV.
+  wait_for 20 bash -c 'p=$(pgrep -P "$1" -x rm-sample) && [ "$p" != "$2" ]' _ "$MON" "$old"
+  new=$(pgrep -P "$MON" -x rm-sample)
+  local rows
+  rows=$(wc -l < "$OUT/resources-k9s.csv")
+  wait_for 10 bash -c '(($(wc -l < "$1") > $2))' _ "$OUT/resources-k9s.csv" "$rows"
+  kill "$build"
+  wait "$MON"
+  grep -q "rm-sample ended (signal KILL); restarted" "$BATS_TEST_TMPDIR/mon.err"
+  grep -Eq '^  sampler died at \+0:00:[0-9]{2} \(signal KILL\), restarted at \+0:00:[0-9]{2}$' \
+    "$OUT/resources-k9s.summary.txt"
+  # One header, whole rows from both samplers.
+  [ "$(grep -c '^epoch,' "$OUT/resources-k9s.csv")" -eq 1 ]
+  [ "$(csv_cols "$OUT/resources-k9s.csv")" = 19 ]
+}
+
+@test "a watched PID that ends while the monitor starts: still a row and a real summary (F13)" {
+  # The build ends the moment the run's sampler starts.
+  bash -c 'while ! pgrep -f "resources-[r]ace[.]csv" >/dev/null; do sleep 0.01; done' &
+  local build=$!
+  run -0 --separate-stderr rm-monitor --out-dir "$OUT" --run-id race --interval 0.5 --watch-pid "$build"
+  has_rows "$OUT/resources-race.csv"
+  grep -q '^Build resources: ' "$OUT/resources-race.summary.txt"
+  jq -e '.system.samples >= 1' "$OUT/resources-race.summary.json"
+  # As root nothing it writes is readable by others (F3), whatever the umask.
+  if [ "$(id -u)" -eq 0 ]; then
+    local f
+    for f in "$OUT"/resources-race.*; do
+      (((8#$(stat -c %a "$f") & 8#7) == 0))
+    done
+  fi
+}
+
+@test "rm-monitor summarize -- ends the options" {
+  mkdir -p "$OUT"
+  rm-sample -n 2 -i 0.05 > "$OUT/-weird.csv"
+  cd "$OUT"
+  run -0 rm-monitor summarize -- -weird.csv
+  [[ "$output" == "Build resources: -weird.csv"* ]]
+}
+
+@test "a PATH without coreutils is named as the cause" {
+  local d="$BATS_TEST_TMPDIR/bin"
+  mkdir -p "$d"
+  ln -s "$(command -v bash)" "$d/bash"
+  run -1 --separate-stderr env PATH="$d" "$RM_TOP/bin/rm-monitor" --out-dir "$OUT" --run-id p --interval 0.1
+  [ "$stderr" = "rm-monitor: 'mkdir' not found in PATH '$d'" ]
+}
+
+@test "a stopped sampler leaves a gap the text summary reports (F7)" {
+  start_monitor --out-dir "$OUT" --run-id stop --interval 0.05
+  wait_for 10 has_rows "$OUT/resources-stop.csv"
+  local s
+  s=$(pgrep -P "$MON" -x rm-sample)
+  kill -STOP "$s"
+  sleep 1
+  kill -CONT "$s"
+  local rows
+  rows=$(wc -l < "$OUT/resources-stop.csv")
+  wait_for 10 bash -c '(($(wc -l < "$1") > $2 + 2))' _ "$OUT/resources-stop.csv" "$rows"
+  kill -TERM "$MON"
+  wait "$MON"
+  grep -Eq '^  [0-9]+ intervals over 3 ticks \(the sampler stopped or starved\), longest [0-9.]+ s$' \
+    "$OUT/resources-stop.summary.txt"
 }

@@ -112,3 +112,110 @@ signal.signal(signal.SIGINT, bye); open(sys.argv[2], \"w\").close(); time.sleep(
   fi
   echo "$stderr" | jq -e '.job.cgroup_peak_kib > 98304 and .job.cgroup_peak_kib < 131072'
 }
+
+# The orphan's PID from "still running after CMD ended: PID comm" (the
+# summary's line), so that the test can end it.
+orphan_pid() {
+  sed -n 's/^  still running after CMD ended: \([0-9]*\) .*/\1/p' "$1" | head -1
+}
+
+@test "a daemon left by CMD (setsid) is listed, not waited for (F1/B3)" {
+  local d="$BATS_TEST_TMPDIR" rc=0 pid
+  timeout 60 rm-run -- bash -c \
+    '(setsid sleep 300 </dev/null >/dev/null 2>&1 &); echo build done; exit 0' \
+    > "$d/out" 2> "$d/err" || rc=$?
+  pid=$(orphan_pid "$d/err")
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+  cat "$d/err"
+  [ "$rc" -eq 0 ]
+  [ "$(cat "$d/out")" = "build done" ]
+  [ -n "$pid" ]
+  grep -q "^  still running after CMD ended: $pid sleep$" "$d/err"
+  grep -q "rm-tree: still running after CMD ended, not waited for (--wait-orphans waits): $pid (sleep)" "$d/err"
+}
+
+@test "a child still in CMD's session is waited for; --wait-orphans=SEC waits for daemons at most SEC" {
+  local d="$BATS_TEST_TMPDIR" pid
+  # sh's background job stays in the session: waited for, its end logged.
+  run -0 --separate-stderr rm-run --json -- sh -c 'sleep 1 & exit 0'
+  echo "$stderr" | jq -e '.job.procs == 2 and ([.processes.top[] | select(.comm == "sleep") | .end_s] | .[0] >= 0.9)'
+  # A daemon: waited for at most 1 s after CMD, then listed.
+  rm-run --wait-orphans=1 -o "$d/sum" -- \
+    sh -c 'setsid sleep 200 </dev/null >/dev/null 2>&1 & exit 0' 2> "$d/err"
+  pid=$(orphan_pid "$d/sum")
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+  [ -n "$pid" ]
+  el=$(sed -n 's/.*elapsed \([0-9.]*\) s.*/\1/p' "$d/sum")
+  awk -v e="$el" 'BEGIN { exit !(e >= 1) }'
+}
+
+@test "a signal after CMD ended ends rm-run at once, even with --wait-orphans" {
+  local d="$BATS_TEST_TMPDIR" pid rc=0 orphan
+  rm-run --wait-orphans -o "$d/sum" -- \
+    sh -c "setsid sh -c 'echo \$\$ > $d/orphan; exec sleep 200' </dev/null >/dev/null 2>&1 & exit 0" \
+    2> "$d/err" &
+  pid=$!
+  wait_for 20 test -s "$d/orphan"
+  orphan=$(cat "$d/orphan")
+  # CMD has ended when the orphan's parent is no longer CMD's sh (it is
+  # reparented to rm-tree, the child subreaper).
+  wait_for 20 sh -c "[ \"\$(ps -o comm= -p \$(ps -o ppid= -p $orphan))\" != sh ]"
+  kill -TERM "$pid"
+  timeout 30 tail --pid="$pid" -f /dev/null || rc=$?
+  kill "$orphan" 2>/dev/null || true
+  [ "$rc" -eq 0 ]
+  wait "$pid" || true
+  grep -q "still running after CMD ended: $orphan sleep" "$d/sum"
+}
+
+@test "CMD gets rm-run's stdin, as under time(1) (B1)" {
+  run -0 --separate-stderr rm-run --quiet -- cat <<< "hi"
+  [ "$output" = "hi" ]
+}
+
+@test "CMD gets the resource limits rm-run was started with (F12/B2)" {
+  local hard
+  hard=$(ulimit -Hn)
+  [[ "$hard" == unlimited || "$hard" -gt 1024 ]] || skip "hard NOFILE limit is $hard: nothing to raise"
+  run -0 --separate-stderr bash -c 'ulimit -Sn 1000; rm-run --quiet -- sh -c "ulimit -Sn"'
+  [ "$output" = "1000" ]
+  run -0 --separate-stderr bash -c 'ulimit -Sn 1000; rm-tree --exec --log /dev/null -- sh -c "ulimit -Sn"'
+  [ "$output" = "1000" ]
+}
+
+@test "-o FILE is written whole and renamed into place, never through a link (F2)" {
+  local d="$BATS_TEST_TMPDIR"
+  echo ORIGINAL > "$d/victim"
+  # A hard link at the target: the old code truncated and wrote through it.
+  ln "$d/victim" "$d/sum.txt"
+  run -0 --separate-stderr rm-run -o "$d/sum.txt" -- true
+  [ "$(cat "$d/victim")" = "ORIGINAL" ]
+  grep -q "^Job: true" "$d/sum.txt"
+  # A symlink at the target is refused, in the words every command uses.
+  ln -s "$d/victim" "$d/link.txt"
+  run -0 --separate-stderr rm-run -o "$d/link.txt" -- true
+  [[ "$stderr" == *"rm-summarize: cannot write '$d/link.txt': a symbolic link, not followed"* ]]
+  [ "$(cat "$d/victim")" = "ORIGINAL" ]
+  [ -L "$d/link.txt" ]
+  # No temporary file is left behind.
+  [ "$(find "$d" -name '.*' -type f | wc -l)" -eq 0 ]
+  # /dev/stdout is the descriptor rm-run was given, not a planted link.
+  run -0 --separate-stderr rm-run -o /dev/stdout -- true
+  [[ "$output" == "Job: true"* ]]
+  # The summary may not replace a file rm-run reads back.
+  run -0 --separate-stderr rm-run -o "$d/tl.csv" --timeline "$d/tl.csv" -- true
+  [[ "$stderr" == *"cannot write '$d/tl.csv': it is the input"* ]]
+  [ "$(head -1 "$d/tl.csv")" = "epoch,iso,elapsed_s,procs,rss_kib,cpu_pct" ]
+}
+
+@test "rm-tree: two outputs on one path are refused; /dev/stdout is allowed; a symlink is named as one" {
+  local d="$BATS_TEST_TMPDIR"
+  run -2 --separate-stderr rm-tree --exec -i 0.05 --log "$d/same.csv" --timeline "$d/same.csv" -- true
+  [ "$stderr" = "rm-tree: '$d/same.csv' is named for two outputs" ]
+  run -0 --separate-stderr rm-tree --exec --log /dev/stdout -- true
+  [ "${lines[0]}" = "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,cmd" ]
+  ln -s "$d/nowhere" "$d/link.csv"
+  run -1 --separate-stderr rm-tree --exec --log "$d/link.csv" -- true
+  [ "$stderr" = "rm-tree: cannot open the exit log '$d/link.csv': a symbolic link, not followed" ]
+  [ ! -e "$d/nowhere" ]
+}

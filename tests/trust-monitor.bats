@@ -97,7 +97,10 @@ fill() {
   fill
   sleep 0.5
   kill -TERM "${mon}"
-  wait "${mon}"
+  # The summary could not be kept: that is a failure (exit 1).
+  local rc=0
+  wait "${mon}" || rc=$?
+  [[ "${rc}" == 1 ]]
   whole_rows "${MNT}/resources-stuck.csv" 19
   [[ ! -e "${MNT}/resources-stuck.summary.txt" || ! -s "${MNT}/resources-stuck.summary.txt" ]]
   run -0 grep -E '[0-9]+ rows lost from' "${BATS_TEST_TMPDIR}/mon.err"
@@ -186,4 +189,166 @@ print("\n".join(bad) or "ok")
 PYEOF
   echo "${output}"
   [[ "${output}" == ok ]]
+}
+
+@test "an out-dir full from the start: the lost rows on stderr, exit 1, no bash write errors (F8)" {
+  need rm-monitor
+  MNT="${BATS_TEST_TMPDIR}/tiny"
+  mkdir -p "${MNT}"
+  if ! mount -t tmpfs -o size=16k,mode=0755 rm-trust "${MNT}" 2>"${BATS_TEST_TMPDIR}/mount.err"; then
+    MNT=
+    skip "cannot mount a tmpfs here: $(cat "${BATS_TEST_TMPDIR}/mount.err")"
+  fi
+  fill
+  sleep 2 &
+  local w=$!
+  run -1 --separate-stderr rm-monitor --out-dir "${MNT}" --run-id full --interval 0.1 --watch-pid "${w}"
+  echo "${stderr}"
+  [[ "${stderr}" =~ rm-monitor:\ ([0-9]+)\ rows\ lost\ from\ [0-9T:.-]+Z:\ cannot\ write\ to\ \'${MNT}/resources-full.csv\':\ No\ space\ left\ on\ device ]]
+  ((BASH_REMATCH[1] >= 2))
+  [[ "${stderr}" != *"write error"* ]]
+  [[ "${stderr}" != *"line "* ]]
+}
+
+# --- rm-sample: refuse at once, say it in the same words ----------------
+
+@test "rm-sample --prom-file into a missing or unwritable directory fails at once" {
+  run -1 --separate-stderr timeout 20 rm-sample -n 2 -i 0.01 --prom-file /nonexistent/dir/x.prom
+  [ "$stderr" = "rm-sample: cannot write --prom-file '/nonexistent/dir/x.prom': No such file or directory" ]
+  mkdir -m 0555 "$BATS_TEST_TMPDIR/ro"
+  run -1 --separate-stderr timeout 20 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+    "$(command -v rm-sample)" -n 2 -i 0.01 --prom-file "$BATS_TEST_TMPDIR/ro/x.prom"
+  [ "$stderr" = "rm-sample: cannot write --prom-file '$BATS_TEST_TMPDIR/ro/x.prom': Permission denied" ]
+}
+
+@test "rm-sample -o refuses to append another format or column set; two outputs on one path are refused" {
+  local f="$BATS_TEST_TMPDIR/m.csv"
+  run -0 rm-sample -o "$f" -n 1
+  run -1 --separate-stderr rm-sample -o "$f" -n 1 -f jsonl
+  [ "$stderr" = "rm-sample: cannot append to '$f': it holds another format or other columns" ]
+  run -1 --separate-stderr rm-sample -o "$f" -n 1 --energy
+  [ "$stderr" = "rm-sample: cannot append to '$f': it holds another format or other columns" ]
+  run -0 rm-sample -o "$f" -n 1
+  [ "$(csv_cols "$f")" = 19 ]
+  [ "$(wc -l < "$f")" -eq 3 ]
+  run -2 --separate-stderr rm-sample -o "$f" --prom-file "$f" -n 1
+  [ "${stderr_lines[0]}" = "rm-sample: '$f' is named for two outputs" ]
+  run -0 --separate-stderr rm-sample -n 1 -o /dev/stdout
+  [ "${#lines[@]}" -eq 2 ]
+}
+
+@test "rm-sample names the option it does not know, even inside a cluster" {
+  run -2 --separate-stderr rm-sample -Zi 1
+  [ "${stderr_lines[0]}" = "rm-sample: unknown option '-Z'" ]
+  run -2 --separate-stderr rm-sample -HZ
+  [ "${stderr_lines[0]}" = "rm-sample: unknown option '-Z'" ]
+  run -2 --separate-stderr rm-sample --interval
+  [ "${stderr_lines[0]}" = "rm-sample: option '--interval' needs a value" ]
+}
+
+@test "rm-sample --status: rows written and lost, gaps, and final only at a clean end" {
+  local st="$BATS_TEST_TMPDIR/st" pid
+  run -0 rm-sample -i 0.05 -n 4 -o "$BATS_TEST_TMPDIR/s.csv" --status "$st"
+  grep -qx 'rows_written=4' "$st"
+  grep -qx 'rows_lost=0' "$st"
+  grep -qx 'final=1' "$st"
+  # SIGSTOP for longer than 3 ticks: a gap, counted.
+  rm-sample -i 0.05 -o "$BATS_TEST_TMPDIR/g.csv" --status "$st.g" &
+  pid=$!
+  wait_for 20 grep -qx 'rows_written=[1-9][0-9]*' "$st.g"
+  kill -STOP "$pid"
+  sleep 1
+  kill -CONT "$pid"
+  wait_for 20 grep -qx 'gaps=[1-9][0-9]*' "$st.g"
+  grep -qx 'final=0' "$st.g"
+  kill -KILL "$pid"
+  wait "$pid" || true
+  # Killed: never marked final.
+  grep -qx 'final=0' "$st.g"
+  awk -F= '$1 == "longest_gap_s" { exit !($2 >= 0.9) }' "$st.g"
+}
+
+@test "rm-sample writes a row even when the watched PID ends during its first window" {
+  local i
+  for i in 1 2 3 4 5 6 7 8; do
+    sleep 0.05 &
+    local p=$!
+    # The PID may be gone before rm-sample watches it (an error, exit 1),
+    # or end in its first 100 ms: then one row, never none.
+    run --separate-stderr rm-sample -i 1 --watch-pid "$p"
+    if [ "$status" -eq 0 ]; then
+      [ "${#lines[@]}" -eq 2 ]
+    else
+      [ "$stderr" = "rm-sample: cannot watch PID $p: No such process" ]
+    fi
+  done
+  sleep 2 &
+  run -0 --separate-stderr rm-sample -i 5 --watch-pid $!
+  [ "${#lines[@]}" -ge 2 ]
+}
+
+# --- stage file and logs: never through a symlink, never another user's ----
+
+@test "the stage file and stage logs are never read through a symlink, nor a log of another owner (F3)" {
+  local d="$BATS_TEST_TMPDIR"
+  mkdir -p "$d/logs"
+  echo 'building foo' > "$d/logs/compile.log"
+  printf 'root:secret\n' > "$d/secret"
+  chmod 600 "$d/secret"
+  ln -s "$d/secret" "$d/stagefile"
+  run -0 --separate-stderr rm-sample --stage-file "$d/stagefile" --stage-log-dir "$d/logs"
+  [[ "$output" != *secret* ]]
+  [ "$(csv_get <(printf '%s\n' "${lines[@]}") context)" = "building foo" ]
+  [ "$stderr" = "rm-sample: --stage-file '$d/stagefile': a symbolic link, not followed" ]
+  # A newer log that is a symlink to a root-only file is passed over.
+  printf 'line1\nAWS_SECRET=hunter2\n' > "$d/rootsecret"
+  chmod 600 "$d/rootsecret"
+  ln -s "$d/rootsecret" "$d/logs/zzz.log"
+  touch -d '+1 min' "$d/logs/zzz.log" 2>/dev/null || true
+  run -0 --separate-stderr rm-sample --stage-log-dir "$d/logs"
+  [[ "$output" != *hunter2* ]]
+  [ "$(csv_get <(printf '%s\n' "${lines[@]}") stage)" = compile ]
+  # A log owned by neither us nor the directory's owner: skipped, said once.
+  printf 'nobody was here\n' > "$d/logs/other.log"
+  chown nobody "$d/logs/other.log"
+  touch -d '+2 min' "$d/logs/other.log"
+  run -0 --separate-stderr rm-sample -i 0.02 -n 3 --stage-log-dir "$d/logs"
+  [[ "$output" != *"nobody was here"* ]]
+  [ "$stderr" = "rm-sample: --stage-log-dir: skipping 'other.log': owned by neither this user nor the directory's owner" ]
+}
+
+@test "as root the CSV is never more open than 0640, whatever the umask" {
+  [ "$(id -u)" -eq 0 ] || skip "needs root"
+  (umask 022 && rm-sample -n 1 -o "$BATS_TEST_TMPDIR/r.csv")
+  [ "$(stat -c %a "$BATS_TEST_TMPDIR/r.csv")" = 640 ]
+  (umask 077 && rm-sample -n 1 -o "$BATS_TEST_TMPDIR/r2.csv")
+  [ "$(stat -c %a "$BATS_TEST_TMPDIR/r2.csv")" = 600 ]
+}
+
+@test "a stage-log-dir of 2,000 logs is not listed every tick; the log written last is the newest" {
+  command -v strace >/dev/null || skip "strace is not installed"
+  under_valgrind && skip "strace under valgrind"
+  local d="$BATS_TEST_TMPDIR/logs" i n pid
+  mkdir -p "$d"
+  for ((i = 0; i < 2000; i++)); do : >"$d/f$i.log"; done
+  echo first >"$d/zz.log"
+  # -y names each getdents64's directory: count the listings of $d.
+  strace -f -y -e trace=getdents64 -o "$BATS_TEST_TMPDIR/st" \
+    rm-sample -i 0.01 -n 60 --stage-log-dir "$d" >"$BATS_TEST_TMPDIR/s.csv"
+  n=$(grep -c "<$d>" "$BATS_TEST_TMPDIR/st" || true)
+  echo "# $n listings of the directory in 60 ticks"
+  ((n >= 1 && n <= 10))
+  [ "$(csv_get "$BATS_TEST_TMPDIR/s.csv" stage 60)" = zz ]
+  # Appending changes no directory mtime, yet the appended log is newest.
+  rm-sample -i 0.05 --stage-log-dir "$d" >"$BATS_TEST_TMPDIR/t.csv" &
+  pid=$!
+  wait_for 20 grep -q ',zz,first' "$BATS_TEST_TMPDIR/t.csv"
+  echo "building f7" >>"$d/f7.log"
+  wait_for 20 grep -q ',f7,building f7' "$BATS_TEST_TMPDIR/t.csv"
+  # The newest removed: the one before it again.
+  rm "$d/f7.log"
+  echo again >>"$d/zz.log"
+  wait_for 20 bash -c '[[ "$(tail -n 1 "$1")" == *,zz,again* ]]' _ "$BATS_TEST_TMPDIR/t.csv"
+  kill "$pid"
+  wait "$pid" || true
 }

@@ -4,7 +4,7 @@
  * usage: rm-summarize [--json | --markdown] [--svg FILE] [--csv FILE]
  *                     [--near-oom-mb MB] [--low-disk-gb GB] [--include ERE]
  *                     [--exclude ERE] [--top N] [--cores N] [--kmsg FILE]
- *                     [--trace FILE] FILE...
+ *                     [--rows-lost N [--rows-lost-from TIME]] [--trace FILE] [-o FILE] FILE...
  *
  * Each FILE is recognised by its header: a system CSV (rm-sample's, or the
  * seed script's 14 columns), rm-tree's exit log, its --job row or its
@@ -63,7 +63,7 @@ static const char usage_line[] =
 	"usage: rm-summarize [--json | --markdown] [--svg FILE] [--csv FILE]\n"
 	"                    [--near-oom-mb MB] [--low-disk-gb GB] [--include ERE]\n"
 	"                    [--exclude ERE] [--top N] [--cores N] [--kmsg FILE]\n"
-	"                    [--rows-lost N [--rows-lost-from TIME]] [--trace FILE] FILE...";
+	"                    [--rows-lost N [--rows-lost-from TIME]] [--trace FILE] [-o FILE] FILE...";
 
 static const char help_text[] =
 	"\n"
@@ -87,6 +87,8 @@ static const char help_text[] =
 	"      --top N            processes and units listed (10)\n"
 	"      --cores N          cores for the RAM-bound rule (this machine's)\n"
 	"      --kmsg FILE        kernel log for OOM victims (/dev/kmsg)\n"
+	"  -o, --output FILE      the report to FILE (written whole, then renamed into\n"
+	"                         place; a symbolic link there is not followed)\n"
 	"      --rows-lost N      N rows of the run could not be written (rm-monitor\n"
 	"                         passes what rm-sample -o reported)\n"
 	"      --rows-lost-from TIME\n"
@@ -510,6 +512,8 @@ static void read_input(struct input *in, struct report *r, int header_only)
 		fail(in, "no row has a time (epoch)");
 }
 
+static const char *out_path;   /* -o FILE */
+
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_JSON = 256, O_MD, O_SVG, O_CSV, O_NEAR, O_LOW, O_INC, O_EXC, O_TOP, O_CORES,
@@ -531,6 +535,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "trace", required_argument, NULL, O_TRACE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
+		{ "output", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc;
@@ -541,8 +546,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	o->low_disk_gb = 20;
 	o->top = 10;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'o':
+			out_path = optarg;
+			break;
 		case O_JSON:
 			o->json = 1;
 			break;
@@ -617,10 +625,73 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		rm_usage_error(prog, usage_line, "--json and --markdown do not go together");
 	if (optind >= argc)
 		rm_usage_error(prog, usage_line, "no input files");
-	if (!o->json && !o->markdown && isatty(STDOUT_FILENO) && !getenv("NO_COLOR")) {
+	if (!out_path && !o->json && !o->markdown && isatty(STDOUT_FILENO) && !getenv("NO_COLOR")) {
 		const char *term = getenv("TERM");
 		o->color = !term || strcmp(term, "dumb") != 0;
 	}
+}
+
+/*
+ * -o FILE: the report goes to a temporary file beside FILE, renamed into
+ * place only when it is whole (outfile.h); an input is never the output.
+ * Every exit before the end (bad input, a full disk) removes it.
+ */
+static struct rm_outfile out_file;
+static int out_pending;
+
+static void out_cleanup(void)
+{
+	if (out_pending)
+		rm_out_abort(&out_file);
+	out_pending = 0;
+}
+
+static void out_start(const char *const *files, int nfiles)
+{
+	char why[256];
+	struct stat st, ost;
+	int have = rm_out_stat(out_path, &ost) == 0;
+
+	for (int i = 0; have && S_ISREG(ost.st_mode) && i < nfiles; i++)
+		if (stat(files[i], &st) == 0 && rm_same_file(&st, &ost)) {
+			fprintf(stderr, "%s: cannot write '%s': it is the input '%s'\n", prog,
+				out_path, files[i]);
+			exit(RM_EXIT_FAIL);
+		}
+	if ((g_opt.svg && rm_out_same_path(out_path, g_opt.svg)) ||
+	    (g_opt.csv && rm_out_same_path(out_path, g_opt.csv)))
+		rm_usage_error(prog, usage_line, "-o '%s' is also another output", out_path);
+	if (rm_out_open(out_path, &out_file, why, sizeof(why)) < 0) {
+		fprintf(stderr, "%s: cannot write '%s': %s\n", prog, out_path, why);
+		exit(RM_EXIT_FAIL);
+	}
+	if (!out_file.inherited) {
+		if (dup2(out_file.fd, STDOUT_FILENO) < 0) {
+			fprintf(stderr, "%s: cannot write '%s': %s\n", prog, out_path, strerror(errno));
+			rm_out_abort(&out_file);
+			exit(RM_EXIT_FAIL);
+		}
+		out_pending = 1;
+		atexit(out_cleanup);
+	}
+}
+
+static int out_finish(int status)
+{
+	char why[256];
+
+	if (!out_pending)
+		return status;
+	if (status != RM_EXIT_OK) {
+		out_cleanup();
+		return status;
+	}
+	out_pending = 0;
+	if (rm_out_commit(&out_file, why, sizeof(why)) < 0) {
+		fprintf(stderr, "%s: cannot write '%s': %s\n", prog, out_path, why);
+		return RM_EXIT_FAIL;
+	}
+	return status;
 }
 
 /* Why an output file could not be written, in words. */
@@ -689,6 +760,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &g_opt);
 	nin = argc - optind;
+	if (out_path)
+		out_start((const char *const *)argv + optind, nin);
 	in = xmalloc((size_t)nin * sizeof(*in));
 	reps = xmalloc((size_t)nin * sizeof(*reps));
 	memset(reps, 0, (size_t)nin * sizeof(*reps));
@@ -787,5 +860,6 @@ int main(int argc, char **argv)
 		regfree(&g_opt.inc);
 	if (g_opt.has_exc)
 		regfree(&g_opt.exc);
-	return rm_finish_stdout(prog, status);
+	status = rm_finish_stdout(prog, status);
+	return out_path ? out_finish(status) : status;
 }

@@ -391,6 +391,11 @@ static void text_job(struct rm_buf *b, const struct report *r, const struct sty 
 		budget_line(j, line, sizeof(line));
 		rm_buf_addf(b, "  memory budget (--memory-max)     %s\n", line);
 	}
+	/* A survivor of an --exec job: a daemon it left behind. */
+	for (size_t i = 0; i < r->nproc; i++)
+		if (isnan(r->procs[i].end_s))
+			rm_buf_addf(b, "  still running after CMD ended: %d %s\n",
+				    r->procs[i].pid, r->procs[i].comm);
 	rm_buf_adds(b, "\n");
 }
 

@@ -6,7 +6,8 @@
  *        rm-tree -i SEC [-H] [-n COUNT] [--watch-pid PID] [--timeline FILE] [--pss]
  *                [--log FILE] [--match ERE | [--no-children] PID...]
  *        rm-tree --exec [-H] [-i SEC] [--timeline FILE] [--job FILE] [--log FILE]
- *                [--pss] [--cgroup] [--memory-max SIZE] -- CMD [ARG...]
+ *                [--pss] [--cgroup] [--memory-max SIZE] [--wait-orphans[=SEC]]
+ *                -- CMD [ARG...]
  *
  * Selections: PID... (each and all its descendants), --no-children PID...
  * (just those), --match ERE (every process whose name matches), nothing
@@ -42,6 +43,8 @@
  *       --cgroup           --exec: a memory cgroup for the exact tree peak
  *       --memory-max SIZE  --exec: that cgroup, limited to SIZE (K, M, G);
  *                          exit 125 before CMD runs when it cannot be made
+ *       --wait-orphans[=SEC]  --exec: also wait (at most SEC) for daemons
+ *                          that left CMD's session with setsid
  *   -H, --no-header        no CSV header line
  *   -h, --help             this help
  *       --version          the version
@@ -65,7 +68,8 @@ static const char usage_line[] =
 	"       rm-tree -i SEC [-H] [-n COUNT] [--watch-pid PID] [--timeline FILE] [--pss]\n"
 	"               [--log FILE] [--match ERE | [--no-children] PID...]\n"
 	"       rm-tree --exec [-H] [-i SEC] [--timeline FILE] [--job FILE] [--log FILE]\n"
-	"               [--pss] [--cgroup] [--memory-max SIZE] -- CMD [ARG...]";
+	"               [--pss] [--cgroup] [--memory-max SIZE] [--wait-orphans[=SEC]]\n"
+	"               -- CMD [ARG...]";
 
 static const char help_text[] =
 	"\n"
@@ -94,6 +98,8 @@ static const char help_text[] =
 	"      --memory-max SIZE  --exec: run CMD in that cgroup limited to SIZE\n"
 	"                         (bytes, or K, M, G); exit 125 before CMD runs\n"
 	"                         when no cgroup can be made\n"
+	"      --wait-orphans[=SEC]  --exec: also wait (at most SEC) for daemons\n"
+	"                         that left CMD's session with setsid\n"
 	"  -H, --no-header        no CSV header line\n"
 	"  -h, --help             this help\n"
 	"      --version          print the version\n"
@@ -132,7 +138,8 @@ static void parse_columns(struct opts *o, const char *list)
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_WATCH = 256, O_MATCH, O_NOCH, O_EXEC, O_TL, O_JOB, O_LOG, O_PSS, O_CG, O_VERSION, O_MEMMAX };
+	enum { O_WATCH = 256, O_MATCH, O_NOCH, O_EXEC, O_TL, O_JOB, O_LOG, O_PSS, O_CG, O_VERSION,
+	       O_MEMMAX, O_ORPH };
 	enum { O_COMPILERS = 512 }; /* apart: other options join the list above */
 	static const struct option longopts[] = {
 		{ "columns", required_argument, NULL, 'o' },
@@ -154,6 +161,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "memory-max", required_argument, NULL, O_MEMMAX },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "compilers", no_argument, NULL, O_COMPILERS },
+		{ "wait-orphans", optional_argument, NULL, O_ORPH },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc, exec = 0, match = 0, cols_set = 0;
@@ -248,6 +256,12 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				rm_usage_error(prog, usage_line, "invalid --memory-max '%s': a size such as 512M or 8G", optarg);
 			o->cgroup = 1;
 			break;
+		case O_ORPH:
+			o->wait_orphans = 0;
+			if (optarg && rm_parse_duration(optarg, 0.001, 1e9, &o->wait_orphans) < 0)
+				rm_usage_error(prog, usage_line,
+					       "invalid --wait-orphans '%s': seconds from 0.001", optarg);
+			break;
 		default:
 			rm_opt_bad(prog, usage_line, c, argv, optind);
 		}
@@ -284,6 +298,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		if (o->job || o->cgroup)
 			rm_usage_error(prog, usage_line, "%s is for --exec", o->job ? "--job" :
 				       o->mem_max ? "--memory-max" : "--cgroup");
+		if (o->job || o->cgroup || o->wait_orphans >= 0)
+			rm_usage_error(prog, usage_line, "%s is for --exec",
+				       o->job ? "--job" : o->cgroup ? "--cgroup" : "--wait-orphans");
 		if (!o->interval && (o->count || o->watch_pid))
 			rm_usage_error(prog, usage_line, "%s needs -i SEC", o->count ? "-n" : "--watch-pid");
 	}
@@ -324,6 +341,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 4; i++)
 		sigaction(sigs[i], NULL, &o.entry_sig[i]);
 	sigprocmask(SIG_SETMASK, NULL, &o.entry_mask);
+	for (int i = 0; i < RLIM_NLIMITS; i++)
+		o.entry_rlim_ok[i] = getrlimit(i, &o.entry_rlim[i]) == 0;
+	o.wait_orphans = -1;
 	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &o);
 	if (rm_proc_dirfd() < 0) {

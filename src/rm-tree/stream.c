@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "tree.h"
 
 struct vec {
@@ -58,6 +59,7 @@ struct stream {
 	/* --exec */
 	pid_t self, root;
 	int root_done, root_status, children_left;
+	double root_end;              /* elapsed when CMD ended */
 	double start_epoch;
 	char cmdline[RM_TEXT_MAX + 1];
 	struct cgroup cg;
@@ -570,19 +572,39 @@ static void reap(struct stream *s, double el)
 		if (pid == s->root) {
 			s->root_done = 1;
 			s->root_status = status;
+			s->root_end = el;
 		}
 	}
 }
 
+/* A streamed output: "-", /dev/stdout, /dev/stderr, /dev/fd/N are the
+ * descriptors we were given; a file is never opened through a symlink. */
 static int open_out(const char *path, const char *what)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	int fd = rm_out_inherited_fd(path);
 
+	if (fd >= 0)
+		return fd;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0) {
-		fprintf(stderr, "%s: cannot open %s '%s': %s\n", prog, what, path, strerror(errno));
+		fprintf(stderr, "%s: cannot open %s '%s': %s\n", prog, what, path,
+			errno == ELOOP ? RM_OUT_SYMLINK_WHY : strerror(errno));
 		exit(RM_EXIT_FAIL);
 	}
 	return fd;
+}
+
+/* Two outputs on one path would write over one another. */
+static void check_outs(const struct opts *o)
+{
+	const char *p[3] = { o->log, o->timeline, o->job };
+
+	for (int i = 0; i < 3; i++)
+		for (int j = i + 1; j < 3; j++)
+			if (p[i] && p[j] && rm_out_same_path(p[i], p[j])) {
+				fprintf(stderr, "%s: '%s' is named for two outputs\n", prog, p[j]);
+				exit(RM_EXIT_USAGE);
+			}
 }
 
 static double boottime(void)
@@ -659,6 +681,10 @@ static void child(struct stream *s, int go, int err)
 		sigaction(sigs[i], &sa, NULL);
 	}
 	signal(SIGCHLD, SIG_DFL);
+	/* The limits we were started with (we raised RLIMIT_NOFILE's). */
+	for (int i = 0; i < RLIM_NLIMITS; i++)
+		if (o->entry_rlim_ok[i])
+			setrlimit(i, &o->entry_rlim[i]);
 	sigprocmask(SIG_SETMASK, &o->entry_mask, NULL);
 	execvp(o->argv[0], o->argv);
 	e = errno;
@@ -762,6 +788,78 @@ static void exec_setup(struct stream *s)
 	s->tty = tty_take();
 }
 
+/* A child of ours still in our session (CMD's): part of the job.  The
+ * children are read from /proc/self/task/TID/children, else every live
+ * member is asked; only a process in the session can start one in it. */
+static int session_child_left(struct stream *s)
+{
+	char path[64], buf[8192];
+	pid_t sid = getsid(0), pid;
+	struct rm_pnode *n;
+	size_t it = 0;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)s->self);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len >= 0 && (size_t)len < sizeof(buf) - 1) {
+			char *p = buf, *e;
+			buf[len] = '\0';
+			for (;;) {
+				long v = strtol(p, &e, 10);
+				if (e == p)
+					return 0;
+				if (getsid((pid_t)v) == sid)
+					return 1;
+				p = e;
+			}
+		}
+	}
+	while ((n = rm_ptree_next(&s->t, &it)) != NULL) {
+		pid = n->pid;
+		if (n->member && pid != s->root && getsid(pid) == sid)
+			return 1;
+	}
+	return 0;
+}
+
+/* --exec: CMD has ended; is the job over?  Yes when no child is left,
+ * or when only daemons that left CMD's session are (--wait-orphans: when
+ * they end, or SEC after CMD). */
+static int job_over(struct stream *s, double el)
+{
+	double w = s->o->wait_orphans;
+
+	if (!s->children_left)
+		return 1;
+	if (w == 0 || session_child_left(s))
+		return 0;
+	return w < 0 || el >= s->root_end + w;
+}
+
+/* The members still running when the job is over: on stderr, once. */
+static void tell_orphans(struct stream *s)
+{
+	struct rm_pnode *n;
+	size_t it = 0, k = 0;
+	char txt[RM_TEXT_MAX + 1];
+
+	while ((n = rm_ptree_next(&s->t, &it)) != NULL) {
+		if (!n->member || n->pid == s->root)
+			continue;
+		if (k++ == 0)
+			fprintf(stderr, "%s: still running after CMD ended, not waited for"
+				" (--wait-orphans waits):", prog);
+		rm_sanitize(n->comm, strlen(n->comm), txt, sizeof(txt));
+		fprintf(stderr, " %d (%s)", (int)n->pid, txt);
+	}
+	if (k)
+		fputc('\n', stderr);
+}
+
 static void drain(int fd)
 {
 	char buf[64];
@@ -863,6 +961,7 @@ int stream_run(const struct opts *o)
 
 	s.o = o;
 	s.exec = o->sel == SEL_EXEC;
+	check_outs(o);
 	s.log_fd = o->log ? open_out(o->log, "the exit log") : STDOUT_FILENO;
 	s.tl_fd = o->timeline ? open_out(o->timeline, "the timeline") : -1;
 	s.job_fd = o->job ? open_out(o->job, "the job file") : -1;
@@ -900,7 +999,7 @@ int stream_run(const struct opts *o)
 		double due;
 		if (s.exec) {
 			reap(&s, rm_tick_elapsed(&s.tick));
-			if (s.root_done && !s.children_left)
+			if (s.root_done && job_over(&s, rm_tick_elapsed(&s.tick)))
 				break;
 		}
 		/* A tick that overran whole intervals skips those deadlines. */
@@ -911,7 +1010,8 @@ int stream_run(const struct opts *o)
 			due = (double)slot * iv;
 		}
 		if (!rm_tick_sleep_until(&s.tick, due)) {
-			if (s.exec && s.tick.end == RM_END_SIGNAL) {
+			/* A signal after CMD ended ends us at once. */
+			if (s.exec && s.tick.end == RM_END_SIGNAL && !s.root_done) {
 				if (kill(-s.root, s.tick.signo) < 0 && errno == ESRCH)
 					kill(s.root, s.tick.signo);
 				rm_tick_clear_signal(&s.tick);
@@ -941,6 +1041,8 @@ int stream_run(const struct opts *o)
 		scan(&s, el);
 		totals(&s, el, 0);
 	}
+	if (s.exec && s.root_done)
+		tell_orphans(&s);
 	while ((n = rm_ptree_next(&s.t, &it)) != NULL)
 		if (n->member)
 			log_row(&s, n, -1);

@@ -8,6 +8,7 @@
 #include <regex.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "ptree.h"
@@ -47,6 +48,12 @@ struct opts {
 	/* Dispositions at entry, restored in CMD before it runs. */
 	struct sigaction entry_sig[4];   /* INT, TERM, HUP, PIPE */
 	sigset_t entry_mask;
+	/* Resource limits at entry (we raise RLIMIT_NOFILE), restored too. */
+	struct rlimit entry_rlim[RLIM_NLIMITS];
+	int entry_rlim_ok[RLIM_NLIMITS];
+	/* --exec: after CMD ends, wait for descendants that left its session:
+	 * < 0 not at all (default), 0 without a limit, > 0 at most SEC. */
+	double wait_orphans;
 };
 
 int snapshot_run(const struct opts *o);
