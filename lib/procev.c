@@ -48,11 +48,13 @@ struct tsr {
 /* Where the v13 field at off lies in this record. */
 static size_t ts_off(const struct tsr *t, size_t off)
 {
+	size_t at = off;
+
 	if (t->v15)
 		for (size_t i = 0; i < sizeof(v15_after) / sizeof(v15_after[0]); i++)
 			if (off > v15_after[i])
-				off += 16;
-	return off;
+				at += 16;
+	return at;
 }
 
 /* Read size bytes of field off; 0, or -1 when the record ends before it. */
@@ -368,24 +370,28 @@ static int nonblock(int fd)
 
 int rm_pe_open(int rcvbuf, char *why, size_t wsize)
 {
-	struct {
-		struct nlmsghdr h;
-		struct cn_msg c;
-		uint32_t op;
-	} __attribute__((packed)) req;
+	/* nlmsghdr, cn_msg (idx, val, seq, ack, len, flags), the op */
+	unsigned char req[NLMSG_HDRLEN + 20 + 4];
+	struct nlmsghdr h;
+	uint32_t v;
+	uint16_t len = 4;
 	int fd = nl_socket(NETLINK_CONNECTOR, rcvbuf, why, wsize);
 
 	if (fd < 0)
 		return -1;
-	memset(&req, 0, sizeof(req));
-	req.h.nlmsg_len = sizeof(req);
-	req.h.nlmsg_type = NLMSG_DONE;
-	req.h.nlmsg_pid = 0;
-	req.c.id.idx = CN_IDX_PROC;
-	req.c.id.val = CN_VAL_PROC;
-	req.c.len = sizeof(uint32_t);
-	req.op = PROC_CN_MCAST_LISTEN;
-	if (send(fd, &req, sizeof(req), 0) < 0) {
+	memset(req, 0, sizeof(req));
+	memset(&h, 0, sizeof(h));
+	h.nlmsg_len = sizeof(req);
+	h.nlmsg_type = NLMSG_DONE;
+	memcpy(req, &h, sizeof(h));
+	v = CN_IDX_PROC;
+	memcpy(req + NLMSG_HDRLEN, &v, 4);
+	v = CN_VAL_PROC;
+	memcpy(req + NLMSG_HDRLEN + 4, &v, 4);
+	memcpy(req + NLMSG_HDRLEN + 16, &len, 2);
+	v = PROC_CN_MCAST_LISTEN;
+	memcpy(req + NLMSG_HDRLEN + 20, &v, 4);
+	if (send(fd, req, sizeof(req), 0) < 0) {
 		say(why, wsize, "proc connector listen");
 		close(fd);
 		return -1;
