@@ -264,6 +264,14 @@ static void on_fork(struct stream *s, const struct rm_pe *e)
 			       (self > 0 && e->ptgid == self));
 	n = rm_ptree_find(t, e->pid);
 	if (n) {
+		struct rm_pstat st;
+		/* A scan may have met the child before its event came: the
+		 * same process (same start time, or gone by now) stays. */
+		if (rm_pstat_read(e->pid, &st) < 0 || st.starttime == n->start) {
+			if (!n->member && !n->excluded && !n->ended && !n->outsider && member)
+				join_member(s, n);
+			return;
+		}
 		/* The pid was another process's, ended unnoticed. */
 		if (n->member && !n->ended)
 			events_park(s, n, E.el);
