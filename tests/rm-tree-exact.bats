@@ -51,6 +51,16 @@ ticked() {
   [ "$(py_rows "$BATS_TEST_TMPDIR/log.csv" 'r["comm"] == "short" and r["peak_rss_kib"] != "" and r["cpu_s"] != "" and r["exit"] == "0" and r["majflt"] != ""')" -eq 30 ]
 }
 
+@test "exact: write_kib of a process that writes 5 MiB, and the job row's total" {
+  need_exact
+  local d=$BATS_TEST_TMPDIR
+  rm-tree --exec --log "$d/log.csv" --job "$d/job.csv" -- \
+    sh -c 'dd if=/dev/zero of="$1/out" bs=1M count=5 conv=fsync 2>/dev/null' sh "$d" 2>/dev/null
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "dd" and int(r["write_kib"]) >= 5120 and r["read_kib"] != ""')" -eq 1 ]
+  (($(csv_get "$d/job.csv" write_kib) >= 5120))
+  [ "$(csv_get "$d/job.csv" majflt)" != "" ]
+}
+
 @test "exact: a grandchild reaped by its own parent between two ticks still gets a row" {
   need_exact
   # -i 5: no tick samples it; the middle shell, not rm-tree, reaps it.

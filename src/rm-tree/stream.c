@@ -63,6 +63,10 @@ struct stream {
 	struct cgroup cg;
 	int tty;
 	int chld_rfd;                 /* the SIGCHLD self-pipe (events.c owns extra_fd) */
+	/* Totals of the exact rows in scope, for the job row. */
+	uint64_t tot_rd, tot_wr, tot_maj;
+	double tot_delay[5];
+	int has_tot_io, has_tot_delay;
 };
 
 /* PF_EXITING from include/linux/sched.h: the flags bit of a process in exit(). */
@@ -801,7 +805,8 @@ static void job_row(struct stream *s, double el)
 				prog, s->cg.dir, strerror(errno));
 	}
 	rm_buf_adds(&s->b, "cmd,start_epoch,end_epoch,elapsed_s,exit,procs,peak_rss_kib,"
-		    "peak_at_s,max_proc_rss_kib,cgroup_peak_kib,user_s,sys_s\n");
+		    "peak_at_s,max_proc_rss_kib,cgroup_peak_kib,user_s,sys_s,read_kib,write_kib,"
+		    "majflt,cpu_delay_ms,io_delay_ms,swapin_delay_ms,reclaim_delay_ms,thrash_delay_ms\n");
 	rm_buf_csv(&s->b, s->cmdline);
 	rm_buf_addc(&s->b, ',');
 	rm_buf_num(&s->b, s->start_epoch, 3);
@@ -827,6 +832,17 @@ static void job_row(struct stream *s, double el)
 	rm_buf_num(&s->b, (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6, 3);
 	rm_buf_addc(&s->b, ',');
 	rm_buf_num(&s->b, (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, 3);
+	/* Exact mode: the sums of every process's exit record. */
+	if (s->has_tot_io)
+		rm_buf_addf(&s->b, ",%llu,%llu,%llu", (unsigned long long)s->tot_rd,
+			    (unsigned long long)s->tot_wr, (unsigned long long)s->tot_maj);
+	else
+		rm_buf_adds(&s->b, ",,,");
+	for (int i = 0; i < 5; i++) {
+		rm_buf_addc(&s->b, ',');
+		if (s->has_tot_delay)
+			rm_buf_num(&s->b, s->tot_delay[i], 3);
+	}
 	rm_buf_addc(&s->b, '\n');
 	int ok = 1;
 	put(s, s->job_fd, "the job file", &ok);
@@ -989,6 +1005,17 @@ void stream_row(struct stream *s, struct rm_pnode *n, double end)
 	    (!s->has_max_proc || n->peak_kib > s->max_proc)) {
 		s->max_proc = n->peak_kib;
 		s->has_max_proc = 1;
+	}
+	if (!n->scope_out && n->has_io && n->has_majflt) {
+		s->tot_rd += n->read_kib;
+		s->tot_wr += n->write_kib;
+		s->tot_maj += n->majflt;
+		s->has_tot_io = 1;
+	}
+	if (!n->scope_out && n->has_delay) {
+		for (int i = 0; i < 5; i++)
+			s->tot_delay[i] += n->delay_ms[i];
+		s->has_tot_delay = 1;
 	}
 	log_row(s, n, end);
 }
