@@ -42,6 +42,7 @@ static struct {
 	struct rm_ptree fold;    /* threads' records of processes still alive */
 	long ticks;
 	double el;
+	int resync;
 } E = { .cn = -1, .ts = -1, .ep = -1, .delayacct = -1 };
 
 static unsigned char rbuf[65536] __attribute__((aligned(8)));
@@ -54,6 +55,14 @@ int events_exact(void)
 int events_on(void)
 {
 	return E.on;
+}
+
+int events_resync_due(void)
+{
+	int r = E.resync;
+
+	E.resync = 0;
+	return r;
 }
 
 static void oom(void)
@@ -556,6 +565,7 @@ void events_pump(struct stream *s, double el)
 	if (lost) {
 		E.lost++;
 		E.resyncs++;
+		E.resync = 1;
 	}
 	/* Members that ended before this pump and have no record: lost. */
 	size_t it = 0;

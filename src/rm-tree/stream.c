@@ -486,6 +486,38 @@ static void scan(struct stream *s, double el)
 	}
 }
 
+/*
+ * Exact mode: the kernel tells of every new process, so a tick samples
+ * the members only (through their kept descriptors) instead of listing
+ * /proc: its cost follows the build, not the host.  Nodes whose row is
+ * written go once their process is gone.
+ */
+static void scan_members(struct stream *s, double el)
+{
+	char buf[64];
+	struct rm_pnode *n;
+	size_t it = 0;
+
+	s->t.gen++;
+	s->fresh.n = 0;
+	s->gone.n = 0;
+	while ((n = rm_ptree_next(&s->t, &it)) != NULL)
+		if (n->member || n->ended)
+			push(&s->gone, n);
+	for (size_t i = 0; i < s->gone.n; i++) {
+		n = s->gone.v[i];
+		n->seen = s->t.gen;
+		if (n->member) {
+			sample(s, n, el);
+		} else {
+			int fd = -1;
+			if (rm_pfile_read(&fd, n->pid, "stat", buf, sizeof(buf), 0) < 0)
+				rm_ptree_remove(&s->t, n);
+		}
+	}
+	s->gone.n = 0;
+}
+
 /* Totals over the live members: the timeline row and the job peak. */
 static void totals(struct stream *s, double el, int row)
 {
@@ -935,7 +967,10 @@ int stream_run(const struct opts *o)
 				continue;
 		}
 		el = rm_tick_elapsed(&s.tick);
-		scan(&s, el);
+		if (events_exact() && !s.first_scan && !events_resync_due())
+			scan_members(&s, el);
+		else
+			scan(&s, el);
 		events_pump(&s, el);
 		events_elsewhere_scan(&s, el, 0);
 		totals(&s, el, 1);

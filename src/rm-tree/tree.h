@@ -95,6 +95,8 @@ int stream_wanted(struct stream *s, const char *comm);
 void events_start(struct stream *s, int *wake_fd);
 int events_exact(void);                    /* exit rows come from the kernel */
 int events_on(void);                       /* any event source is open */
+/* Events were lost: the next tick lists /proc (once; clears the flag). */
+int events_resync_due(void);
 /* Read what the kernel sent: membership from fork/exec, rows from exit
  * records; rows of members that ended without a record (lost) last. */
 void events_pump(struct stream *s, double el);
