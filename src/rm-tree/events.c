@@ -431,7 +431,9 @@ static void put_row(struct stream *s, struct rm_pnode *n, const struct acc *a,
 	n->ticks = (cpu * (uint64_t)hz + 500000) / 1000000;
 	n->has_ticks = 1;
 	n->exit = rm_exit_column((int)r->exitcode);
-	if (!n->comm[0])
+	/* The kernel's name at exit: right even when the exec event was
+	 * read after the process was gone. */
+	if (r->comm[0])
 		snprintf(n->comm, sizeof(n->comm), "%s", r->comm);
 	if (!n->ppid)
 		n->ppid = (int)r->ppid;
