@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "procev.h"
@@ -43,6 +44,7 @@ static struct {
 	long ticks;
 	double el;
 	int resync;
+	int got;                 /* datagrams read by the last pump */
 } E = { .cn = -1, .ts = -1, .ep = -1, .delayacct = -1 };
 
 static unsigned char rbuf[65536] __attribute__((aligned(8)));
@@ -55,6 +57,15 @@ int events_exact(void)
 int events_on(void)
 {
 	return E.on;
+}
+
+void events_coalesce(void)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+	if (E.exact && E.got)
+		nanosleep(&ts, NULL);
+	E.got = 0;
 }
 
 int events_resync_due(void)
@@ -548,6 +559,7 @@ void events_pump(struct stream *s, double el)
 			break;
 		}
 		rm_pe_parse(rbuf, (size_t)n, on_pe, s);
+		E.got++;
 	}
 	for (;;) {
 		n = rm_nl_recv(E.ts, rbuf, sizeof(rbuf));
@@ -560,6 +572,7 @@ void events_pump(struct stream *s, double el)
 			}
 			break;
 		}
+		E.got++;
 		nmsg = 0;
 		rm_ts_parse(rbuf, (size_t)n, E.family, on_ts, s, NULL);
 		handle_msg(s, el);

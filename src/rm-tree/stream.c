@@ -963,8 +963,10 @@ int stream_run(const struct opts *o)
 			if (s.chld_rfd >= 0)
 				drain(s.chld_rfd);
 			events_pump(&s, rm_tick_elapsed(&s.tick));
-			if (rm_tick_elapsed(&s.tick) < due)
+			if (rm_tick_elapsed(&s.tick) < due) {
+				events_coalesce();
 				continue;
+			}
 		}
 		el = rm_tick_elapsed(&s.tick);
 		if (events_exact() && !s.first_scan && !events_resync_due())
