@@ -51,11 +51,14 @@ ticked() {
   [ "$(py_rows "$BATS_TEST_TMPDIR/log.csv" 'r["comm"] == "short" and r["peak_rss_kib"] != "" and r["cpu_s"] != "" and r["exit"] == "0" and r["majflt"] != ""')" -eq 30 ]
 }
 
-@test "exact: write_kib of a process that writes 5 MiB, and the job row's total" {
+@test "exact: write_kib of a process that writes 5 MiB, the job row's total and mode" {
   need_exact
   local d=$BATS_TEST_TMPDIR
-  rm-tree --exec --log "$d/log.csv" --job "$d/job.csv" -- \
-    sh -c 'dd if=/dev/zero of="$1/out" bs=1M count=5 conv=fsync 2>/dev/null' sh "$d" 2>/dev/null
+  run -0 --separate-stderr rm-tree --exec --log "$d/log.csv" --job "$d/job.csv" -- \
+    sh -c 'dd if=/dev/zero of="$1/out" bs=1M count=5 conv=fsync 2>/dev/null' sh "$d"
+  # with --job the mode is in the job row: CMD's stderr stays its own
+  [ "$stderr" = "" ]
+  [ "$(csv_get "$d/job.csv" mode)" = exact ]
   [ "$(py_rows "$d/log.csv" 'r["comm"] == "dd" and int(r["write_kib"]) >= 5120 and r["read_kib"] != ""')" -eq 1 ]
   (($(csv_get "$d/job.csv" write_kib) >= 5120))
   [ "$(csv_get "$d/job.csv" majflt)" != "" ]

@@ -97,7 +97,8 @@ void events_start(struct stream *s, int *wake_fd)
 	const char *no = getenv("RM_NO_EVENTS");
 	char why[160];
 
-	(void)s;
+	/* With --job (rm-run) the job row says the mode: CMD's stderr is
+	 * the user's. */
 	rm_ptree_init(&E.parked);
 	rm_ptree_init(&E.fold);
 	E.delayacct = read_delayacct();
@@ -139,8 +140,9 @@ void events_start(struct stream *s, int *wake_fd)
 		if (E.ep >= 0)
 			close(E.ep);
 		E.cn = E.ts = E.ep = -1;
-		fprintf(stderr, "%s: sampled mode: %s\n", prog, E.why);
-	} else {
+		if (!stream_opts(s)->job)
+			fprintf(stderr, "%s: sampled mode: %s\n", prog, E.why);
+	} else if (!stream_opts(s)->job) {
 		fprintf(stderr, "%s: exact mode (proc connector, taskstats)\n", prog);
 	}
 }

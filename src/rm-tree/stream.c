@@ -838,7 +838,8 @@ static void job_row(struct stream *s, double el)
 	}
 	rm_buf_adds(&s->b, "cmd,start_epoch,end_epoch,elapsed_s,exit,procs,peak_rss_kib,"
 		    "peak_at_s,max_proc_rss_kib,cgroup_peak_kib,user_s,sys_s,read_kib,write_kib,"
-		    "majflt,cpu_delay_ms,io_delay_ms,swapin_delay_ms,reclaim_delay_ms,thrash_delay_ms\n");
+		    "majflt,cpu_delay_ms,io_delay_ms,swapin_delay_ms,reclaim_delay_ms,thrash_delay_ms,"
+		    "mode\n");
 	rm_buf_csv(&s->b, s->cmdline);
 	rm_buf_addc(&s->b, ',');
 	rm_buf_num(&s->b, s->start_epoch, 3);
@@ -875,7 +876,7 @@ static void job_row(struct stream *s, double el)
 		if (s->has_tot_delay)
 			rm_buf_num(&s->b, s->tot_delay[i], 3);
 	}
-	rm_buf_addc(&s->b, '\n');
+	rm_buf_adds(&s->b, events_exact() ? ",exact\n" : ",sampled\n");
 	int ok = 1;
 	put(s, s->job_fd, "the job file", &ok);
 }
