@@ -97,8 +97,6 @@ void events_start(struct stream *s, int *wake_fd)
 	const char *no = getenv("RM_NO_EVENTS");
 	char why[160];
 
-	/* With --job (rm-run) the job row says the mode: CMD's stderr is
-	 * the user's. */
 	rm_ptree_init(&E.parked);
 	rm_ptree_init(&E.fold);
 	E.delayacct = read_delayacct();
@@ -132,6 +130,11 @@ void events_start(struct stream *s, int *wake_fd)
 			snprintf(E.why, sizeof(E.why), "epoll: %s", strerror(errno));
 		}
 	}
+	/* Said once on stderr: with --exec unless --job (rm-run: its job
+	 * row says it, and stderr is CMD's); a stream says it only to a
+	 * terminal (rm-monitor's log stays quiet; --stats records it). */
+	const struct opts *o = stream_opts(s);
+	int say = o->sel == SEL_EXEC ? !o->job : (!o->stats && isatty(STDERR_FILENO));
 	if (!E.exact) {
 		if (E.cn >= 0)
 			close(E.cn);
@@ -140,9 +143,9 @@ void events_start(struct stream *s, int *wake_fd)
 		if (E.ep >= 0)
 			close(E.ep);
 		E.cn = E.ts = E.ep = -1;
-		if (!stream_opts(s)->job)
+		if (say)
 			fprintf(stderr, "%s: sampled mode: %s\n", prog, E.why);
-	} else if (!stream_opts(s)->job) {
+	} else if (say) {
 		fprintf(stderr, "%s: exact mode (proc connector, taskstats)\n", prog);
 	}
 }
