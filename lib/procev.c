@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "procev.h"
@@ -368,20 +369,35 @@ static int nonblock(int fd)
 	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
+/* Linux 6.6 or later: the connector takes an event filter. */
+static int kernel_6_6(void)
+{
+	struct utsname u;
+	int maj = 0, min = 0;
+
+	if (uname(&u) < 0 || sscanf(u.release, "%d.%d", &maj, &min) != 2)
+		return 0;
+	return maj > 6 || (maj == 6 && min >= 6);
+}
+
 int rm_pe_open(int rcvbuf, char *why, size_t wsize)
 {
-	/* nlmsghdr, cn_msg (idx, val, seq, ack, len, flags), the op */
-	unsigned char req[NLMSG_HDRLEN + 20 + 4];
+	/* nlmsghdr, cn_msg (idx, val, seq, ack, len, flags), the op and,
+	 * since 6.6, the events wanted (struct proc_input): only fork, exec
+	 * and comm, so that exits (taskstats tells of those) and uid, sid,
+	 * ptrace... changes do not wake the listener.  An older kernel
+	 * ignores a request of that length: it gets the bare op. */
+	unsigned char req[NLMSG_HDRLEN + 20 + 8];
 	struct nlmsghdr h;
 	uint32_t v;
-	uint16_t len = 4;
+	uint16_t len = kernel_6_6() ? 8 : 4;
 	int fd = nl_socket(NETLINK_CONNECTOR, rcvbuf, why, wsize);
 
 	if (fd < 0)
 		return -1;
 	memset(req, 0, sizeof(req));
 	memset(&h, 0, sizeof(h));
-	h.nlmsg_len = sizeof(req);
+	h.nlmsg_len = (uint32_t)(NLMSG_HDRLEN + 20 + len);
 	h.nlmsg_type = NLMSG_DONE;
 	memcpy(req, &h, sizeof(h));
 	v = CN_IDX_PROC;
@@ -391,7 +407,9 @@ int rm_pe_open(int rcvbuf, char *why, size_t wsize)
 	memcpy(req + NLMSG_HDRLEN + 16, &len, 2);
 	v = PROC_CN_MCAST_LISTEN;
 	memcpy(req + NLMSG_HDRLEN + 20, &v, 4);
-	if (send(fd, req, sizeof(req), 0) < 0) {
+	v = PROC_EVENT_FORK | PROC_EVENT_EXEC | PROC_EVENT_COMM;
+	memcpy(req + NLMSG_HDRLEN + 24, &v, 4);
+	if (send(fd, req, NLMSG_HDRLEN + 20 + len, 0) < 0) {
 		say(why, wsize, "proc connector listen");
 		close(fd);
 		return -1;

@@ -61,7 +61,7 @@ int events_on(void)
 
 void events_coalesce(void)
 {
-	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	struct timespec ts = { 0, 25 * 1000 * 1000 };
 
 	if (E.exact && E.got)
 		nanosleep(&ts, NULL);
@@ -115,8 +115,11 @@ void events_start(struct stream *s, int *wake_fd)
 		snprintf(E.why, sizeof(E.why), "epoll: %s", strerror(errno));
 	} else {
 		struct epoll_event ev = { .events = EPOLLIN };
-		int fds[3] = { E.cn, E.ts, *wake_fd }, ok = 1;
-		for (int i = 0; i < 3; i++) {
+		/* Exit records wait for the tick (the socket buffer holds
+		 * many seconds of them); a fork or an exec wakes us, since a
+		 * command line is only there while the process lives. */
+		int fds[2] = { E.cn, *wake_fd }, ok = 1;
+		for (int i = 0; i < 2; i++) {
 			if (fds[i] < 0)
 				continue;
 			ev.data.fd = fds[i];

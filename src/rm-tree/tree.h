@@ -98,7 +98,7 @@ int events_on(void);                       /* any event source is open */
 /* Events were lost: the next tick lists /proc (once; clears the flag). */
 int events_resync_due(void);
 /* After a pump woken by events: let the next ones gather a moment, so a
- * busy host costs a wake per 10 ms at most, not one per event. */
+ * busy host costs a wake per 25 ms at most, not one per event. */
 void events_coalesce(void);
 /* Read what the kernel sent: membership from fork/exec, rows from exit
  * records; rows of members that ended without a record (lost) last. */
