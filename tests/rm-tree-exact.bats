@@ -102,6 +102,20 @@ ticked() {
   [ "$(wc -l < "$d/stats.csv")" -eq 2 ]
 }
 
+@test "exact: --match follows a name however short the process" {
+  need_exact
+  local d=$BATS_TEST_TMPDIR
+  rm-tree -i 5 -n 3 --match '^mtchme$' --timeline "$d/tl.csv" --log "$d/log.csv" 2>/dev/null &
+  local rt=$!
+  wait_for 20 ticked "$d/tl.csv" 1
+  "$MEMHOG" -n mtchme -t 0.05
+  "$MEMHOG" -n mtchme -m 8 -t 0.05
+  "$MEMHOG" -n other -t 0.05
+  wait "$rt"
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "mtchme" and r["source"] == "exact"')" -eq 2 ]
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "other"')" -eq 0 ]
+}
+
 @test "exact: --in-cgroup takes the processes of a v1 cgroup and nothing else" {
   need_exact
   [[ -d /sys/fs/cgroup/memory ]] || skip "no v1 memory hierarchy here"

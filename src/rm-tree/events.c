@@ -503,7 +503,11 @@ static void finalize(struct stream *s, const struct acc *a, double el)
 		tmp.stat_fd = tmp.status_fd = -1;
 		tmp.exit = -1;
 		snprintf(tmp.comm, sizeof(tmp.comm), "%s", a->r.comm);
-		member = !n && !events_excluded_pid(o, tgid) &&
+		/* Met by no scan or event as a member: --match and "every
+		 * process" decide by the name at exit; a kernel thread (no
+		 * memory of its own, or met as one) is never listed. */
+		member = !(n && n->outsider) && !events_excluded_pid(o, tgid) &&
+			 a->r.hiwater_rss_kib > 0 &&
 			 (o->sel == SEL_ALL || (o->sel == SEL_MATCH && stream_wanted(s, tmp.comm)));
 		if (member) {
 			stream_joined(s);
