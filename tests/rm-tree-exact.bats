@@ -191,3 +191,17 @@ ticked() {
   [ "$(csv_get "$BATS_TEST_TMPDIR/on.csv" reclaim_delay_ms)" != "" ]
   [[ "$(sed -n 2p "$BATS_TEST_TMPDIR/on.stats")" == exact,0,0,1, ]]
 }
+
+@test "sampled: --elsewhere rows for a big outsider, at the end for a live one" {
+  local d=$BATS_TEST_TMPDIR
+  sleep 30 &
+  local sp=$!
+  "$MEMHOG" -n liveout -m 40 -t 30 -r "$d/ready" &
+  local live=$!
+  wait_for 20 test -e "$d/ready"
+  RM_NO_EVENTS=1 rm-tree -i 0.1 -n 25 --elsewhere=30000 --log "$d/log.csv" "$sp" 2>/dev/null
+  kill "$sp" "$live"
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "liveout" and r["scope"] == "out" and r["source"] == "sampled" and r["end_s"] == "" and int(r["peak_rss_kib"]) >= 40960')" -eq 1 ]
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "sleep" and r["scope"] == "in"')" -eq 1 ]
+  [ "$(py_rows "$d/log.csv" 'r["scope"] == "out" and int(r["peak_rss_kib"] or 0) < 30000')" -eq 0 ]
+}
