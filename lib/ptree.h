@@ -43,6 +43,16 @@ struct rm_pnode {
 	uint64_t rss_kib, hwm_kib, peak_kib, pss_kib, ticks, minflt_children;
 	double peak_at, first_at; /* peak_at < 0: time unknown */
 	unsigned has_peak : 1, has_ticks : 1, has_pss : 1, has_hwm : 1, cmd_read : 1;
+	/* Event mode (rm-tree events.c): the kernel's exit record. */
+	unsigned exact : 1;      /* the row's readings are a taskstats record's */
+	unsigned ended : 1;      /* its row is written: never a member again */
+	unsigned excluded : 1;   /* --exclude-tree: never a member */
+	unsigned scope_out : 1;  /* --elsewhere row */
+	unsigned has_io : 1, has_majflt : 1, has_delay : 1;
+	uint64_t read_kib, write_kib, majflt;
+	double delay_ms[5];      /* cpu, io, swapin, reclaim, thrash */
+	double start_el, end_el; /* seconds of the stream, when has_start_el */
+	unsigned has_start_el : 1;
 	int exit;                /* exit column: code or 128+N, -1 unknown */
 	char comm[RM_COMM_MAX];  /* raw */
 	char *cmd;               /* sanitized command line (heap), or NULL */

@@ -130,7 +130,7 @@ print(sum(1 for r in csv.DictReader(open(sys.argv[1], newline="")) if r[sys.argv
   sed 's/ 5000 / 9000 /' "$TREE/100/stat" > "$BATS_TEST_TMPDIR/proc/100/stat"
   wait "$!"
   [ "$(rows "$BATS_TEST_TMPDIR/log.csv" pid 100)" -eq 2 ]
-  [ "$(csv_cols "$BATS_TEST_TMPDIR/log.csv")" = "10" ]
+  [ "$(csv_cols "$BATS_TEST_TMPDIR/log.csv")" = "20" ]
   grep '^100,' "$BATS_TEST_TMPDIR/log.csv" > "$BATS_TEST_TMPDIR/100.csv"
   # The first ended (end_s set), the second survived (end_s empty), and
   # their start times differ by 40 s (4000 ticks).
@@ -232,7 +232,7 @@ print(sum(1 for r in csv.DictReader(open(sys.argv[1], newline="")) if r[sys.argv
   run -3 rm-tree --exec --log /dev/null -- sh -c 'exit 3'
   run -143 rm-tree --exec --log /dev/null -- sh -c 'kill -TERM $$'
   run -127 --separate-stderr rm-tree --exec --log /dev/null -- /nonexistent/cmd
-  [[ "$stderr" == "rm-tree: cannot run '/nonexistent/cmd': No such file or directory" ]]
+  [[ "${stderr_lines[-1]}" == "rm-tree: cannot run '/nonexistent/cmd': No such file or directory" ]]
 }
 
 @test "SIGINT reaches the whole group; rm-tree waits for every descendant" {
@@ -320,7 +320,7 @@ EOF
   # And in an exit log.
   rm-tree --exec -i 0.1 --log "$BATS_TEST_TMPDIR/log.csv" -- \
     "$MEMHOG" -n 'a (b) c' -t 0.5 -- 'x,y "q"' $'line\nbreak' $'\e[31mred\e[0m'
-  [ "$(csv_cols "$BATS_TEST_TMPDIR/log.csv")" = "10" ]
+  [ "$(csv_cols "$BATS_TEST_TMPDIR/log.csv")" = "20" ]
   [ "$(csv_get "$BATS_TEST_TMPDIR/log.csv" comm)" = "a (b) c" ]
   run ! grep -q $'\e' "$BATS_TEST_TMPDIR/log.csv"
 }
@@ -367,7 +367,7 @@ EOF
   sleep 0.5 &
   local watched=$!
   SECONDS=0
-  run -0 rm-tree -i 30 --watch-pid "$watched" --no-children $$
+  run -0 --separate-stderr rm-tree -i 30 --watch-pid "$watched" --no-children $$
   [ "$SECONDS" -lt 5 ]
   # The survivor's row: this shell, with no end time.
   [[ "${lines[1]}" == "$$,"* ]]

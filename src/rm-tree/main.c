@@ -4,10 +4,11 @@
  *
  * usage: rm-tree [-H] [-o LIST] [-f csv|json] [-w SEC] [--match ERE | [--no-children] PID...]
  *        rm-tree -i SEC [-H] [-n COUNT] [--watch-pid PID] [--timeline FILE] [--pss]
- *                [--log FILE] [--match ERE | [--no-children] PID...]
+ *                [--log FILE] [--stats FILE] [--exclude-tree PID] [--elsewhere[=KIB]]
+ *                [--match ERE | --in-cgroup PATH | [--no-children] PID...]
  *        rm-tree --exec [-H] [-i SEC] [--timeline FILE] [--job FILE] [--log FILE]
- *                [--pss] [--cgroup] [--memory-max SIZE] [--wait-orphans[=SEC]]
- *                -- CMD [ARG...]
+ *                [--stats FILE] [--pss] [--cgroup] [--memory-max SIZE]
+ *                [--wait-orphans[=SEC]] -- CMD [ARG...]
  *
  * Selections: PID... (each and all its descendants), --no-children PID...
  * (just those), --match ERE (every process whose name matches), nothing
@@ -21,7 +22,10 @@
  *
  * With -i (or --exec): an exit log, one row per process when it ends and
  * one per survivor at the end: pid,ppid,comm,start_s,end_s,peak_rss_kib,
- * peak_at_s,cpu_s,exit,cmd.  Membership is sticky, keyed by pid + start
+ * peak_at_s,cpu_s,exit,cmd,read_kib,write_kib,majflt,cpu_delay_ms,
+ * io_delay_ms,swapin_delay_ms,reclaim_delay_ms,thrash_delay_ms,source,
+ * scope.  source is exact (the kernel's taskstats exit record, exact
+ * mode) or sampled; scope is out only for --elsewhere rows.  Membership is sticky, keyed by pid + start
  * time.  --timeline FILE adds a row per sample: epoch,iso,elapsed_s,
  * procs,rss_kib,cpu_pct.
  *
@@ -45,6 +49,11 @@
  *                          exit 125 before CMD runs when it cannot be made
  *       --wait-orphans[=SEC]  --exec: also wait (at most SEC) for daemons
  *                          that left CMD's session with setsid
+ *       --in-cgroup PATH   processes in cgroup PATH or below (and their children)
+ *       --exclude-tree PID never PID or its descendants (repeatable)
+ *       --elsewhere[=KIB]  also rows (scope out) for others that reached KIB
+ *                          (default 102400)
+ *       --stats FILE       mode,events_lost,resyncs,delayacct,taskstats_error
  *   -H, --no-header        no CSV header line
  *   -h, --help             this help
  *       --version          the version
@@ -66,10 +75,11 @@ const char prog[] = "rm-tree";
 static const char usage_line[] =
 	"usage: rm-tree [-H] [-o LIST] [-f csv|json] [-w SEC] [--match ERE | [--no-children] PID...]\n"
 	"       rm-tree -i SEC [-H] [-n COUNT] [--watch-pid PID] [--timeline FILE] [--pss]\n"
-	"               [--log FILE] [--match ERE | [--no-children] PID...]\n"
+	"               [--log FILE] [--stats FILE] [--exclude-tree PID] [--elsewhere[=KIB]]\n"
+	"               [--match ERE | --in-cgroup PATH | [--no-children] PID...]\n"
 	"       rm-tree --exec [-H] [-i SEC] [--timeline FILE] [--job FILE] [--log FILE]\n"
-	"               [--pss] [--cgroup] [--memory-max SIZE] [--wait-orphans[=SEC]]\n"
-	"               -- CMD [ARG...]";
+	"               [--stats FILE] [--pss] [--cgroup] [--memory-max SIZE]\n"
+	"               [--wait-orphans[=SEC]] -- CMD [ARG...]";
 
 static const char help_text[] =
 	"\n"
@@ -100,11 +110,20 @@ static const char help_text[] =
 	"                         when no cgroup can be made\n"
 	"      --wait-orphans[=SEC]  --exec: also wait (at most SEC) for daemons\n"
 	"                         that left CMD's session with setsid\n"
+	"      --in-cgroup PATH   processes in cgroup PATH (as /proc/PID/cgroup writes\n"
+	"                         it, or under /sys/fs/cgroup) or below, and children\n"
+	"      --exclude-tree PID never PID or its descendants (repeatable)\n"
+	"      --elsewhere[=KIB]  also rows (scope out) for processes outside the\n"
+	"                         selection whose peak reached KIB (default 102400)\n"
+	"      --stats FILE       mode,events_lost,resyncs,delayacct,taskstats_error\n"
 	"  -H, --no-header        no CSV header line\n"
 	"  -h, --help             this help\n"
 	"      --version          print the version\n"
 	"      --compilers        print the compiler and linker names as an ERE for\n"
-	"                         --match, and exit\n";
+	"                         --match, and exit\n"
+	"\n"
+	"Exact mode (root, or CAP_NET_ADMIN): every process's row is the kernel's\n"
+	"exit record.  Otherwise sampled; RM_NO_EVENTS=1 forces sampled.\n";
 
 const char *const col_names[K_NCOLS] = {
 	"pid", "ppid", "comm", "state", "threads", "rss_kib", "hwm_kib",
@@ -136,10 +155,26 @@ static void parse_columns(struct opts *o, const char *list)
 		rm_usage_error(prog, usage_line, "empty column in -o '%s'", list);
 }
 
+/* --in-cgroup PATH as /proc/PID/cgroup writes it: /sys/fs/cgroup off,
+ * no trailing slash. */
+static const char *cgroup_arg(const char *arg)
+{
+	static char path[4096];
+	size_t n;
+
+	if (strncmp(arg, "/sys/fs/cgroup", 14) == 0 && (arg[14] == '/' || !arg[14]))
+		arg += 14;
+	snprintf(path, sizeof(path), "%s%s", arg[0] == '/' ? "" : "/", arg);
+	n = strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		path[--n] = '\0';
+	return path;
+}
+
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_WATCH = 256, O_MATCH, O_NOCH, O_EXEC, O_TL, O_JOB, O_LOG, O_PSS, O_CG, O_VERSION,
-	       O_MEMMAX, O_ORPH };
+	       O_MEMMAX, O_ORPH, O_INCG, O_EXCL, O_ELSE, O_STATS };
 	enum { O_COMPILERS = 512 }; /* apart: other options join the list above */
 	static const struct option longopts[] = {
 		{ "columns", required_argument, NULL, 'o' },
@@ -162,6 +197,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "compilers", no_argument, NULL, O_COMPILERS },
 		{ "wait-orphans", optional_argument, NULL, O_ORPH },
+		{ "in-cgroup", required_argument, NULL, O_INCG },
+		{ "exclude-tree", required_argument, NULL, O_EXCL },
+		{ "elsewhere", optional_argument, NULL, O_ELSE },
+		{ "stats", required_argument, NULL, O_STATS },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc, exec = 0, match = 0, cols_set = 0;
@@ -262,6 +301,35 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				rm_usage_error(prog, usage_line,
 					       "invalid --wait-orphans '%s': seconds from 0.001", optarg);
 			break;
+		case O_INCG:
+			o->in_cgroup = cgroup_arg(optarg);
+			break;
+		case O_EXCL: {
+			pid_t *p = realloc(o->exclude, (size_t)(o->nexclude + 1) * sizeof(*p));
+			if (!p) {
+				fprintf(stderr, "%s: out of memory\n", prog);
+				exit(RM_EXIT_FAIL);
+			}
+			o->exclude = p;
+			if (rm_parse_pid(optarg, &o->exclude[o->nexclude]) < 0)
+				rm_usage_error(prog, usage_line, "invalid --exclude-tree PID '%s'", optarg);
+			o->nexclude++;
+			break;
+		}
+		case O_ELSE:
+			o->elsewhere = 1;
+			o->elsewhere_kib = 102400;
+			if (optarg) {
+				long v;
+				if (rm_parse_long(optarg, 0, 1L << 40, &v) < 0)
+					rm_usage_error(prog, usage_line,
+						       "invalid --elsewhere '%s': KiB, a whole number", optarg);
+				o->elsewhere_kib = (uint64_t)v;
+			}
+			break;
+		case O_STATS:
+			o->stats = optarg;
+			break;
 		default:
 			rm_opt_bad(prog, usage_line, c, argv, optind);
 		}
@@ -270,7 +338,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	if (exec) {
 		if (optind >= argc)
 			rm_usage_error(prog, usage_line, "--exec needs a command after --");
-		if (match || o->no_children)
+		if (match || o->no_children || o->in_cgroup)
 			rm_usage_error(prog, usage_line, "--exec takes no other selection");
 		if (o->count || o->watch_pid)
 			rm_usage_error(prog, usage_line, "--exec runs until CMD's tree ends: no -n or --watch-pid");
@@ -292,9 +360,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		}
 		if (match && o->npids)
 			rm_usage_error(prog, usage_line, "--match takes no PID");
+		if (o->in_cgroup && (match || o->npids))
+			rm_usage_error(prog, usage_line, "--in-cgroup takes no other selection");
 		if (o->no_children && !o->npids)
 			rm_usage_error(prog, usage_line, "--no-children needs a PID");
-		o->sel = match ? SEL_MATCH : o->npids ? SEL_PIDS : SEL_ALL;
+		o->sel = match ? SEL_MATCH : o->in_cgroup ? SEL_CGROUP : o->npids ? SEL_PIDS : SEL_ALL;
 		if (o->job || o->cgroup)
 			rm_usage_error(prog, usage_line, "%s is for --exec", o->job ? "--job" :
 				       o->mem_max ? "--memory-max" : "--cgroup");
@@ -309,9 +379,12 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			rm_usage_error(prog, usage_line, "-f json is for snapshots: a stream is CSV");
 		if (cols_set)
 			rm_usage_error(prog, usage_line, "-o is for snapshots: the exit log has fixed columns");
-	} else if (o->timeline || o->log || o->pss) {
+	} else if (o->timeline || o->log || o->pss || o->stats || o->elsewhere || o->in_cgroup ||
+		   o->nexclude) {
 		rm_usage_error(prog, usage_line, "%s needs -i SEC or --exec",
-			       o->timeline ? "--timeline" : o->log ? "--log" : "--pss");
+			       o->timeline ? "--timeline" : o->log ? "--log" : o->pss ? "--pss" :
+			       o->stats ? "--stats" : o->elsewhere ? "--elsewhere" :
+			       o->in_cgroup ? "--in-cgroup" : "--exclude-tree");
 	}
 }
 

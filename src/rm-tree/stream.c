@@ -65,6 +65,11 @@ struct stream {
 	struct cgroup cg;
 	double mono0;                 /* CLOCK_MONOTONIC at the job's start */
 	int tty;
+	int chld_rfd;                 /* the SIGCHLD self-pipe (events.c owns extra_fd) */
+	/* Totals of the exact rows in scope, for the job row. */
+	uint64_t tot_rd, tot_wr, tot_maj;
+	double tot_delay[5];
+	int has_tot_io, has_tot_delay;
 };
 
 /* PF_EXITING from include/linux/sched.h: the flags bit of a process in exit(). */
@@ -116,6 +121,27 @@ static void push(struct vec *v, struct rm_pnode *x)
 	v->v[v->n++] = x;
 }
 
+/* The columns after cmd: read_kib,write_kib,majflt, five delays (ms),
+ * source, scope.  Empty where the mode gives no reading. */
+static void log_cols(struct rm_buf *b, const struct rm_pnode *n)
+{
+	if (n->has_io)
+		rm_buf_addf(b, ",%llu,%llu", (unsigned long long)n->read_kib,
+			    (unsigned long long)n->write_kib);
+	else
+		rm_buf_adds(b, ",,");
+	rm_buf_addc(b, ',');
+	if (n->has_majflt)
+		rm_buf_addf(b, "%llu", (unsigned long long)n->majflt);
+	for (int i = 0; i < 5; i++) {
+		rm_buf_addc(b, ',');
+		if (n->has_delay)
+			rm_buf_num(b, n->delay_ms[i], 3);
+	}
+	rm_buf_adds(b, n->exact ? ",exact" : ",sampled");
+	rm_buf_adds(b, n->scope_out ? ",out" : ",in");
+}
+
 /* One exit-log row; end < 0 for a survivor. */
 static void log_row(struct stream *s, const struct rm_pnode *n, double end)
 {
@@ -135,7 +161,10 @@ static void log_row(struct stream *s, const struct rm_pnode *n, double end)
 	start = (double)n->start / (double)s->hz - s->boot0;
 	if (n->start >= s->boot0_ticks && start < 0)
 		start = 0;
-	rm_buf_num(b, start, 3);
+	if (!n->start && n->has_start_el)
+		start = n->start_el;
+	if (n->start || n->has_start_el)
+		rm_buf_num(b, start, 3);
 	rm_buf_addc(b, ',');
 	if (end >= 0)
 		rm_buf_num(b, end, 3);
@@ -154,6 +183,7 @@ static void log_row(struct stream *s, const struct rm_pnode *n, double end)
 	rm_buf_addc(b, ',');
 	if (cmd)
 		rm_buf_csv(b, cmd);
+	log_cols(b, n);
 	rm_buf_addc(b, '\n');
 	put(s, s->log_fd, "the exit log", &s->log_ok);
 }
@@ -198,6 +228,8 @@ static void take(struct stream *s, struct rm_pnode *n, const struct rm_pstat *st
 	n->pgrp = st->pgrp;
 	n->state = st->state;
 	n->threads = st->threads;
+	/* stat's rss is an approximate read of per-CPU counters; status
+	 * (read below anyway) sums them exactly since 6.16. */
 	n->rss_kib = st->rss_pages * s->page_kib;
 	if (!n->cmd_read || strcmp(n->comm, st->comm) != 0) {
 		int fd = -1;
@@ -212,9 +244,13 @@ static void take(struct stream *s, struct rm_pnode *n, const struct rm_pstat *st
 		n->cmd_read = len > 0;
 	}
 	if (rm_pfile_read(&n->status_fd, n->pid, "status", buf, sizeof(buf), 1) > 0 &&
-	    rm_pstatus_parse(buf, &pst) == 0 && pst.has_hwm) {
-		n->hwm_kib = pst.hwm_kib;
-		n->has_hwm = 1;
+	    rm_pstatus_parse(buf, &pst) == 0) {
+		if (pst.has_hwm) {
+			n->hwm_kib = pst.hwm_kib;
+			n->has_hwm = 1;
+		}
+		if (pst.has_rss)
+			n->rss_kib = pst.rss_kib;
 	}
 	if (s->o->pss) {
 		int fd = -1;
@@ -235,7 +271,8 @@ static void take(struct stream *s, struct rm_pnode *n, const struct rm_pstat *st
  * zombie still listed) or gone. */
 static void end_member(struct stream *s, struct rm_pnode *n, double el)
 {
-	log_row(s, n, el);
+	if (!events_park(s, n, el))
+		log_row(s, n, el);
 	n->member = 0;
 	n->outsider = 1;
 	rm_pfile_close(&n->stat_fd);
@@ -320,6 +357,7 @@ static void decide(struct stream *s)
 {
 	const struct opts *o = s->o;
 
+	events_decide(s, s->fresh.v, s->fresh.n);
 	if (s->first_scan && o->sel == SEL_PIDS) {
 		for (int i = 0; i < o->npids; i++) {
 			struct rm_pnode *n = rm_ptree_find(&s->t, o->pids[i]);
@@ -350,6 +388,9 @@ static void decide(struct stream *s)
 		break;
 	case SEL_EXEC:
 		rm_ptree_adopt(&s->t, s->fresh.v, s->fresh.n, s->self, s->root);
+		break;
+	case SEL_CGROUP:
+		rm_ptree_adopt(&s->t, s->fresh.v, s->fresh.n, 0, 0);
 		break;
 	}
 }
@@ -443,8 +484,42 @@ static void scan(struct stream *s, double el)
 		n = s->gone.v[i];
 		if (n->member)
 			end_member(s, n, el);
+		else
+			events_outsider_gone(s, n, el);
 		rm_ptree_remove(&s->t, n);
 	}
+}
+
+/*
+ * Exact mode: the kernel tells of every new process, so a tick samples
+ * the members only (through their kept descriptors) instead of listing
+ * /proc: its cost follows the build, not the host.  Nodes whose row is
+ * written go once their process is gone.
+ */
+static void scan_members(struct stream *s, double el)
+{
+	char buf[64];
+	struct rm_pnode *n;
+	size_t it = 0;
+
+	s->t.gen++;
+	s->fresh.n = 0;
+	s->gone.n = 0;
+	while ((n = rm_ptree_next(&s->t, &it)) != NULL)
+		if (n->member || n->ended)
+			push(&s->gone, n);
+	for (size_t i = 0; i < s->gone.n; i++) {
+		n = s->gone.v[i];
+		n->seen = s->t.gen;
+		if (n->member) {
+			sample(s, n, el);
+		} else {
+			int fd = -1;
+			if (rm_pfile_read(&fd, n->pid, "stat", buf, sizeof(buf), 0) < 0)
+				rm_ptree_remove(&s->t, n);
+		}
+	}
+	s->gone.n = 0;
 }
 
 /* Totals over the live members: the timeline row and the job peak. */
@@ -537,7 +612,7 @@ static void reap(struct stream *s, double el)
 				break;
 		if (n && have && n->start != st.starttime)
 			n = NULL;  /* cannot be: a zombie holds its pid */
-		if (n && !n->member) {
+		if (n && !n->member && !n->ended) {
 			/* Our own child is the job's whatever was met of it. */
 			n->member = 1;
 			n->outsider = 0;
@@ -907,7 +982,9 @@ static void job_row(struct stream *s, double el)
 				prog, s->cg.dir, strerror(errno));
 	}
 	rm_buf_adds(&s->b, "cmd,start_epoch,end_epoch,elapsed_s,exit,procs,peak_rss_kib,"
-		    "peak_at_s,max_proc_rss_kib,cgroup_peak_kib,user_s,sys_s");
+		    "peak_at_s,max_proc_rss_kib,cgroup_peak_kib,user_s,sys_s,read_kib,write_kib,"
+		    "majflt,cpu_delay_ms,io_delay_ms,swapin_delay_ms,reclaim_delay_ms,thrash_delay_ms,"
+		    "mode");
 	if (s->o->mem_max)
 		rm_buf_adds(&s->b, ",mem_max_kib,oom_kills,oom_victim");
 	rm_buf_addc(&s->b, '\n');
@@ -936,6 +1013,18 @@ static void job_row(struct stream *s, double el)
 	rm_buf_num(&s->b, (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6, 3);
 	rm_buf_addc(&s->b, ',');
 	rm_buf_num(&s->b, (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, 3);
+	/* Exact mode: the sums of every process's exit record. */
+	if (s->has_tot_io)
+		rm_buf_addf(&s->b, ",%llu,%llu,%llu", (unsigned long long)s->tot_rd,
+			    (unsigned long long)s->tot_wr, (unsigned long long)s->tot_maj);
+	else
+		rm_buf_adds(&s->b, ",,,");
+	for (int i = 0; i < 5; i++) {
+		rm_buf_addc(&s->b, ',');
+		if (s->has_tot_delay)
+			rm_buf_num(&s->b, s->tot_delay[i], 3);
+	}
+	rm_buf_adds(&s->b, events_exact() ? ",exact" : ",sampled");
 	if (s->o->mem_max)
 		budget_cols(s);
 	rm_buf_addc(&s->b, '\n');
@@ -978,6 +1067,9 @@ int stream_run(const struct opts *o)
 	}
 	if (s.exec)
 		exec_setup(&s);
+	s.chld_rfd = s.tick.extra_fd;
+	events_start(&s, &s.tick.extra_fd);
+	events_stats(&s, 0);
 	/* Elapsed 0, on both clocks. */
 	clock_gettime(CLOCK_MONOTONIC, &s.tick.start);
 	s.boot0 = boottime() - rm_t0_apply(&s.tick.start);
@@ -985,7 +1077,9 @@ int stream_run(const struct opts *o)
 	s.start_epoch = rm_now_epoch();
 
 	if (o->header) {
-		rm_buf_adds(&s.b, "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,cmd\n");
+		rm_buf_adds(&s.b, "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,cmd,"
+			    "read_kib,write_kib,majflt,cpu_delay_ms,io_delay_ms,swapin_delay_ms,"
+			    "reclaim_delay_ms,thrash_delay_ms,source,scope\n");
 		put(&s, s.log_fd, "the exit log", &s.log_ok);
 	}
 	if (s.tl_fd >= 0) {
@@ -1019,13 +1113,22 @@ int stream_run(const struct opts *o)
 			}
 			break;
 		}
-		if (s.exec) {
-			drain(s.tick.extra_fd);
-			if (rm_tick_elapsed(&s.tick) < due)
+		if (s.exec || events_on()) {
+			if (s.chld_rfd >= 0)
+				drain(s.chld_rfd);
+			events_pump(&s, rm_tick_elapsed(&s.tick));
+			if (rm_tick_elapsed(&s.tick) < due) {
+				events_coalesce();
 				continue;
+			}
 		}
 		el = rm_tick_elapsed(&s.tick);
-		scan(&s, el);
+		if (events_exact() && !s.first_scan && !events_resync_due())
+			scan_members(&s, el);
+		else
+			scan(&s, el);
+		events_pump(&s, el);
+		events_elsewhere_scan(&s, el, 0);
 		totals(&s, el, 1);
 		slot++;
 		done++;
@@ -1039,6 +1142,7 @@ int stream_run(const struct opts *o)
 	el = rm_tick_elapsed(&s.tick);
 	if (!s.stop) {
 		scan(&s, el);
+		events_pump(&s, el);
 		totals(&s, el, 0);
 	}
 	if (s.exec && s.root_done)
@@ -1046,6 +1150,8 @@ int stream_run(const struct opts *o)
 	while ((n = rm_ptree_next(&s.t, &it)) != NULL)
 		if (n->member)
 			log_row(&s, n, -1);
+	events_elsewhere_scan(&s, el, 1);
+	events_stats(&s, 1);
 	if (s.exec) {
 		if (s.job_fd >= 0)
 			job_row(&s, el);
@@ -1063,4 +1169,51 @@ int stream_run(const struct opts *o)
 	if (s.exec)
 		return rm_exit_column(s.root_status);
 	return rm_finish_stdout(prog, s.status);
+}
+
+/* For events.c. */
+struct rm_ptree *stream_tree(struct stream *s)
+{
+	return &s->t;
+}
+
+const struct opts *stream_opts(struct stream *s)
+{
+	return s->o;
+}
+
+pid_t stream_self(struct stream *s)
+{
+	return s->exec ? s->self : 0;
+}
+
+void stream_joined(struct stream *s)
+{
+	s->procs++;
+}
+
+void stream_row(struct stream *s, struct rm_pnode *n, double end)
+{
+	if (n->has_peak && !n->scope_out &&
+	    (!s->has_max_proc || n->peak_kib > s->max_proc)) {
+		s->max_proc = n->peak_kib;
+		s->has_max_proc = 1;
+	}
+	if (!n->scope_out && n->has_io && n->has_majflt) {
+		s->tot_rd += n->read_kib;
+		s->tot_wr += n->write_kib;
+		s->tot_maj += n->majflt;
+		s->has_tot_io = 1;
+	}
+	if (!n->scope_out && n->has_delay) {
+		for (int i = 0; i < 5; i++)
+			s->tot_delay[i] += n->delay_ms[i];
+		s->has_tot_delay = 1;
+	}
+	log_row(s, n, end);
+}
+
+int stream_wanted(struct stream *s, const char *comm)
+{
+	return s->o->sel == SEL_MATCH && regexec(&s->o->re, comm, 0, NULL, 0) == 0;
 }

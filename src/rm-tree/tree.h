@@ -25,7 +25,7 @@ enum {
 
 extern const char *const col_names[K_NCOLS];
 
-enum sel { SEL_ALL, SEL_PIDS, SEL_MATCH, SEL_EXEC };
+enum sel { SEL_ALL, SEL_PIDS, SEL_MATCH, SEL_EXEC, SEL_CGROUP };
 
 struct opts {
 	enum sel sel;
@@ -45,6 +45,12 @@ struct opts {
 	const char *timeline, *job, *log;
 	int pss, cgroup;
 	uint64_t mem_max;        /* --memory-max bytes, 0: none */
+	const char *in_cgroup;   /* --in-cgroup PATH, normalised */
+	pid_t *exclude;          /* --exclude-tree PID... */
+	int nexclude;
+	int elsewhere;           /* --elsewhere */
+	uint64_t elsewhere_kib;
+	const char *stats;       /* --stats FILE */
 	/* Dispositions at entry, restored in CMD before it runs. */
 	struct sigaction entry_sig[4];   /* INT, TERM, HUP, PIPE */
 	sigset_t entry_mask;
@@ -85,5 +91,47 @@ int cgroup_oom_kills(const struct cgroup *cg, uint64_t *n);
 /* The first OOM victim the kernel logged inside it since CLOCK_MONOTONIC
  * mono_from; -1 when none or the log is closed to us. */
 int cgroup_victim(const struct cgroup *cg, double mono_from, char *name, size_t nsize, int *pid);
+
+/* stream.c, for events.c. */
+struct stream;
+struct rm_ptree *stream_tree(struct stream *s);
+const struct opts *stream_opts(struct stream *s);
+pid_t stream_self(struct stream *s);       /* --exec: rm-tree's pid, else 0 */
+void stream_joined(struct stream *s);      /* one more process followed */
+/* Write n's exit-log row (end < 0: a survivor) and count its peak. */
+void stream_row(struct stream *s, struct rm_pnode *n, double end);
+/* Does the regex of --match take this name? */
+int stream_wanted(struct stream *s, const char *comm);
+
+/* events.c: kernel process events (exact mode). */
+/* Open the event sources as the options and privileges allow; say the
+ * mode on stderr.  *wake_fd: the fd the tick waits on (in: the existing
+ * one or -1; out: one that also wakes on events). */
+void events_start(struct stream *s, int *wake_fd);
+int events_exact(void);                    /* exit rows come from the kernel */
+int events_on(void);                       /* any event source is open */
+/* Events were lost: the next tick lists /proc (once; clears the flag). */
+int events_resync_due(void);
+/* After a pump woken by events: let the next ones gather a moment, so a
+ * busy host costs a wake per 25 ms at most, not one per event. */
+void events_coalesce(void);
+/* Read what the kernel sent: membership from fork/exec, rows from exit
+ * records; rows of members that ended without a record (lost) last. */
+void events_pump(struct stream *s, double el);
+/* A followed process has ended (exact mode): keep its sampled readings
+ * for its exit record.  Returns 1 when kept (no row now), 0 otherwise. */
+int events_park(struct stream *s, struct rm_pnode *n, double el);
+/* A process met by a scan: is it excluded, or in --in-cgroup? */
+int events_excluded_pid(const struct opts *o, int pid);
+int events_in_cgroup(const struct opts *o, int pid);
+/* --elsewhere in sampled mode: readings of outsiders every 10th tick,
+ * rows for those that ended; at the end (final) for the live ones. */
+void events_elsewhere_scan(struct stream *s, double el, int final);
+void events_outsider_gone(struct stream *s, struct rm_pnode *n, double el);
+/* Sampled membership of the processes a scan met: --exclude-tree,
+ * --in-cgroup. */
+void events_decide(struct stream *s, struct rm_pnode **v, size_t nv);
+/* The --stats file and the stderr line about lost events. */
+void events_stats(struct stream *s, int final);
 
 #endif

@@ -27,6 +27,7 @@
 #include "../fuzz/fz_pstat.c"
 #include "../fuzz/fz_pstatus.c"
 #include "../fuzz/fz_sanitize.c"
+#include "../fuzz/fz_taskstats.c"
 #include "../fuzz/fz_vmstat.c"
 #include "tap.h"
 
@@ -50,6 +51,7 @@ static const struct {
 	{ "fz_pstat", fz_pstat },
 	{ "fz_pstatus", fz_pstatus },
 	{ "fz_sanitize", fz_sanitize },
+	{ "fz_taskstats", fz_taskstats },
 	{ "fz_vmstat", fz_vmstat },
 };
 #define NTARGETS (sizeof(targets) / sizeof(targets[0]))

@@ -1,0 +1,778 @@
+/*
+ * rm-tree exact mode: the kernel's process events.
+ *
+ * With the proc connector and a taskstats listener open, membership
+ * grows from fork events (the forking parent is known whoever later
+ * reaps or adopts the child, so a process that calls setsid or is
+ * reparented stays in scope), a member's command line is read at its
+ * exec event, and every member's exit-log row is written from its
+ * taskstats exit record: the kernel's high-water RSS (what wait4's
+ * ru_maxrss reads), CPU, I/O, major faults and delay totals, however
+ * short its life and whoever reaps it.  The tick's /proc scan goes on for
+ * what only a sample gives (the timeline, the time of a peak), and its
+ * view of a member that ended is parked here until its record comes.  A
+ * parked member whose record never came (events lost when the socket
+ * buffer was full) gets the sampled row it would have had.
+ *
+ * Records come per exiting thread; the last one of a process carries
+ * AGROUP, followed in the same message by the TGID aggregate when the
+ * process had threads.  Threads' CPU, I/O and faults are summed, the
+ * high-water mark (one per mm) is their max, the delays come from the
+ * aggregate when there is one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "procev.h"
+#include "procfs.h"
+#include "tree.h"
+
+static struct {
+	int cn, ts, family, ep;
+	int exact, on;
+	char why[160];
+	uint64_t lost, resyncs;
+	int delayacct;           /* /proc/sys/kernel/task_delayacct, -1 unknown */
+	struct rm_ptree parked;  /* members ended, waiting for their record */
+	struct rm_ptree fold;    /* threads' records of processes still alive */
+	long ticks;
+	double el;
+	int resync;
+	int got;                 /* datagrams read by the last pump */
+} E = { .cn = -1, .ts = -1, .ep = -1, .delayacct = -1 };
+
+static unsigned char rbuf[65536] __attribute__((aligned(8)));
+
+int events_exact(void)
+{
+	return E.exact;
+}
+
+int events_on(void)
+{
+	return E.on;
+}
+
+void events_coalesce(void)
+{
+	struct timespec ts = { 0, 25 * 1000 * 1000 };
+
+	if (E.exact && E.got)
+		nanosleep(&ts, NULL);
+	E.got = 0;
+}
+
+int events_resync_due(void)
+{
+	int r = E.resync;
+
+	E.resync = 0;
+	return r;
+}
+
+static void oom(void)
+{
+	fprintf(stderr, "%s: out of memory\n", prog);
+	exit(RM_EXIT_FAIL);
+}
+
+static int read_delayacct(void)
+{
+	char b[16];
+	ssize_t n = rm_read_at(AT_FDCWD, "/proc/sys/kernel/task_delayacct", b, sizeof(b));
+
+	if (n <= 0)
+		return -1;
+	return b[0] == '1' ? 1 : b[0] == '0' ? 0 : -1;
+}
+
+void events_start(struct stream *s, int *wake_fd)
+{
+	const char *no = getenv("RM_NO_EVENTS");
+	char why[160];
+
+	rm_ptree_init(&E.parked);
+	rm_ptree_init(&E.fold);
+	E.delayacct = read_delayacct();
+	if (no && strcmp(no, "1") == 0) {
+		snprintf(E.why, sizeof(E.why), "RM_NO_EVENTS=1");
+	} else if (strcmp(rm_proc_root(), "/proc") != 0) {
+		/* A fixture tree: the kernel's events are not its processes. */
+		snprintf(E.why, sizeof(E.why), "RM_PROC_ROOT is not /proc");
+	} else if ((E.ts = rm_ts_open(8 << 20, &E.family, why, sizeof(why))) < 0) {
+		snprintf(E.why, sizeof(E.why), "%s", why);
+	} else if ((E.cn = rm_pe_open(8 << 20, why, sizeof(why))) < 0) {
+		snprintf(E.why, sizeof(E.why), "%s", why);
+		close(E.ts);
+		E.ts = -1;
+	} else if ((E.ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
+		snprintf(E.why, sizeof(E.why), "epoll: %s", strerror(errno));
+	} else {
+		struct epoll_event ev = { .events = EPOLLIN };
+		/* Exit records wait for the tick (the socket buffer holds
+		 * many seconds of them); a fork or an exec wakes us, since a
+		 * command line is only there while the process lives. */
+		int fds[2] = { E.cn, *wake_fd }, ok = 1;
+		for (int i = 0; i < 2; i++) {
+			if (fds[i] < 0)
+				continue;
+			ev.data.fd = fds[i];
+			if (epoll_ctl(E.ep, EPOLL_CTL_ADD, fds[i], &ev) < 0)
+				ok = 0;
+		}
+		if (ok) {
+			E.exact = E.on = 1;
+			*wake_fd = E.ep;
+		} else {
+			snprintf(E.why, sizeof(E.why), "epoll: %s", strerror(errno));
+		}
+	}
+	/* Said once on stderr: with --exec unless --job (rm-run: its job
+	 * row says it, and stderr is CMD's); a stream says it only to a
+	 * terminal (rm-monitor's log stays quiet; --stats records it). */
+	const struct opts *o = stream_opts(s);
+	int say = o->sel == SEL_EXEC ? !o->job : (!o->stats && isatty(STDERR_FILENO));
+	if (!E.exact) {
+		if (E.cn >= 0)
+			close(E.cn);
+		if (E.ts >= 0)
+			close(E.ts);
+		if (E.ep >= 0)
+			close(E.ep);
+		E.cn = E.ts = E.ep = -1;
+		if (say)
+			fprintf(stderr, "%s: sampled mode: %s\n", prog, E.why);
+	} else if (say) {
+		fprintf(stderr, "%s: exact mode (proc connector, taskstats)\n", prog);
+	}
+}
+
+int events_excluded_pid(const struct opts *o, int pid)
+{
+	for (int i = 0; i < o->nexclude; i++)
+		if (o->exclude[i] == pid)
+			return 1;
+	return 0;
+}
+
+/* Is path (as /proc/PID/cgroup writes it) want or below it? */
+static int under(const char *path, size_t plen, const char *want)
+{
+	size_t wl = strlen(want);
+
+	if (wl == 1 && want[0] == '/')
+		return 1;
+	return plen >= wl && memcmp(path, want, wl) == 0 && (plen == wl || path[wl] == '/');
+}
+
+int events_in_cgroup(const struct opts *o, int pid)
+{
+	char buf[4096], path[64];
+	ssize_t n;
+	char *line, *save = NULL;
+
+	if (!o->in_cgroup)
+		return 0;
+	snprintf(path, sizeof(path), "%d/cgroup", pid);
+	n = rm_read_at(rm_proc_dirfd(), path, buf, sizeof(buf));
+	if (n <= 0)
+		return 0;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		/* ID:CONTROLLERS:PATH */
+		char *c1 = strchr(line, ':'), *c2, *ctl, *csave = NULL;
+		char full[4096];
+		if (!c1 || !(c2 = strchr(c1 + 1, ':')))
+			continue;
+		*c2 = '\0';
+		if (under(c2 + 1, strlen(c2 + 1), o->in_cgroup))
+			return 1;
+		/* Under /sys/fs/cgroup a v1 hierarchy is a directory named
+		 * after its controllers (and links named after each one). */
+		snprintf(full, sizeof(full), "/%s%s", c1 + 1, strcmp(c2 + 1, "/") ? c2 + 1 : "");
+		if (c1[1] && under(full, strlen(full), o->in_cgroup))
+			return 1;
+		for (ctl = strtok_r(c1 + 1, ",", &csave); ctl; ctl = strtok_r(NULL, ",", &csave)) {
+			if (strncmp(ctl, "name=", 5) == 0)
+				ctl += 5;
+			snprintf(full, sizeof(full), "/%s%s", ctl, strcmp(c2 + 1, "/") ? c2 + 1 : "");
+			if (under(full, strlen(full), o->in_cgroup))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* A node for pid, read from /proc now (start 0 when it is already gone). */
+static struct rm_pnode *add_node(struct stream *s, int pid, const struct rm_pnode *parent)
+{
+	struct rm_ptree *t = stream_tree(s);
+	struct rm_pstat st;
+	struct rm_pnode *n;
+	int ok = rm_pstat_read(pid, &st) == 0;
+
+	n = rm_ptree_add(t, pid, ok ? st.starttime : 0);
+	if (!n)
+		oom();
+	n->fresh = 0;
+	if (ok) {
+		n->ppid = st.ppid;
+		n->pgrp = st.pgrp;
+		n->state = st.state;
+		memcpy(n->comm, st.comm, sizeof(n->comm));
+	} else if (parent) {
+		n->ppid = parent->pid;
+		memcpy(n->comm, parent->comm, sizeof(n->comm));
+	}
+	return n;
+}
+
+static void read_cmd(struct rm_pnode *n)
+{
+	char buf[4096], comm[RM_COMM_MAX];
+	int fd = -1;
+	ssize_t len = rm_pfile_read(&fd, n->pid, "cmdline", buf, sizeof(buf), 0);
+
+	if (len > 0) {
+		free(n->cmd);
+		n->cmd = cmd_dup(buf, len);
+	}
+	n->cmd_read = 1;
+	len = rm_pfile_read(&fd, n->pid, "comm", comm, sizeof(comm), 0);
+	if (len > 0) {
+		if (comm[len - 1] == '\n')
+			comm[len - 1] = '\0';
+		memcpy(n->comm, comm, sizeof(n->comm));
+	}
+}
+
+static void join_member(struct stream *s, struct rm_pnode *n)
+{
+	n->member = 1;
+	n->outsider = 0;
+	n->fresh = 0;
+	stream_joined(s);
+}
+
+/* Would the selection take this process on its own (not as a child)? */
+static int selected(struct stream *s, struct rm_pnode *n)
+{
+	const struct opts *o = stream_opts(s);
+
+	switch (o->sel) {
+	case SEL_ALL:
+		return 1;
+	case SEL_MATCH:
+		return stream_wanted(s, n->comm);
+	case SEL_CGROUP:
+		return events_in_cgroup(o, n->pid);
+	default:
+		return 0;
+	}
+}
+
+static void on_fork(struct stream *s, const struct rm_pe *e)
+{
+	const struct opts *o = stream_opts(s);
+	struct rm_ptree *t = stream_tree(s);
+	struct rm_pnode *p = rm_ptree_find(t, e->ptgid), *n;
+	pid_t self = stream_self(s);
+	int member, excluded;
+
+	if (e->pid != e->tgid)
+		return;  /* a thread */
+	excluded = p && p->excluded;
+	member = !excluded && ((p && p->member && !p->ended &&
+				!(o->sel == SEL_PIDS && o->no_children)) ||
+			       (self > 0 && e->ptgid == self));
+	n = rm_ptree_find(t, e->pid);
+	if (n) {
+		struct rm_pstat st;
+		/* A scan may have met the child before its event came: the
+		 * same process (same start time, or gone by now) stays. */
+		if (rm_pstat_read(e->pid, &st) < 0 || st.starttime == n->start) {
+			if (!n->member && !n->excluded && !n->ended && !n->outsider && member)
+				join_member(s, n);
+			return;
+		}
+		/* The pid was another process's, ended unnoticed. */
+		if (n->member && !n->ended)
+			events_park(s, n, E.el);
+		rm_ptree_remove(t, n);
+	}
+	if (!member && !excluded && o->sel != SEL_ALL && o->sel != SEL_CGROUP)
+		return;  /* the scan meets it, if it lives that long */
+	n = add_node(s, e->pid, p);
+	if (excluded) {
+		n->excluded = 1;
+		n->outsider = 1;
+		return;
+	}
+	if (member || selected(s, n)) {
+		join_member(s, n);
+		read_cmd(n);  /* a child that never execs runs its parent's */
+	}
+}
+
+static void on_exec(struct stream *s, const struct rm_pe *e)
+{
+	struct rm_ptree *t = stream_tree(s);
+	struct rm_pnode *n = rm_ptree_find(t, e->tgid);
+
+	if (n && (n->excluded || n->ended))
+		return;
+	if (n && n->member) {
+		read_cmd(n);
+		return;
+	}
+	if (stream_opts(s)->sel != SEL_MATCH && stream_opts(s)->sel != SEL_CGROUP &&
+	    stream_opts(s)->sel != SEL_ALL)
+		return;
+	if (!n)
+		n = add_node(s, e->tgid, NULL);
+	else if (n->state == 'Z' || n->state == 'X')
+		return;
+	if (e->what == RM_PE_COMM)
+		memcpy(n->comm, e->comm, sizeof(e->comm));
+	else
+		read_cmd(n);
+	if (selected(s, n)) {
+		join_member(s, n);
+		if (!n->cmd_read)
+			read_cmd(n);
+	}
+}
+
+static void on_pe(void *arg, const struct rm_pe *e)
+{
+	struct stream *s = arg;
+
+	if (e->what == RM_PE_FORK)
+		on_fork(s, e);
+	else if (e->what == RM_PE_EXEC)
+		on_exec(s, e);
+	else if (e->what == RM_PE_COMM && e->pid == e->tgid)
+		on_exec(s, e);
+}
+
+/* The records of one message, folded. */
+struct acc {
+	struct rm_ts r;          /* the last task's record */
+	int have, final;
+	uint64_t cpu_us, majflt, rd, wr, hiwater;
+	uint64_t delay[5];
+	int agg_delay;
+};
+
+static struct acc msg[8];
+static int nmsg;
+
+static void fold_into(struct rm_pnode *f, const struct rm_ts *r)
+{
+	f->ticks += r->utime_us + r->stime_us;
+	f->majflt += r->majflt;
+	f->read_kib += r->read_bytes;
+	f->write_kib += r->write_bytes;
+	if (r->hiwater_rss_kib > f->peak_kib)
+		f->peak_kib = r->hiwater_rss_kib;
+	f->delay_ms[0] += (double)r->cpu_delay;
+	f->delay_ms[1] += (double)r->blkio_delay;
+	f->delay_ms[2] += (double)r->swapin_delay;
+	f->delay_ms[3] += (double)r->freepages_delay;
+	f->delay_ms[4] += (double)r->thrashing_delay;
+}
+
+static void on_ts(void *arg, const struct rm_ts *r)
+{
+	(void)arg;
+	if (r->tgid_aggr) {
+		/* The aggregate after the last task's record. */
+		for (int i = nmsg - 1; i >= 0; i--) {
+			if (msg[i].final && msg[i].r.tgid == r->id) {
+				msg[i].delay[0] = r->cpu_delay;
+				msg[i].delay[1] = r->blkio_delay;
+				msg[i].delay[2] = r->swapin_delay;
+				msg[i].delay[3] = r->freepages_delay;
+				msg[i].delay[4] = r->thrashing_delay;
+				msg[i].agg_delay = r->has_delay;
+				break;
+			}
+		}
+		return;
+	}
+	if (nmsg == (int)(sizeof(msg) / sizeof(msg[0])) || !r->has_basic)
+		return;
+	struct acc *a = &msg[nmsg++];
+	memset(a, 0, sizeof(*a));
+	a->r = *r;
+	if (!r->has_tgid)
+		a->r.tgid = r->pid;
+	a->have = 1;
+	a->final = (r->flags & RM_TS_AGROUP) != 0;
+}
+
+static void put_row(struct stream *s, struct rm_pnode *n, const struct acc *a,
+		    const struct rm_pnode *f, double el)
+{
+	const struct rm_ts *r = &a->r;
+	uint64_t cpu = r->utime_us + r->stime_us, maj = r->majflt;
+	uint64_t rd = r->read_bytes, wr = r->write_bytes, hw = r->hiwater_rss_kib;
+	double d[5] = { (double)r->cpu_delay, (double)r->blkio_delay, (double)r->swapin_delay,
+			(double)r->freepages_delay, (double)r->thrashing_delay };
+	long hz = rm_clk_tck();
+
+	if (f) {
+		cpu += f->ticks;
+		maj += f->majflt;
+		rd += f->read_kib;
+		wr += f->write_kib;
+		if (f->peak_kib > hw)
+			hw = f->peak_kib;
+		for (int i = 0; i < 5; i++)
+			d[i] += f->delay_ms[i];
+	}
+	if (a->agg_delay) {
+		for (int i = 0; i < 5; i++)
+			d[i] = (double)a->delay[i];
+	}
+	n->exact = 1;
+	if (r->has_mem) {
+		n->peak_kib = hw;
+		if (!n->has_peak)
+			n->peak_at = -1;
+		n->has_peak = 1;
+	}
+	n->ticks = (cpu * (uint64_t)hz + 500000) / 1000000;
+	n->has_ticks = 1;
+	n->exit = rm_exit_column((int)r->exitcode);
+	/* The kernel's name at exit: right even when the exec event was
+	 * read after the process was gone. */
+	if (r->comm[0])
+		snprintf(n->comm, sizeof(n->comm), "%s", r->comm);
+	if (!n->ppid)
+		n->ppid = (int)r->ppid;
+	n->majflt = maj;
+	n->has_majflt = 1;
+	n->has_io = r->has_io;
+	n->read_kib = rd / 1024;
+	n->write_kib = wr / 1024;
+	n->has_delay = E.delayacct == 1 && r->has_delay && r->has_delay2;
+	for (int i = 0; i < 5; i++)
+		n->delay_ms[i] = d[i] / 1e6;
+	if (!n->start && !n->has_start_el) {
+		n->start_el = el - (double)r->etime_us / 1e6;
+		if (n->start_el < 0)
+			n->start_el = 0;
+		n->has_start_el = 1;
+	}
+	stream_row(s, n, n->end_el > 0 ? n->end_el : el);
+}
+
+static void finalize(struct stream *s, const struct acc *a, double el)
+{
+	const struct opts *o = stream_opts(s);
+	struct rm_ptree *t = stream_tree(s);
+	int tgid = (int)a->r.tgid;
+	struct rm_pnode *n = rm_ptree_find(t, tgid);
+	struct rm_pnode *p = rm_ptree_find(&E.parked, tgid);
+	struct rm_pnode *f = rm_ptree_find(&E.fold, tgid);
+
+	if (p) {
+		put_row(s, p, a, f, el);
+		rm_ptree_remove(&E.parked, p);
+		if (n && !n->member)
+			n->ended = 1;
+	} else if (n && n->member && !n->ended) {
+		n->end_el = 0;
+		put_row(s, n, a, f, el);
+		n->member = 0;
+		n->outsider = 1;
+		n->ended = 1;
+		rm_pfile_close(&n->stat_fd);
+		rm_pfile_close(&n->status_fd);
+	} else if (!(n && (n->excluded || n->ended))) {
+		struct rm_pnode tmp;
+		int member;
+		memset(&tmp, 0, sizeof(tmp));
+		tmp.pid = tgid;
+		tmp.stat_fd = tmp.status_fd = -1;
+		tmp.exit = -1;
+		snprintf(tmp.comm, sizeof(tmp.comm), "%s", a->r.comm);
+		/* Met by no scan or event as a member: --match and "every
+		 * process" decide by the name at exit; a kernel thread (no
+		 * memory of its own, or met as one) is never listed. */
+		member = !(n && n->outsider) && !events_excluded_pid(o, tgid) &&
+			 a->r.hiwater_rss_kib > 0 &&
+			 (o->sel == SEL_ALL || (o->sel == SEL_MATCH && stream_wanted(s, tmp.comm)));
+		if (member) {
+			stream_joined(s);
+			put_row(s, &tmp, a, f, el);
+		} else if (o->elsewhere && a->r.has_mem && !(n && n->excluded)) {
+			uint64_t hw = a->r.hiwater_rss_kib;
+			if (f && f->peak_kib > hw)
+				hw = f->peak_kib;
+			if (hw >= o->elsewhere_kib) {
+				tmp.scope_out = 1;
+				if (n) {
+					tmp.start = n->start;
+					tmp.ppid = n->ppid;
+					tmp.cmd = n->cmd;
+				}
+				put_row(s, &tmp, a, f, el);
+			}
+		}
+		if (n)
+			n->ended = 1;
+	}
+	if (f)
+		rm_ptree_remove(&E.fold, f);
+}
+
+static void handle_msg(struct stream *s, double el)
+{
+	for (int i = 0; i < nmsg; i++) {
+		struct acc *a = &msg[i];
+		if (a->final) {
+			finalize(s, a, el);
+		} else {
+			/* A thread of a live process: keep its share. */
+			struct rm_pnode *f = rm_ptree_find(&E.fold, (int)a->r.tgid);
+			if (!f && !(f = rm_ptree_add(&E.fold, (int)a->r.tgid, 0)))
+				oom();
+			fold_into(f, &a->r);
+		}
+	}
+	nmsg = 0;
+}
+
+void events_pump(struct stream *s, double el)
+{
+	int lost = 0;
+	ssize_t n;
+
+	if (!E.exact)
+		return;
+	E.el = el;
+	/* Forks first: a record's process was forked before it ended. */
+	for (;;) {
+		n = rm_nl_recv(E.cn, rbuf, sizeof(rbuf));
+		if (n == 0)
+			break;
+		if (n < 0) {
+			if (errno == ENOBUFS) {
+				lost = 1;
+				continue;
+			}
+			break;
+		}
+		rm_pe_parse(rbuf, (size_t)n, on_pe, s);
+		E.got++;
+	}
+	for (;;) {
+		n = rm_nl_recv(E.ts, rbuf, sizeof(rbuf));
+		if (n == 0)
+			break;
+		if (n < 0) {
+			if (errno == ENOBUFS) {
+				lost = 1;
+				continue;
+			}
+			break;
+		}
+		E.got++;
+		nmsg = 0;
+		rm_ts_parse(rbuf, (size_t)n, E.family, on_ts, s, NULL);
+		handle_msg(s, el);
+	}
+	if (lost) {
+		E.lost++;
+		E.resyncs++;
+		E.resync = 1;
+	}
+	/* Members that ended before this pump and have no record: lost. */
+	size_t it = 0;
+	struct rm_pnode *p;
+	while ((p = rm_ptree_next(&E.parked, &it)) != NULL) {
+		stream_row(s, p, p->end_el);
+		rm_ptree_remove(&E.parked, p);
+		it = 0;
+	}
+}
+
+int events_park(struct stream *s, struct rm_pnode *n, double el)
+{
+	struct rm_pnode *c;
+
+	(void)s;
+	if (!E.exact)
+		return 0;
+	c = rm_ptree_find(&E.parked, n->pid);
+	if (c) {
+		stream_row(s, c, c->end_el);
+		rm_ptree_remove(&E.parked, c);
+	}
+	c = rm_ptree_add(&E.parked, n->pid, n->start);
+	if (!c)
+		oom();
+	c->ppid = n->ppid;
+	c->pgrp = n->pgrp;
+	memcpy(c->comm, n->comm, sizeof(c->comm));
+	c->cmd = n->cmd ? strdup(n->cmd) : NULL;
+	c->peak_kib = n->peak_kib;
+	c->peak_at = n->peak_at;
+	c->has_peak = n->has_peak;
+	c->ticks = n->ticks;
+	c->has_ticks = n->has_ticks;
+	c->exit = n->exit;
+	c->member = 1;
+	c->fresh = 0;
+	c->start_el = n->start_el;
+	c->has_start_el = n->has_start_el;
+	c->end_el = el;
+	return 1;
+}
+
+/* An outsider's readings for --elsewhere: VmHWM and its command. */
+static void outsider_read(struct rm_pnode *n)
+{
+	char buf[4096];
+	struct rm_pstatus pst;
+	int fd = -1;
+
+	if (rm_pfile_read(&fd, n->pid, "status", buf, sizeof(buf), 0) > 0 &&
+	    rm_pstatus_parse(buf, &pst) == 0 && pst.has_hwm) {
+		n->hwm_kib = pst.hwm_kib;
+		n->has_hwm = 1;
+	}
+}
+
+void events_elsewhere_scan(struct stream *s, double el, int final)
+{
+	const struct opts *o = stream_opts(s);
+	struct rm_ptree *t = stream_tree(s);
+	struct rm_pnode *n;
+	size_t it = 0;
+
+	if (!o->elsewhere)
+		return;
+	if (!final && (E.exact || E.ticks++ % 10 != 0))
+		return;
+	while ((n = rm_ptree_next(t, &it)) != NULL) {
+		if (n->member || n->excluded || n->ended || n->pid == getpid() ||
+		    n->state == 'Z' || n->state == 'X')
+			continue;
+		if (n->outsider) {
+			/* kernel threads have no memory of their own */
+			char b[8];
+			int fd = -1;
+			if (rm_pfile_read(&fd, n->pid, "statm", b, sizeof(b), 0) <= 0 || b[0] == '0')
+				continue;
+		}
+		outsider_read(n);
+		if (!n->has_hwm || n->hwm_kib < o->elsewhere_kib)
+			continue;
+		if (!n->cmd_read)
+			read_cmd(n);
+		if (final) {
+			struct rm_pstat st;
+			n->scope_out = 1;
+			n->peak_kib = n->hwm_kib;
+			n->has_peak = 1;
+			n->peak_at = -1;
+			if (rm_pstat_read(n->pid, &st) == 0 && st.starttime == n->start) {
+				n->ticks = st.utime + st.stime;
+				n->has_ticks = 1;
+			}
+			stream_row(s, n, -1);
+			n->scope_out = 0;
+			n->has_peak = 0;
+		}
+	}
+	(void)el;
+}
+
+/* Sampled mode: an outsider the scan no longer sees. */
+void events_outsider_gone(struct stream *s, struct rm_pnode *n, double el)
+{
+	const struct opts *o = stream_opts(s);
+
+	if (!o->elsewhere || E.exact || n->excluded || n->ended || !n->has_hwm ||
+	    n->hwm_kib < o->elsewhere_kib)
+		return;
+	n->scope_out = 1;
+	n->peak_kib = n->hwm_kib;
+	n->has_peak = 1;
+	n->peak_at = -1;
+	stream_row(s, n, el);
+}
+
+void events_decide(struct stream *s, struct rm_pnode **v, size_t nv)
+{
+	const struct opts *o = stream_opts(s);
+	struct rm_ptree *t = stream_tree(s);
+	size_t round;
+
+	if (o->nexclude) {
+		do {
+			round = 0;
+			for (size_t i = 0; i < nv; i++) {
+				struct rm_pnode *c = v[i], *p;
+				if (c->excluded)
+					continue;
+				if (events_excluded_pid(o, c->pid) ||
+				    ((p = rm_ptree_find(t, c->ppid)) && p->excluded && p != c)) {
+					c->excluded = 1;
+					c->outsider = 1;
+					c->member = 0;
+					round++;
+				}
+			}
+		} while (round);
+	}
+	if (o->sel == SEL_CGROUP)
+		for (size_t i = 0; i < nv; i++)
+			if (!v[i]->outsider && !v[i]->member && events_in_cgroup(o, v[i]->pid))
+				v[i]->member = 1;
+}
+
+void events_stats(struct stream *s, int final)
+{
+	const struct opts *o = stream_opts(s);
+	char tmp[4096], row[512];
+	int fd, len;
+
+	if (final && E.lost)
+		fprintf(stderr, "%s: %llu times the kernel dropped events (socket buffer full); "
+			"each was followed by a /proc scan\n", prog, (unsigned long long)E.lost);
+	if (!o->stats)
+		return;
+	len = snprintf(row, sizeof(row), "mode,events_lost,resyncs,delayacct,taskstats_error\n"
+		       "%s,%llu,%llu,", E.exact ? "exact" : "sampled",
+		       (unsigned long long)E.lost, (unsigned long long)E.resyncs);
+	if (E.delayacct >= 0)
+		len += snprintf(row + len, sizeof(row) - (size_t)len, "%d", E.delayacct);
+	len += snprintf(row + len, sizeof(row) - (size_t)len, ",");
+	if (!E.exact) {
+		char q[200];
+		rm_sanitize(E.why, strlen(E.why), q, sizeof(q));
+		/* no commas or quotes in a reason: keep the row plain */
+		for (char *c = q; *c; c++)
+			if (*c == ',' || *c == '"')
+				*c = ';';
+		len += snprintf(row + len, sizeof(row) - (size_t)len, "%s", q);
+	}
+	len += snprintf(row + len, sizeof(row) - (size_t)len, "\n");
+	snprintf(tmp, sizeof(tmp), "%s.tmp%d", o->stats, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, row, (size_t)len) != len || close(fd) < 0 ||
+	    rename(tmp, o->stats) < 0) {
+		fprintf(stderr, "%s: cannot write the stats file '%s': %s\n", prog, o->stats,
+			strerror(errno));
+		unlink(tmp);
+	}
+}

@@ -1,0 +1,207 @@
+#!/usr/bin/env bats
+# rm-tree exact mode: exit-log rows from the kernel's taskstats exit
+# records and membership from proc connector events; --exclude-tree,
+# --in-cgroup, --elsewhere, --stats; the sampled fallback (as nobody, and
+# with RM_NO_EVENTS=1); the delay columns with task_delayacct off and on.
+# These tests run as root (CI and the helpers do); the fallback test
+# drops to nobody with setpriv.
+
+setup() {
+  load test_helper/common
+  MEMHOG="$RM_BUILD/tests/memhog"
+  MODE_EXACT="rm-tree: exact mode (proc connector, taskstats)"
+}
+
+teardown() {
+  if [[ -n "${DELAYACCT_SAVED:-}" ]]; then
+    echo "$DELAYACCT_SAVED" > /proc/sys/kernel/task_delayacct
+  fi
+  if [[ -n "${CG_DIR:-}" && -d "$CG_DIR" ]]; then
+    rmdir "$CG_DIR" 2>/dev/null || true
+  fi
+}
+
+# need_exact: skip where taskstats is not ours (not root, or a container
+# without CAP_NET_ADMIN in the initial namespaces).
+need_exact() {
+  local err
+  err=$(rm-tree --exec --log /dev/null -- true 2>&1 >/dev/null)
+  [[ "$err" == "$MODE_EXACT" ]] || skip "no exact mode here: $err"
+}
+
+# py_rows FILE EXPR: how many rows r of FILE satisfy the python EXPR.
+py_rows() {
+  "$PY" -c 'import csv,sys
+print(sum(1 for r in csv.DictReader(open(sys.argv[1], newline="")) if eval(sys.argv[2])))' "$@"
+}
+
+# ticked FILE N: the timeline FILE has N rows after its header (N scans).
+ticked() {
+  [[ -e "$1" ]] && (($(wc -l <"$1") > $2))
+}
+
+@test "exact: every one of 30 processes of 0.05 s has a row at the default interval, source exact" {
+  need_exact
+  run -0 --separate-stderr rm-tree --exec --log "$BATS_TEST_TMPDIR/log.csv" -- \
+    sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30; do "$0" -n short -t 0.05; done' "$MEMHOG"
+  [ "$stderr" = "$MODE_EXACT" ]
+  [ "$(py_rows "$BATS_TEST_TMPDIR/log.csv" 'r["comm"] == "short"')" -eq 30 ]
+  [ "$(py_rows "$BATS_TEST_TMPDIR/log.csv" 'r["source"] != "exact" or r["scope"] != "in"')" -eq 0 ]
+  # each has a peak and a CPU time and its exit code
+  [ "$(py_rows "$BATS_TEST_TMPDIR/log.csv" 'r["comm"] == "short" and r["peak_rss_kib"] != "" and r["cpu_s"] != "" and r["exit"] == "0" and r["majflt"] != ""')" -eq 30 ]
+}
+
+@test "exact: write_kib of a process that writes 5 MiB, the job row's total and mode" {
+  need_exact
+  local d=$BATS_TEST_TMPDIR
+  run -0 --separate-stderr rm-tree --exec --log "$d/log.csv" --job "$d/job.csv" -- \
+    sh -c 'dd if=/dev/zero of="$1/out" bs=1M count=5 conv=fsync 2>/dev/null' sh "$d"
+  # with --job the mode is in the job row: CMD's stderr stays its own
+  [ "$stderr" = "" ]
+  [ "$(csv_get "$d/job.csv" mode)" = exact ]
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "dd" and int(r["write_kib"]) >= 5120 and r["read_kib"] != ""')" -eq 1 ]
+  (($(csv_get "$d/job.csv" write_kib) >= 5120))
+  [ "$(csv_get "$d/job.csv" majflt)" != "" ]
+}
+
+@test "exact: a grandchild reaped by its own parent between two ticks still gets a row" {
+  need_exact
+  # -i 5: no tick samples it; the middle shell, not rm-tree, reaps it.
+  rm-tree --exec -i 5 --log "$BATS_TEST_TMPDIR/log.csv" -- \
+    sh -c '(sh -c "\"\$0\" -n gkid -m 16 -t 0.1; exit 0" "$0"; exit 0); exit 0' "$MEMHOG" 2>/dev/null
+  [ "$(py_rows "$BATS_TEST_TMPDIR/log.csv" 'r["comm"] == "gkid" and r["source"] == "exact" and int(r["peak_rss_kib"]) >= 16384')" -eq 1 ]
+}
+
+@test "exact: memhog's peak matches GNU time's %M within 1 %" {
+  need_exact
+  /usr/bin/time -f %M -o "$BATS_TEST_TMPDIR/time.txt" "$MEMHOG" -n hog -m 64 -t 0.2
+  rm-tree --exec --log "$BATS_TEST_TMPDIR/log.csv" -- "$MEMHOG" -n hog -m 64 -t 0.2 2>/dev/null
+  local want got
+  want=$(tail -n 1 "$BATS_TEST_TMPDIR/time.txt")
+  got=$(csv_get "$BATS_TEST_TMPDIR/log.csv" peak_rss_kib)
+  [ "$(csv_get "$BATS_TEST_TMPDIR/log.csv" source)" = exact ]
+  awk -v g="$got" -v w="$want" 'BEGIN { d = g - w; if (d < 0) d = -d; if (d > w / 100) { print g " vs " w; exit 1 } }'
+}
+
+@test "exact: --exclude-tree leaves out a tree, --stats says exact" {
+  need_exact
+  local d=$BATS_TEST_TMPDIR
+  sh -c 'while [ ! -e "$1/go" ]; do sleep 0.05; done; "$0" -n exclkid -t 0.05' "$MEMHOG" "$d" &
+  local ex=$!
+  rm-tree -i 0.2 -n 30 --exclude-tree "$ex" --timeline "$d/tl.csv" --log "$d/log.csv" --stats "$d/stats.csv" 2>/dev/null &
+  local rt=$!
+  wait_for 20 ticked "$d/tl.csv" 2
+  touch "$d/go"
+  "$MEMHOG" -n inclkid -t 0.05
+  wait "$ex"
+  wait "$rt"
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "exclkid"')" -eq 0 ]
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "inclkid" and r["source"] == "exact"')" -eq 1 ]
+  [ "$(head -n 1 "$d/stats.csv")" = "mode,events_lost,resyncs,delayacct,taskstats_error" ]
+  [[ "$(sed -n 2p "$d/stats.csv")" == exact,0,0,[01], ]]
+  [ "$(wc -l < "$d/stats.csv")" -eq 2 ]
+}
+
+@test "exact: --match follows a name however short the process" {
+  need_exact
+  local d=$BATS_TEST_TMPDIR
+  rm-tree -i 5 -n 3 --match '^mtchme$' --timeline "$d/tl.csv" --log "$d/log.csv" 2>/dev/null &
+  local rt=$!
+  wait_for 20 ticked "$d/tl.csv" 1
+  "$MEMHOG" -n mtchme -t 0.05
+  "$MEMHOG" -n mtchme -m 8 -t 0.05
+  "$MEMHOG" -n other -t 0.05
+  wait "$rt"
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "mtchme" and r["source"] == "exact"')" -eq 2 ]
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "other"')" -eq 0 ]
+}
+
+@test "exact: --in-cgroup takes the processes of a v1 cgroup and nothing else" {
+  need_exact
+  [[ -d /sys/fs/cgroup/memory ]] || skip "no v1 memory hierarchy here"
+  CG_DIR=/sys/fs/cgroup/memory/rm-tree-exact-$$
+  mkdir "$CG_DIR"
+  local d=$BATS_TEST_TMPDIR
+  rm-tree -i 0.2 -n 30 --in-cgroup "$CG_DIR" --timeline "$d/tl.csv" --log "$d/log.csv" 2>/dev/null &
+  local rt=$!
+  wait_for 20 ticked "$d/tl.csv" 2
+  sh -c 'echo $$ > "$1/cgroup.procs" && exec "$0" -n incg -t 0.05' "$MEMHOG" "$CG_DIR"
+  "$MEMHOG" -n outcg -t 0.05
+  wait "$rt"
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "incg" and r["source"] == "exact"')" -eq 1 ]
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "outcg"')" -eq 0 ]
+}
+
+@test "exact: --elsewhere writes scope=out rows for big processes outside the selection" {
+  need_exact
+  local d=$BATS_TEST_TMPDIR
+  sleep 30 &
+  local sp=$!
+  "$MEMHOG" -n liveout -m 40 -t 30 -r "$d/ready" &
+  local live=$!
+  wait_for 20 test -e "$d/ready"
+  rm-tree -i 0.2 -n 30 --elsewhere=30000 --timeline "$d/tl.csv" --log "$d/log.csv" "$sp" 2>/dev/null &
+  local rt=$!
+  wait_for 20 ticked "$d/tl.csv" 2
+  "$MEMHOG" -n bigout -m 40 -t 0.05
+  "$MEMHOG" -n smallout -m 1 -t 0.05
+  wait "$rt"
+  kill "$sp" "$live"
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "bigout" and r["scope"] == "out" and r["source"] == "exact" and int(r["peak_rss_kib"]) >= 40960')" -eq 1 ]
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "smallout"')" -eq 0 ]
+  # a live one, at the end: no end time
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "liveout" and r["scope"] == "out" and r["end_s"] == ""')" -eq 1 ]
+  # the selection's own row is in scope
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "sleep" and r["scope"] == "in"')" -eq 1 ]
+}
+
+@test "sampled: as nobody, the fallback says so once and works" {
+  local d
+  d=$(mktemp -d)
+  chmod 777 "$d"
+  run -0 --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+    "$RM_TOP/bin/rm-tree" --exec --log "$d/log.csv" --stats "$d/stats.csv" -- "$MEMHOG" -n asnobody -t 0.3
+  [ "$stderr" = "rm-tree: sampled mode: taskstats needs CAP_NET_ADMIN" ]
+  [ "$(csv_get "$d/log.csv" source)" = sampled ]
+  [ "$(csv_get "$d/log.csv" comm)" = asnobody ]
+  [ "$(csv_get "$d/log.csv" read_kib)" = "" ]
+  [[ "$(sed -n 2p "$d/stats.csv")" == "sampled,0,0,"*",taskstats needs CAP_NET_ADMIN" ]]
+  rm -rf "$d"
+}
+
+@test "sampled: RM_NO_EVENTS=1 forces sampled mode" {
+  RM_NO_EVENTS=1 run -0 --separate-stderr rm-tree --exec --log "$BATS_TEST_TMPDIR/log.csv" \
+    --stats "$BATS_TEST_TMPDIR/stats.csv" -- "$MEMHOG" -t 0.3
+  [ "$stderr" = "rm-tree: sampled mode: RM_NO_EVENTS=1" ]
+  [ "$(csv_get "$BATS_TEST_TMPDIR/log.csv" source)" = sampled ]
+  [[ "$(sed -n 2p "$BATS_TEST_TMPDIR/stats.csv")" == "sampled,0,0,"*",RM_NO_EVENTS=1" ]]
+}
+
+@test "exact: delay columns empty with task_delayacct=0, filled with 1" {
+  need_exact
+  DELAYACCT_SAVED=$(cat /proc/sys/kernel/task_delayacct)
+  echo 0 > /proc/sys/kernel/task_delayacct
+  rm-tree --exec --log "$BATS_TEST_TMPDIR/off.csv" --stats "$BATS_TEST_TMPDIR/off.stats" -- "$MEMHOG" -p 0.1 2>/dev/null
+  echo 1 > /proc/sys/kernel/task_delayacct
+  rm-tree --exec --log "$BATS_TEST_TMPDIR/on.csv" --stats "$BATS_TEST_TMPDIR/on.stats" -- "$MEMHOG" -p 0.1 2>/dev/null
+  [ "$(csv_get "$BATS_TEST_TMPDIR/off.csv" cpu_delay_ms)" = "" ]
+  [ "$(csv_get "$BATS_TEST_TMPDIR/off.csv" io_delay_ms)" = "" ]
+  [[ "$(sed -n 2p "$BATS_TEST_TMPDIR/off.stats")" == exact,0,0,0, ]]
+  [ "$(csv_get "$BATS_TEST_TMPDIR/on.csv" cpu_delay_ms)" != "" ]
+  [ "$(csv_get "$BATS_TEST_TMPDIR/on.csv" reclaim_delay_ms)" != "" ]
+  [[ "$(sed -n 2p "$BATS_TEST_TMPDIR/on.stats")" == exact,0,0,1, ]]
+}
+
+@test "sampled: --elsewhere rows for a big outsider, at the end for a live one" {
+  local d=$BATS_TEST_TMPDIR
+  sleep 30 &
+  local sp=$!
+  "$MEMHOG" -n liveout -m 40 -t 30 -r "$d/ready" &
+  local live=$!
+  wait_for 20 test -e "$d/ready"
+  RM_NO_EVENTS=1 rm-tree -i 0.1 -n 25 --elsewhere=30000 --log "$d/log.csv" "$sp" 2>/dev/null
+  kill "$sp" "$live"
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "liveout" and r["scope"] == "out" and r["source"] == "sampled" and r["end_s"] == "" and int(r["peak_rss_kib"]) >= 40960')" -eq 1 ]
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "sleep" and r["scope"] == "in"')" -eq 1 ]
+  [ "$(py_rows "$d/log.csv" 'r["scope"] == "out" and int(r["peak_rss_kib"] or 0) < 30000')" -eq 0 ]
+}
