@@ -44,7 +44,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "summarize.h"
+#include "series.h"
 
 const char prog[] = "rm-summarize";
 struct opts g_opt;
@@ -53,7 +53,7 @@ static const char usage_line[] =
 	"usage: rm-summarize [--json | --markdown] [--svg FILE] [--csv FILE]\n"
 	"                    [--near-oom-mb MB] [--low-disk-gb GB] [--include ERE]\n"
 	"                    [--exclude ERE] [--top N] [--cores N] [--kmsg FILE]\n"
-	"                    [--rows-lost N [--rows-lost-from TIME]] FILE...";
+	"                    [--rows-lost N [--rows-lost-from TIME]] [--series] FILE...";
 
 static const char help_text[] =
 	"\n"
@@ -78,6 +78,8 @@ static const char help_text[] =
 	"                         passes what rm-sample -o reported)\n"
 	"      --rows-lost-from TIME\n"
 	"                         when the first of them was sampled (RFC 3339)\n"
+	"      --series           print the columns over time for gnuplot instead\n"
+	"                         of the report (see rm-summarize(1))\n"
 	"  -h, --help             this help\n"
 	"      --version          print the version\n";
 
@@ -428,7 +430,7 @@ static void read_input(struct input *in, struct report *r, int header_only)
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_JSON = 256, O_MD, O_SVG, O_CSV, O_NEAR, O_LOW, O_INC, O_EXC, O_TOP, O_CORES,
-	       O_KMSG, O_VERSION, O_LOST, O_LOST_FROM };
+	       O_KMSG, O_VERSION, O_LOST, O_LOST_FROM, O_SERIES };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "markdown", no_argument, NULL, O_MD },
@@ -443,6 +445,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "kmsg", required_argument, NULL, O_KMSG },
 		{ "rows-lost", required_argument, NULL, O_LOST },
 		{ "rows-lost-from", required_argument, NULL, O_LOST_FROM },
+		{ "series", no_argument, NULL, O_SERIES },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -515,6 +518,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			if (!*optarg || strspn(optarg, "0123456789-:.TZ") != strlen(optarg))
 				rm_usage_error(prog, usage_line, "invalid --rows-lost-from '%s': an RFC 3339 time", optarg);
 			o->rows_lost_from = optarg;
+			break;
+		case O_SERIES:
+			g_series = 1;
 			break;
 		case 'h':
 			rm_opt_help(prog, usage_line, help_text);
@@ -600,7 +606,7 @@ int main(int argc, char **argv)
 			}
 			done_csv = 1;
 		}
-		if (g_opt.svg && !done_svg && r->sys) {
+		if (g_opt.svg && !done_svg && (r->sys || r->tl.known)) {
 			if (write_svg(r, &g_opt, g_opt.svg) < 0) {
 				fprintf(stderr, "%s: cannot write '%s': %s\n", prog, g_opt.svg, write_why(errno));
 				status = RM_EXIT_FAIL;
@@ -613,10 +619,14 @@ int main(int argc, char **argv)
 		status = RM_EXIT_FAIL;
 	}
 	if (status == RM_EXIT_OK && g_opt.svg && !done_svg) {
-		fprintf(stderr, "%s: --svg: no system CSV among the inputs\n", prog);
+		fprintf(stderr, "%s: --svg: no system CSV or rm-tree timeline among the inputs\n", prog);
 		status = RM_EXIT_FAIL;
 	}
-	for (int k = 0; k < nrep && status == RM_EXIT_OK; k++) {
+	if (status == RM_EXIT_OK && g_series) {
+		status = print_series(&b, reps, nrep);
+		rm_out(prog, &b);
+	}
+	for (int k = 0; k < nrep && status == RM_EXIT_OK && !g_series; k++) {
 		if (k > 0 && !g_opt.json)
 			rm_buf_addc(&b, '\n');
 		if (g_opt.json)
