@@ -74,7 +74,7 @@ static int on_row(void *arg, struct rm_csv *c)
 	row = &s->v[s->n++ * SE_NCOL];
 	for (int i = 0; i < SE_NCOL; i++)
 		row[i] = NAN;
-	row[0] = v[0] - s->t0;
+	row[0] = round((v[0] - s->t0) * 1000) / 1000;
 	if (s->timeline) {
 		row[1] = v[SE_TL_RSS] / 1024;
 		row[2] = v[SE_TL_PROCS];
@@ -189,16 +189,22 @@ static void print_blocks(struct rm_buf *b, const struct report *r, const struct 
 		const char *name = stage_name(r, y->segs[i].stage);
 		if (!name[0])
 			continue;
-		num(b, t0, "");
-		num(b, t1, " ");
+		num(b, round(t0 * 1000) / 1000, "");
+		num(b, round(t1 * 1000) / 1000, " ");
 		rm_buf_adds(b, " \"");
-		for (const char *p = name; *p; p++)
-			rm_buf_addc(b, *p == '"' ? '\'' : *p);
+		for (size_t j = 0; name[j]; j++) {
+			/* At most 40 bytes, cut on a character boundary, then "~". */
+			if (j >= 39 && strlen(name) > 40 && ((unsigned char)name[j] & 0xc0) != 0x80) {
+				rm_buf_addc(b, '~');
+				break;
+			}
+			rm_buf_addc(b, name[j] == '"' ? '\'' : name[j]);
+		}
 		rm_buf_adds(b, "\"\n");
 	}
 	rm_buf_adds(b, "\n\n# oom elapsed_s kills\n");
 	for (size_t i = 0; y && !s->timeline && i < y->nev; i++) {
-		num(b, y->ev[i].epoch - y->first_epoch, "");
+		num(b, round((y->ev[i].epoch - y->first_epoch) * 1000) / 1000, "");
 		rm_buf_addf(b, " %ld\n", y->ev[i].kills);
 	}
 }
