@@ -15,7 +15,8 @@
  *
  * For a timeline the first block is "# elapsed_s job_rss_mib procs
  * cpu_pct" and the other two hold no rows.  elapsed_s counts from the
- * first row with a time.  disk_size_gib is disk_avail_gb / (1 - disk_pct
+ * first row with a time (a timeline's: its own elapsed_s, from rm-tree's
+ * start).  disk_size_gib is disk_avail_gb / (1 - disk_pct
  * / 100): approximate, as both are rounded and disk_pct counts blocks
  * reserved for root as used.
  */
@@ -76,6 +77,10 @@ static int on_row(void *arg, struct rm_csv *c)
 		row[i] = NAN;
 	row[0] = round((v[0] - s->t0) * 1000) / 1000;
 	if (s->timeline) {
+		/* rm-tree's own clock: its epoch is stamped when the row is
+		 * written, which on a busy machine lags the sample. */
+		if (!isnan(v[SE_ELAPSED]))
+			row[0] = round(v[SE_ELAPSED] * 1000) / 1000;
 		row[1] = v[SE_TL_RSS] / 1024;
 		row[2] = v[SE_TL_PROCS];
 		row[3] = v[SE_TL_CPU];

@@ -329,7 +329,7 @@ static int build_tl(struct rm_buf *b, const struct report *r)
 
 	if (!file || series_load(file, &se) < 0)
 		return -1;
-	g_dur = se.n ? se.v[(se.n - 1) * SE_NCOL] : 0;
+	g_dur = se.n ? se.v[(se.n - 1) * SE_NCOL] : 0;   /* elapsed_s of the last row */
 	mhi = tl_max(&se, 1);
 	phi = tl_max(&se, 2);
 	chi = tl_max(&se, 3);
@@ -353,9 +353,10 @@ static int build_tl(struct rm_buf *b, const struct report *r)
 	tl_line(b, &se, &prc, 2, "#1f618d", "processes");
 	tl_line(b, &se, &cpu, 3, "#7d3c98", "CPU busy %");
 	if (r->tl.known && !isnan(r->tl.peak_kib)) {
-		fmt_clock(r->tl.peak_epoch - se.t0, clk, sizeof(clk));
+		double at = !isnan(r->tl.peak_elapsed) ? r->tl.peak_elapsed : r->tl.peak_epoch - se.t0;
+		fmt_clock(at, clk, sizeof(clk));
 		rm_buf_addf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#000\"><title>job memory peak %.1f MiB at +%s</title></circle>\n",
-			    px(NULL, r->tl.peak_epoch - se.t0), py(&mem, r->tl.peak_kib / 1024),
+			    px(NULL, at), py(&mem, r->tl.peak_kib / 1024),
 			    r->tl.peak_kib / 1024, clk);
 	}
 	time_axis(b, NULL, cpu.y + cpu.h + 14);
