@@ -68,12 +68,12 @@ static size_t nchars(const char *s)
 	return n;
 }
 
-/* A round step for about n ticks over span: 1, 2 or 5 x 10^k. */
+/* A round step for about n ticks over span: 1, 2 or 5 x 10^k, the nearest. */
 static double nice_step(double span, int n)
 {
 	double raw = span > 0 ? span / n : 1, p = pow(10, floor(log10(raw))), f = raw / p;
 
-	return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * p;
+	return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
 }
 
 static double py(const struct panel *p, double v)
