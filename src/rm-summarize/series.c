@@ -119,13 +119,16 @@ int series_load(const char *path, struct series *s)
 		if (n == 0 || e) {
 			rm_csv_free(&c);
 			close(fd);
-			if (e)
+			if (e) {
+				series_free(s);
 				errno = EINVAL;
+			}
 			return e ? -1 : 0;
 		}
 	}
 	{
 		int saved = errno;
+		series_free(s);
 		rm_csv_free(&c);
 		close(fd);
 		errno = saved;
