@@ -320,8 +320,8 @@ sys.exit(sys.argv[2] not in {r["stage"] for r in csv.DictReader(open(sys.argv[1]
   for f in "$MON" "$TL"; do
     run -0 rm-plot --script "$f"
     [[ "$output" == *$'\nset key outside right '* && "$output" != *'set key top right opaque'* ]]
-    # The panels end at 80 % of the width: the key has the rest.
-    [[ "$output" == *' margins 0.08,0.80,'* ]]
+    # The panels end 200 px before the right edge: the key has the rest.
+    [[ "$output" == *' margins 0.08,0.833,'* ]]
   done
   run -0 rm-plot -o "$BATS_TEST_TMPDIR/k.png" "$MON"
 }
@@ -345,8 +345,8 @@ assert lo <= min(disk) and hi >= max(disk), (lo, hi, min(disk), max(disk))' "$BU
 @test "stage labels do not overlap; narrow stages get one where it fits" {
   run -0 rm-plot --script --size 1200x900 "$BUILD"
   # Each label's left end from its time, right end at 7 px a character of
-  # font ",10", over the 72 % of the width the panels take; labels on the
-  # same row (the same offset) must not meet.
+  # font ",10", over the width the panels take (8 % of 1200 px on the
+  # left, 200 px on the right); labels on the same row must not meet.
   run -0 "$PY" -c 'import re, sys
 s = sys.argv[1]
 xmax = float(re.search(r"^set xrange \[0:([0-9.e+-]+)\]$", s, re.M).group(1))
@@ -355,7 +355,8 @@ labels = [(m.group(1).replace("\x27\x27", "\x27"), float(m.group(2)), float(m.gr
 names = [l[0] for l in labels]
 assert names[:3] == ["extract", "configure", "make"], names
 assert {"check", "install"} <= set(names), names
-px = [(n, x / xmax * 1200 * 0.72, x / xmax * 1200 * 0.72 + 7 * len(n), row) for n, x, row in labels]
+w = 1200 - 200 - 96
+px = [(n, x / xmax * w, x / xmax * w + 7 * len(n), row) for n, x, row in labels]
 for i, a in enumerate(px):
     for b in px[i + 1:]:
         assert a[3] != b[3] or a[2] <= b[1] or b[2] <= a[1], (a, b)
