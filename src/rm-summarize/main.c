@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "series.h"
+#include "summarize.h"
 
 const char prog[] = "rm-summarize";
 struct opts g_opt;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "series.h"
+#include "summarize.h"
 
 #define W 1000
 #define L 70
