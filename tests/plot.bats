@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
-# rm-plot as a user runs it: a PNG of a monitor CSV through Debian's
-# gnuplot, checked by decoding the file (signature, IHDR size, pixels), the
-# script it prints, columns found by name, hostile CSVs, and its errors.
+# rm-plot as a user runs it: a PNG of a monitor CSV or an rm-tree timeline
+# through Debian's gnuplot, checked by decoding the file (signature, IHDR
+# size, pixels), the script it prints (legend, disk axis, stage labels),
+# columns found by name, hostile CSVs, and its errors.
 
 # The built-in demo run (rm-demo: a real C++ build under rm-monitor), made
 # once for the file: it takes a minute on a busy machine.
@@ -17,7 +18,9 @@ setup_file() {
 setup() {
   load test_helper/common
   MON="$FIXTURES/fit/monitor.csv"
-  HOSTILE="$FIXTURES/fit/hostile.csv"
+  HOSTILE="$FIXTURES/plot/hostile.csv"   # fit/hostile.csv with an epoch column
+  BUILD="$FIXTURES/plot/build.csv"       # 23m20s, 6 stages (3 narrow), disk 78-79.4 of 95 GiB
+  TL="$FIXTURES/summarize/timeline.csv"
 }
 
 # png_info FILE: "WIDTH HEIGHT COLOURS" from the PNG's own bytes (the
@@ -112,19 +115,23 @@ EOF
   run -0 png_info "$BATS_TEST_TMPDIR/demo.png"
   read -r w h n <<<"$output"
   ((w == 1000 && h == 750 && n > 1))
-  # Every stage the demo went through is named along the time axis, and
-  # the compilers it ran are drawn.
+  # Every stage change the demo went through is a dashed line, stages are
+  # named, every name is one of its stages, and the compilers it ran are
+  # drawn.
   run -0 rm-plot --script "$csv"
-  local tics stage
-  tics=$(grep '^set x2tics' <<<"$output")
+  local stages labels l
   [[ "$output" == *'title "compilers"'* ]]
-  while IFS= read -r stage; do
-    [[ "$tics" == *"'$stage' "* ]] || {
-      echo "stage '$stage' is not on the time axis: $tics"
-      return 1
-    }
-  done < <("$PY" -c 'import csv, sys
-print("\n".join(sorted({r["stage"] for r in csv.DictReader(open(sys.argv[1])) if r["stage"]})))' "$csv")
+  stages=$("$PY" -c 'import csv, sys
+s = [r["stage"] for r in csv.DictReader(open(sys.argv[1])) if r["epoch"]]
+print(len([1 for a, b in zip([""] + s, s) if a != b and b]))' "$csv")
+  [[ "$(grep -c '^set arrow .*dashtype 2' <<<"$output")" == "$stages" ]]
+  labels=$(sed -n "s/^set label '\([^']*\)' at .*/\1/p" <<<"$output")
+  [[ -n "$labels" ]]
+  while IFS= read -r l; do
+    "$PY" -c 'import csv, sys
+sys.exit(sys.argv[2] not in {r["stage"] for r in csv.DictReader(open(sys.argv[1]))})' "$csv" "$l" ||
+      { echo "label '$l' is no stage"; return 1; }
+  done <<<"$labels"
 }
 
 @test "the default PNG is the CSV's name with .png, 1200x900" {
@@ -153,10 +160,11 @@ print("\n".join(sorted({r["stage"] for r in csv.DictReader(open(sys.argv[1])) if
   [[ "$output" == *'title "used"'* && "$output" == *'title "available"'* ]]
   [[ "$output" == *'title "swap used"'* && "$output" == *'title "disk available"'* ]]
   [[ "$output" == *'title "CPU"'* ]]
-  [[ "$output" == *"set x2tics rotate by 30 left nomirror ('configure' 0, 'compile \"aten\", part 1' "* ]]
-  [[ "$output" == *", 'link' "*", 'install' "* ]]
+  [[ "$output" == *$'\nset label \'configure\' at 0, graph 1 '* ]]
+  [[ "$output" == *$'\nset label \'compile \'\'aten\'\', part 1\' at 1.252, graph 1 '* ]]
+  [[ "$output" == *$'\nset label \'link\' at 6.5, '*$'\nset label \'install\' at 9.5, '* ]]
   # One dashed line per stage change, at the row where it changed.
-  run -0 grep -c '^set arrow from' <<<"$output"
+  run -0 grep -c '^set arrow from .*dashtype 2' <<<"$output"
   [[ "$output" == 4 ]]
   # One data line per CSV row (the stage held quoted commas).
   run -0 rm-plot --script "$MON"
@@ -171,11 +179,12 @@ print("\n".join(sorted({r["stage"] for r in csv.DictReader(open(sys.argv[1])) if
   # quoted commas and line breaks, CRLF, and a last row cut by a crash.
   run -0 rm-plot --script "$HOSTILE"
   run -0 awk '/^\$data << EOD/{d=1;next} /^EOD/{d=0} d && !/^#/' <<<"$output"
-  ((${#lines[@]} == 40))
+  ((${#lines[@]} == 41))   # 40 rows and the one cut short, read as far as it goes
   # elapsed 0 s; used 1000 MiB, available 20000 MiB, no swap reading yet,
   # disk 50 GiB, CPU 10 %; the x axis in minutes for a 20-minute run.
-  [[ "${lines[0]}" == "0 0.9766 19.5312 NaN 50 10 NaN" ]]
-  [[ "${lines[39]}" == "19.5 6.6895 11.9141 0.1855 30.5 49 NaN" ]]
+  [[ "${lines[0]}" == "0 1000 20000 NaN 50 10 NaN NaN NaN" ]]
+  [[ "${lines[39]}" == "1170 6850 12200 190 30.5 49 NaN NaN NaN" ]]
+  [[ "${lines[40]}" == "1200 NaN NaN NaN NaN 1 NaN NaN NaN" ]]
   run -0 rm-plot --script "$HOSTILE"
   [[ "$output" == *'set xlabel "elapsed (minutes)"'* ]]
 }
@@ -183,10 +192,11 @@ print("\n".join(sorted({r["stage"] for r in csv.DictReader(open(sys.argv[1])) if
 @test "hostile stage names reach gnuplot as safe strings" {
   run -0 rm-plot --script "$HOSTILE"
   local tics
-  tics=$(grep '^set x2tics' <<<"$output")
-  # The escape sequence is gone, quotes doubled, invalid UTF-8 a '?'.
-  [[ "$tics" == *"'build ''core'', \"x\"' 5"* ]]
-  [[ "$tics" == *"'link"$'\xc3\xa9'"?' 10"* ]]
+  tics=$(grep '^set label' <<<"$output")
+  # The escape sequence is gone, quotes doubled (a double quote is a
+  # single one), invalid UTF-8 U+FFFD.
+  [[ "$tics" == *"'build ''core'', ''x''' at 5, "* ]]
+  [[ "$tics" == *"'link"$'\xc3\xa9\xef\xbf\xbd'"' at 10, "* ]]
   [[ "$output" != *$'\e'* ]]
   run -0 rm-plot -o "$BATS_TEST_TMPDIR/h.png" "$HOSTILE"
   run -0 png_info "$BATS_TEST_TMPDIR/h.png"
@@ -196,15 +206,16 @@ print("\n".join(sorted({r["stage"] for r in csv.DictReader(open(sys.argv[1])) if
 
 @test "a long stage name is cut without splitting a UTF-8 character" {
   {
-    echo 'elapsed_s,mem_used_mb,stage'
-    printf '0,100,%s\n' "$(printf 'a%.0s' {1..38})éé"
+    echo 'epoch,mem_used_mb,stage'
+    printf '0,100,%s\n' "$(printf 'a%.0s' {1..38})ééé"
     printf '1,200,%s\n' "$(printf 'é%.0s' {1..30})"
   } >"$BATS_TEST_TMPDIR/long.csv"
   run -0 rm-plot --script "$BATS_TEST_TMPDIR/long.csv"
   local tics
-  tics=$(grep '^set x2tics' <<<"$output")
-  [[ "$tics" == *"'$(printf 'a%.0s' {1..38})~' 0"* ]]
-  [[ "$tics" == *"'$(printf 'é%.0s' {1..19})~' 1"* ]]
+  tics=$(grep '^set label' <<<"$output")
+  # At most 40 bytes, then "~".
+  [[ "$tics" == *"'$(printf 'a%.0s' {1..38})é~' at 0, "* ]]
+  [[ "$tics" == *"'$(printf 'é%.0s' {1..20})~' at 1, "* ]]
   LC_ALL=C.UTF-8 iconv -f UTF-8 -t UTF-8 <<<"$tics" >/dev/null
 }
 
@@ -212,23 +223,23 @@ print("\n".join(sorted({r["stage"] for r in csv.DictReader(open(sys.argv[1])) if
   printf 'epoch,cpu_pct\n1000.0,10\n1001.0,20\n1002.5,\n' >"$BATS_TEST_TMPDIR/cpu.csv"
   run -0 rm-plot --script "$BATS_TEST_TMPDIR/cpu.csv"
   [[ "$output" == *'layout 1,1'* && "$output" == *'title "CPU"'* ]]
-  [[ "$output" != *'title "used"'* && "$output" != *$'\nset x2tics'* ]]
+  [[ "$output" != *'title "used"'* && "$output" != *$'\nset label'* ]]
   # Time from epoch when there is no elapsed_s; an empty field is a gap.
-  [[ "$output" == *$'\n0 NaN NaN NaN NaN 10 NaN\n1 NaN NaN NaN NaN 20 NaN\n2.5 NaN NaN NaN NaN NaN NaN\n'* ]]
+  [[ "$output" == *$'\n0 NaN NaN NaN NaN 10 NaN NaN NaN\n1 NaN NaN NaN NaN 20 NaN NaN NaN\n2.5 NaN NaN NaN NaN NaN NaN NaN NaN\n'* ]]
   run -0 rm-plot -o "$BATS_TEST_TMPDIR/cpu.png" "$BATS_TEST_TMPDIR/cpu.csv"
   run -0 png_info "$BATS_TEST_TMPDIR/cpu.png"
 }
 
 @test "a column with no reading at all is left out; no reading anywhere is an error" {
   # gnuplot refuses a line that is all gaps: swap and compilers empty here.
-  printf 'elapsed_s,mem_used_mb,swap_used_mb,cpu_pct,compilers\n0,100,,5,\n1,200,,6,\n' \
+  printf 'epoch,mem_used_mb,swap_used_mb,cpu_pct,compilers\n0,100,,5,\n1,200,,6,\n' \
     >"$BATS_TEST_TMPDIR/gaps.csv"
   run -0 rm-plot --script "$BATS_TEST_TMPDIR/gaps.csv"
   [[ "$output" == *'title "used"'* && "$output" != *'title "swap used"'* ]]
   [[ "$output" != *'title "compilers"'* && "$output" == *'layout 2,1'* ]]
   run -0 rm-plot -o "$BATS_TEST_TMPDIR/gaps.png" "$BATS_TEST_TMPDIR/gaps.csv"
   run -0 png_info "$BATS_TEST_TMPDIR/gaps.png"
-  printf 'elapsed_s,mem_used_mb,cpu_pct\n0,,\n1,,\n' >"$BATS_TEST_TMPDIR/none.csv"
+  printf 'epoch,mem_used_mb,cpu_pct\n0,,\n1,,\n' >"$BATS_TEST_TMPDIR/none.csv"
   run -1 --separate-stderr rm-plot -o "$BATS_TEST_TMPDIR/none.png" "$BATS_TEST_TMPDIR/none.csv"
   [[ "$stderr" == "rm-plot: cannot plot '$BATS_TEST_TMPDIR/none.csv': no readings to plot: every memory, disk and CPU field is empty" ]]
   [[ ! -e "$BATS_TEST_TMPDIR/none.png" ]]
@@ -251,17 +262,20 @@ print("\n".join(sorted({r["stage"] for r in csv.DictReader(open(sys.argv[1])) if
   cmp "$BATS_TEST_TMPDIR/mawk.gp" "$BATS_TEST_TMPDIR/gawk.gp"
 }
 
-@test "what is not a monitor CSV is refused with a clear error and exit 1" {
+@test "what is not a monitor CSV or timeline is refused with a clear error and exit 1" {
   printf 'pid,ppid,comm,start_s,end_s,peak_rss_kib\n1,0,init,0,1,100\n' >"$BATS_TEST_TMPDIR/exitlog.csv"
   run -1 --separate-stderr rm-plot --script "$BATS_TEST_TMPDIR/exitlog.csv"
-  [[ "$stderr" == "rm-plot: cannot plot '$BATS_TEST_TMPDIR/exitlog.csv': not a monitor CSV: no elapsed_s or epoch column" ]]
+  [[ "$stderr" == "rm-plot: cannot plot '$BATS_TEST_TMPDIR/exitlog.csv': --series: no system CSV or rm-tree timeline among the inputs" ]]
   [[ -z "$output" ]]
+  printf 'elapsed_s,cpu_pct\n1,2\n' >"$BATS_TEST_TMPDIR/noepoch.csv"
+  run -1 --separate-stderr rm-plot --script "$BATS_TEST_TMPDIR/noepoch.csv"
+  [[ "$stderr" == "rm-plot: cannot plot '$BATS_TEST_TMPDIR/noepoch.csv': not a CSV rm-summarize reads (header 'elapsed_s,cpu_pct')"* ]]
   printf 'epoch,load1\n1,2\n' >"$BATS_TEST_TMPDIR/load.csv"
   run -1 --separate-stderr rm-plot --script "$BATS_TEST_TMPDIR/load.csv"
-  [[ "$stderr" == *"not a monitor CSV: none of mem_used_mb"* ]]
+  [[ "$stderr" == *"no readings to plot"* ]]
   head -1 "$MON" >"$BATS_TEST_TMPDIR/header.csv"
   run -1 --separate-stderr rm-plot -o "$BATS_TEST_TMPDIR/x.png" "$BATS_TEST_TMPDIR/header.csv"
-  [[ "$stderr" == *"no rows to plot"* ]]
+  [[ "$stderr" == *"no rows after the header"* ]]
   : >"$BATS_TEST_TMPDIR/empty.csv"
   run -1 --separate-stderr rm-plot "$BATS_TEST_TMPDIR/empty.csv"
   [[ "$stderr" == *"empty file"* ]]
@@ -286,4 +300,67 @@ print("\n".join(sorted({r["stage"] for r in csv.DictReader(open(sys.argv[1])) if
   [[ ! -e "$BATS_TEST_TMPDIR/x.png" ]]
   run -0 env PATH="$d" "$RM_TOP/bin/rm-plot" --script "$MON"
   [[ "${lines[0]}" == "# rm-plot: gnuplot script for monitor.csv" ]]
+}
+
+@test "rm-plot draws an rm-tree timeline: the job's memory and process count over time (MW53)" {
+  run -0 --separate-stderr rm-plot --script -o "$BATS_TEST_TMPDIR/tl.png" "$TL"
+  [[ -z "$stderr" && "$output" == *'layout 2,1'* ]]
+  [[ "$output" == *'set ylabel "job memory (MiB)"'*'title "job RSS"'* ]]
+  [[ "$output" == *'title "CPU"'*'axes x1y2 title "processes"'* ]]
+  # The rows: seconds, the job's RSS in MiB, processes, CPU.
+  [[ "$output" == *$'\n4 616 3 190\n11 683.59375 2 100\n'* ]]
+  run -0 rm-plot --size 800x600 -o "$BATS_TEST_TMPDIR/tl.png" "$TL"
+  run -0 png_info "$BATS_TEST_TMPDIR/tl.png"
+  read -r w h n <<<"$output"
+  ((w == 800 && h == 600 && n > 1))
+}
+
+@test "the legend stands outside the plot area, where it hides no curve" {
+  local f
+  for f in "$MON" "$TL"; do
+    run -0 rm-plot --script "$f"
+    [[ "$output" == *$'\nset key outside right '* && "$output" != *'set key top right opaque'* ]]
+    # The panels end 200 px before the right edge: the key has the rest.
+    [[ "$output" == *' margins 0.08,0.833,'* ]]
+  done
+  run -0 rm-plot -o "$BATS_TEST_TMPDIR/k.png" "$MON"
+}
+
+@test "the disk axis spans at least 10 % of the disk's size, whatever the wobble" {
+  # build.csv: 79.4 down to 78.2 GiB available at 16-18 % used, a ~95 GiB disk.
+  local lo hi
+  read -r lo hi < <(rm-plot --script "$BUILD" |
+    sed -n '/^set ylabel "disk available (GiB)"/{n;s/^set yrange \[\(.*\):\(.*\)\]$/\1 \2/p}')
+  [[ -n "$lo" && -n "$hi" ]]
+  "$PY" -c 'import csv, sys
+lo, hi = float(sys.argv[2]), float(sys.argv[3])
+rows = list(csv.DictReader(open(sys.argv[1])))
+disk = [float(r["disk_avail_gb"]) for r in rows]
+size = max(float(r["disk_avail_gb"]) / (1 - float(r["disk_pct"]) / 100) for r in rows)
+assert 90 < size < 100, size
+assert hi - lo >= 0.1 * size * 0.999, (lo, hi, size)
+assert lo <= min(disk) and hi >= max(disk), (lo, hi, min(disk), max(disk))' "$BUILD" "$lo" "$hi"
+}
+
+@test "stage labels do not overlap; narrow stages get one where it fits" {
+  run -0 rm-plot --script --size 1200x900 "$BUILD"
+  # Each label's left end from its time, right end at 7 px a character of
+  # font ",10", over the width the panels take (8 % of 1200 px on the
+  # left, 200 px on the right); labels on the same row must not meet.
+  run -0 "$PY" -c 'import re, sys
+s = sys.argv[1]
+xmax = float(re.search(r"^set xrange \[0:([0-9.e+-]+)\]$", s, re.M).group(1))
+labels = [(m.group(1).replace("\x27\x27", "\x27"), float(m.group(2)), float(m.group(3)))
+          for m in re.finditer(r"^set label \x27((?:[^\x27]|\x27\x27)*)\x27 at ([0-9.e+-]+), graph 1 left offset 0, ([0-9.]+)", s, re.M)]
+names = [l[0] for l in labels]
+assert names[:3] == ["extract", "configure", "make"], names
+assert {"check", "install"} <= set(names), names
+w = 1200 - 200 - 96
+px = [(n, x / xmax * w, x / xmax * w + 7 * len(n), row) for n, x, row in labels]
+for i, a in enumerate(px):
+    for b in px[i + 1:]:
+        assert a[3] != b[3] or a[2] <= b[1] or b[2] <= a[1], (a, b)
+print(len(set(r for _, _, _, r in px)))' "$output"
+  ((output >= 2))   # the narrow ones went to another row
+  run -0 rm-plot -o "$BATS_TEST_TMPDIR/b.png" "$BUILD"
 }

@@ -4,7 +4,8 @@
  * usage: rm-summarize [--json | --markdown] [--svg FILE] [--csv FILE]
  *                     [--near-oom-mb MB] [--low-disk-gb GB] [--include ERE]
  *                     [--exclude ERE] [--top N] [--cores N] [--kmsg FILE]
- *                     [--rows-lost N [--rows-lost-from TIME]] [--trace FILE] [-o FILE] FILE...
+ *                     [--rows-lost N [--rows-lost-from TIME]] [--trace FILE] [--series]
+ *                     [-o FILE] FILE...
  *
  * Each FILE is recognised by its header: a system CSV (rm-sample's, or the
  * seed script's 14 columns), rm-tree's exit log, its --job row or its
@@ -54,6 +55,7 @@
 #include <unistd.h>
 
 #include "outfile.h"
+#include "series.h"
 #include "summarize.h"
 
 const char prog[] = "rm-summarize";
@@ -63,7 +65,8 @@ static const char usage_line[] =
 	"usage: rm-summarize [--json | --markdown] [--svg FILE] [--csv FILE]\n"
 	"                    [--near-oom-mb MB] [--low-disk-gb GB] [--include ERE]\n"
 	"                    [--exclude ERE] [--top N] [--cores N] [--kmsg FILE]\n"
-	"                    [--rows-lost N [--rows-lost-from TIME]] [--trace FILE] [-o FILE] FILE...";
+	"                    [--rows-lost N [--rows-lost-from TIME]] [--trace FILE] [--series]\n"
+	"                    [-o FILE] FILE...";
 
 static const char help_text[] =
 	"\n"
@@ -93,6 +96,8 @@ static const char help_text[] =
 	"                         passes what rm-sample -o reported)\n"
 	"      --rows-lost-from TIME\n"
 	"                         when the first of them was sampled (RFC 3339)\n"
+	"      --series           print the columns over time for gnuplot instead\n"
+	"                         of the report (see rm-summarize(1))\n"
 	"  -h, --help             this help\n"
 	"      --version          print the version\n";
 
@@ -517,7 +522,7 @@ static const char *out_path;   /* -o FILE */
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_JSON = 256, O_MD, O_SVG, O_CSV, O_NEAR, O_LOW, O_INC, O_EXC, O_TOP, O_CORES,
-	       O_KMSG, O_VERSION, O_LOST, O_LOST_FROM, O_TRACE };
+	       O_KMSG, O_VERSION, O_LOST, O_LOST_FROM, O_TRACE, O_SERIES };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "markdown", no_argument, NULL, O_MD },
@@ -533,6 +538,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "rows-lost", required_argument, NULL, O_LOST },
 		{ "rows-lost-from", required_argument, NULL, O_LOST_FROM },
 		{ "trace", required_argument, NULL, O_TRACE },
+		{ "series", no_argument, NULL, O_SERIES },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "output", required_argument, NULL, 'o' },
@@ -612,6 +618,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case O_TRACE:
 			o->trace = optarg;
+			break;
+		case O_SERIES:
+			g_series = 1;
 			break;
 		case 'h':
 			rm_opt_help(prog, usage_line, help_text);
@@ -814,7 +823,7 @@ int main(int argc, char **argv)
 			}
 			done_csv = 1;
 		}
-		if (g_opt.svg && !done_svg && r->sys) {
+		if (g_opt.svg && !done_svg && (r->sys || r->tl.known)) {
 			if (write_svg(r, &g_opt, g_opt.svg) < 0) {
 				fprintf(stderr, "%s: cannot write '%s': %s\n", prog, g_opt.svg, write_why(errno));
 				status = RM_EXIT_FAIL;
@@ -834,10 +843,14 @@ int main(int argc, char **argv)
 		status = RM_EXIT_FAIL;
 	}
 	if (status == RM_EXIT_OK && g_opt.svg && !done_svg) {
-		fprintf(stderr, "%s: --svg: no system CSV among the inputs\n", prog);
+		fprintf(stderr, "%s: --svg: no system CSV or rm-tree timeline among the inputs\n", prog);
 		status = RM_EXIT_FAIL;
 	}
-	for (int k = 0; k < nrep && status == RM_EXIT_OK; k++) {
+	if (status == RM_EXIT_OK && g_series) {
+		status = print_series(&b, reps, nrep);
+		rm_out(prog, &b);
+	}
+	for (int k = 0; k < nrep && status == RM_EXIT_OK && !g_series; k++) {
 		if (k > 0 && !g_opt.json)
 			rm_buf_addc(&b, '\n');
 		if (g_opt.json)

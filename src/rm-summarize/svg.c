@@ -5,7 +5,11 @@
  * low-disk line; CPU busy and compilers; stage bands across all three;
  * red lines at OOM kills and dots at the peaks, each with a tooltip.
  * Series come from sys.c's time buckets (min and max per bucket), so a
- * spike shorter than a bucket still shows.
+ * spike shorter than a bucket still shows.  An rm-tree timeline alone
+ * draws the job's memory, process count and CPU from its rows (series.c).
+ * Axes carry round ticks (1, 2 or 5 x 10^n); a stage's name goes in its
+ * band, or on a second row where it clears its neighbours, else only in
+ * its tooltip.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "series.h"
 #include "summarize.h"
 
 #define W 1000
@@ -46,10 +51,30 @@ static void xml(struct rm_buf *b, const char *s)
 	}
 }
 
+static double g_dur;        /* seconds the time axis spans */
+
 static double px(const struct sys *s, double t)
 {
-	double dur = s->last_epoch - s->first_epoch;
-	return L + (dur > 0 ? t / dur : 0) * PW;
+	(void)s;
+	return L + (g_dur > 0 ? t / g_dur : 0) * PW;
+}
+
+/* Characters in UTF-8 text s (its bytes that do not continue one). */
+static size_t nchars(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* A round step for about n ticks over span: 1, 2 or 5 x 10^k, the nearest. */
+static double nice_step(double span, int n)
+{
+	double raw = span > 0 ? span / n : 1, p = pow(10, floor(log10(raw))), f = raw / p;
+
+	return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
 }
 
 static double py(const struct panel *p, double v)
@@ -94,16 +119,47 @@ static void hline(struct rm_buf *b, const struct panel *p, double v, const char 
 		    W - R - 2, y - 3, color, label);
 }
 
+/* A panel's frame and title, and round ticks up its y axis, each with a
+ * faint grid line (class "ytick" on the labels). */
 static void frame(struct rm_buf *b, const struct panel *p, const char *unit)
 {
+	double step = nice_step(p->hi - p->lo, p->h >= 200 ? 5 : 4);
+
 	rm_buf_addf(b, "<rect x=\"%d\" y=\"%.0f\" width=\"%d\" height=\"%.0f\" fill=\"none\" stroke=\"#888\"/>\n",
 		    L, p->y, PW, p->h);
 	rm_buf_addf(b, "<text x=\"%d\" y=\"%.0f\" font-size=\"12\" font-weight=\"bold\">%s</text>\n",
 		    L, p->y - 5, p->title);
-	rm_buf_addf(b, "<text x=\"%d\" y=\"%.0f\" font-size=\"10\" text-anchor=\"end\">%.0f %s</text>\n",
-		    L - 4, p->y + 10, p->hi, unit);
-	rm_buf_addf(b, "<text x=\"%d\" y=\"%.0f\" font-size=\"10\" text-anchor=\"end\">%.0f</text>\n",
-		    L - 4, p->y + p->h, p->lo);
+	for (int i = (int)ceil(p->lo / step); i * step <= p->hi + step * 1e-9 && i < 1000; i++) {
+		double v = i * step, y = py(p, v);
+		int last = (i + 1) * step > p->hi + step * 1e-9;   /* the top tick carries the unit */
+		if (v > p->lo)
+			rm_buf_addf(b, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/>\n",
+				    L + 1, y, W - R - 1, y);
+		rm_buf_addf(b, "<text class=\"ytick\" x=\"%d\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">%g%s%s</text>\n",
+			    L - 4, y + 3.5, v, unit[0] && last ? " " : "", last ? unit : "");
+	}
+}
+
+/* The time axis: round steps of clock time; a label near the right edge
+ * ends at its tick, so none is cut off. */
+static void time_axis(struct rm_buf *b, const struct sys *s, double y)
+{
+	static const double steps[] = { 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600,
+					 7200, 10800, 21600, 43200, 86400 };
+	double step = steps[sizeof(steps) / sizeof(steps[0]) - 1];
+
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+		if (g_dur / steps[i] <= 6) {
+			step = steps[i];
+			break;
+		}
+	for (int i = 0; i * step <= g_dur + 1e-9 && i < 1000; i++) {
+		char clk[32];
+		double x = px(s, i * step);
+		fmt_clock(i * step, clk, sizeof(clk));
+		rm_buf_addf(b, "<text class=\"xtick\" x=\"%.1f\" y=\"%.0f\" font-size=\"10\" text-anchor=\"%s\">+%s</text>\n",
+			    x, y, x > W - R - 30 ? "end" : "middle", clk);
+	}
 }
 
 static double series_max(const struct sys *s, int k)
@@ -123,6 +179,7 @@ static void build(struct rm_buf *b, const struct report *r, const struct opts *o
 	/* The host's RAM, also where a cgroup limit is the -j advice's RAM. */
 	double ram = !isnan(r->host_ram_mb) ? r->host_ram_mb : r->ram_mb;
 	double memhi = !isnan(ram) ? ram : series_max(s, SV_USED) + series_max(s, SV_AVAIL);
+	double lend[2] = { -1, -1 };   /* where the stage names of each row end */
 	double diskhi = series_max(s, SV_DISK);
 	struct panel mem = { 60, 220, 0, memhi > 0 ? memhi : 1, "Memory (MiB): used, available, swap" };
 	struct panel dsk = { 320, 110, 0, 0, "Disk available (GiB)" };
@@ -130,6 +187,7 @@ static void build(struct rm_buf *b, const struct report *r, const struct opts *o
 	int H = 630;
 	char iso[40], d[40], lbl[600];
 
+	g_dur = dur;
 	if (o->low_disk_gb > diskhi)
 		diskhi = o->low_disk_gb;
 	dsk.hi = diskhi > 0 ? diskhi * 1.1 : 1;
@@ -156,11 +214,19 @@ static void build(struct rm_buf *b, const struct report *r, const struct opts *o
 			    i % 2 ? "#e8eef8" : "#f6f0e4");
 		xml(b, name[0] ? name : "(none)");
 		rm_buf_adds(b, "</title></rect>\n");
-		if (x1 - x0 > 30 && name[0]) {
-			rm_buf_addf(b, "<text x=\"%.1f\" y=\"%.0f\" font-size=\"10\" fill=\"#555\">", x0 + 2,
-				    mem.y + 12);
+		/* The name in the band, 6 px a character, on the first of two
+		 * rows where it clears the name before; else the tooltip only. */
+		for (int row = 0; row < 2 && name[0]; row++) {
+			double w = 6.0 * (double)nchars(name) + 4;
+			double xs = x0 + 2 >= lend[row] ? x0 + 2 : lend[row];
+			if (xs + w > W - R || (xs > x0 + 2 && xs + w > x1))
+				continue;
+			lend[row] = xs + w;
+			rm_buf_addf(b, "<text class=\"stage\" x=\"%.1f\" y=\"%.0f\" font-size=\"10\" fill=\"#555\">",
+				    xs, mem.y + 12 + 12 * row);
 			xml(b, name);
 			rm_buf_adds(b, "</text>\n");
+			break;
 		}
 	}
 	frame(b, &mem, "MiB");
@@ -185,14 +251,7 @@ static void build(struct rm_buf *b, const struct report *r, const struct opts *o
 			    L + 4, cpu.y + cpu.h - 4, cmax);
 	}
 
-	/* Time axis. */
-	for (int i = 0; i <= 5; i++) {
-		char clk[32];
-		double t = dur * i / 5.0;
-		fmt_clock(t, clk, sizeof(clk));
-		rm_buf_addf(b, "<text x=\"%.1f\" y=\"%.0f\" font-size=\"10\" text-anchor=\"middle\">+%s</text>\n",
-			    px(s, t), cpu.y + cpu.h + 14, clk);
-	}
+	time_axis(b, s, cpu.y + cpu.h + 14);
 
 	/* Peaks: a dot with what, when and where. */
 	{
@@ -238,12 +297,92 @@ static void build(struct rm_buf *b, const struct report *r, const struct opts *o
 	rm_buf_adds(b, "</svg>\n");
 }
 
+/* One column of a timeline's rows as a polyline. */
+static void tl_line(struct rm_buf *b, const struct series *se, const struct panel *p, int k,
+		    const char *color, const char *label)
+{
+	int n = 0;
+
+	rm_buf_addf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", color);
+	for (size_t i = 0; i < se->n; i++) {
+		const double *row = &se->v[i * SE_NCOL];
+		if (!isnan(row[k]))
+			rm_buf_addf(b, "%s%.1f,%.1f", n++ ? " " : "", px(NULL, row[0]), py(p, row[k]));
+	}
+	rm_buf_addf(b, "\"><title>%s</title></polyline>\n", label);
+}
+
+static double tl_max(const struct series *se, int k)
+{
+	double m = 0;
+
+	for (size_t i = 0; i < se->n; i++)
+		if (se->v[i * SE_NCOL + k] > m)
+			m = se->v[i * SE_NCOL + k];
+	return m;
+}
+
+/* An rm-tree timeline alone: the job's memory, processes and CPU, as
+ * psrecord --plot draws them. */
+static int build_tl(struct rm_buf *b, const struct report *r)
+{
+	const char *file = series_file(r);
+	struct series se;
+	double mhi, phi, chi;
+	struct panel mem = { 60, 220, 0, 1, "Job memory (MiB): RSS of the process tree" };
+	struct panel prc = { 320, 110, 0, 1, "Processes" };
+	struct panel cpu = { 470, 110, 0, 100, "CPU busy (%, 100 a core)" };
+	int H = 630;
+	char iso[40], d[40], clk[32];
+
+	if (!file || series_load(file, &se) < 0)
+		return -1;
+	g_dur = se.n ? se.v[(se.n - 1) * SE_NCOL] : 0;   /* elapsed_s of the last row */
+	mhi = tl_max(&se, 1);
+	phi = tl_max(&se, 2);
+	chi = tl_max(&se, 3);
+	mem.hi = mhi > 0 ? mhi * 1.05 : 1;
+	prc.hi = phi > 0 ? phi * 1.1 : 1;
+	cpu.hi = chi > 100 ? chi * 1.05 : 100;
+	rm_fmt_iso(se.t0, iso, sizeof(iso));
+	fmt_dur(g_dur, d, sizeof(d));
+	rm_buf_addf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		    "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n", W, H, W, H);
+	rm_buf_addf(b, "<rect width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", W, H);
+	rm_buf_adds(b, "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">");
+	xml(b, file);
+	rm_buf_addf(b, "</text>\n<text x=\"10\" y=\"40\" font-size=\"11\">rm-tree timeline from %s, %s, %zu samples</text>\n",
+		    iso, d, se.n);
+	frame(b, &mem, "MiB");
+	frame(b, &prc, "");
+	frame(b, &cpu, "%");
+	tl_line(b, &se, &mem, 1, "#c0392b", "job memory (RSS, MiB)");
+	tl_line(b, &se, &prc, 2, "#1f618d", "processes");
+	tl_line(b, &se, &cpu, 3, "#7d3c98", "CPU busy %");
+	if (r->tl.known && !isnan(r->tl.peak_kib)) {
+		double at = !isnan(r->tl.peak_elapsed) ? r->tl.peak_elapsed : r->tl.peak_epoch - se.t0;
+		fmt_clock(at, clk, sizeof(clk));
+		rm_buf_addf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#000\"><title>job memory peak %.1f MiB at +%s</title></circle>\n",
+			    px(NULL, at), py(&mem, r->tl.peak_kib / 1024),
+			    r->tl.peak_kib / 1024, clk);
+	}
+	time_axis(b, NULL, cpu.y + cpu.h + 14);
+	rm_buf_addf(b, "<text x=\"10\" y=\"%d\" font-size=\"10\" fill=\"#555\">red: the job's memory (RSS summed over its processes), "
+		    "blue: processes, purple: CPU; dot: the memory peak</text>\n</svg>\n", H - 12);
+	series_free(&se);
+	return 0;
+}
+
 int write_svg(const struct report *r, const struct opts *o, const char *path)
 {
 	struct rm_buf b = { 0 };
 	int rc;
 
-	build(&b, r, o);
+	if (r->sys)
+		build(&b, r, o);
+	else if (build_tl(&b, r) < 0)
+		return -1;
 	if (b.oom) {
 		rm_buf_free(&b);
 		errno = ENOMEM;
