@@ -321,3 +321,18 @@ EOF
   wait_for 10 test "$(fd_count)" -eq "$fd0"
   stop_server
 }
+
+@test "--listen: /usage carries package_watts and gpus, the cards as rm-tree -f json gives them" {
+  RM_SYS_ROOT="$FIXTURES/drm/mixed" start_server --listen :0
+  run -0 curl -sS "http://127.0.0.1:$PORT/usage?pid=$$"
+  echo "$output" | jq -e 'has("package_watts") and .package_watts == null and (.gpus | length == 4)'
+  diff <(echo "$output" | jq -S 'del(.processes) | keys') \
+       <(RM_SYS_ROOT="$FIXTURES/drm/mixed" rm-tree -f json "$$" | jq -S 'del(.processes) | keys')
+  diff <(echo "$output" | jq -c '.gpus') \
+       <(RM_SYS_ROOT="$FIXTURES/drm/mixed" rm-tree -f json "$$" | jq -c '.gpus')
+  # A second answer reads the GPUs again (opened once, kept open).
+  sleep 1.1
+  run -0 curl -sS "http://127.0.0.1:$PORT/usage?pid=$$"
+  echo "$output" | jq -e '[.gpus[] | .card] == ["card0", "card1", "card2", "card3"] and .gpus[0].vram_used == 2147483648'
+  stop_server
+}
