@@ -7,6 +7,19 @@
 setup() {
   load test_helper/common
   BG_PID=
+  # No NVML unless a test asks for the stub (a real one would add GPUs).
+  NO_NVML=/nonexistent/libnvidia-ml.so.1
+  export RM_NVML_LIB="$NO_NVML"
+  export NVML_STUB_LOG="$BATS_TEST_TMPDIR/nvml.log"
+}
+
+# seed_gpus: rm-gpu -f jsonl's rows as the seed's gpu_json objects, by the
+# jq line of rm-gpu(1)'s COMPATIBILITY section.
+seed_gpus() {
+  rm-gpu -f jsonl | jq -c 'def b: if . == null then null else . * 1048576 end;
+    {card, driver, busy_percent: .busy_pct, vram_used: (.vram_used_mb | b),
+     vram_total: (.vram_total_mb | b), gtt_used: (.gtt_used_mb | b),
+     gtt_total: (.gtt_total_mb | b)}'
 }
 
 teardown() {
@@ -104,11 +117,15 @@ holds_dir() {
     ([.gpus[] | select(.vram_used != null) | .vram_used <= .vram_total] | all)'
   # The same readings as rm-gpu, through rm-gpu(1)'s COMPATIBILITY line
   # (this fixture's sizes are whole MiB, so they compare exactly).
+  diff <(echo "$output" | jq -c '.gpus[]') <(RM_SYS_ROOT="$drm" seed_gpus 2>/dev/null)
+  # With NVML (the stub): its GPUs as nvidiaN, the nvidia drm card not
+  # listed again, NVML brought up and shut down once; nothing on stderr.
+  RM_SYS_ROOT="$drm" RM_NVML_LIB="$RM_BUILD/tests/nvml_stub.so" run -0 --separate-stderr rm-tree -f json "$$"
+  [ -z "$stderr" ]
+  [ "$(cat "$NVML_STUB_LOG")" = $'init\nshutdown' ]
+  echo "$output" | jq -e '[.gpus[] | .card] == ["card0", "card1", "card2", "nvidia0", "nvidia2"]'
   diff <(echo "$output" | jq -c '.gpus[]') \
-       <(RM_SYS_ROOT="$drm" rm-gpu -f jsonl | jq -c 'def b: if . == null then null else . * 1048576 end;
-           {card, driver, busy_percent: .busy_pct, vram_used: (.vram_used_mb | b),
-            vram_total: (.vram_total_mb | b), gtt_used: (.gtt_used_mb | b),
-            gtt_total: (.gtt_total_mb | b)}')
+       <(RM_SYS_ROOT="$drm" RM_NVML_LIB="$RM_BUILD/tests/nvml_stub.so" seed_gpus)
 }
 
 @test "usage JSON: a dead PID among live ones is named on stderr, the live ones printed, exit 1" {
