@@ -82,7 +82,7 @@ holds_dir() {
   RM_SYS_ROOT="$root" rm-tree -f json -w 2 "$$" >"$BATS_TEST_TMPDIR/out.json" &
   BG_PID=$!
   wait_for 30 holds_dir "$BG_PID" "$(readlink -f "$root/class/powercap")"
-  sleep 0.3
+  sleep 0.5
   set_uj "$z" 500000
   wait "$BG_PID"
   BG_PID=

@@ -351,8 +351,9 @@ int snapshot_run(const struct opts *o)
 		rm_usage_extra_end(&x, NULL);
 		print_json(&s, &b, &x);
 		rm_usage_extra_free(&x);
-	} else
+	} else {
 		print_csv(&s, &b);
+	}
 	rm_out(prog, &b);
 	rm_buf_free(&b);
 	rm_ptree_free(&s.t);
