@@ -31,8 +31,96 @@ static void json_u64(struct rm_buf *b, const char *key, uint64_t v, int known)
 		rm_buf_adds(b, "null");
 }
 
+void rm_usage_extra_begin(struct rm_usage_extra *x)
+{
+	struct rm_rapl_step st;
+
+	memset(x, 0, sizeof(*x));
+	x->rapl.dirfd = -1;
+	x->watts = -1;
+	if (rm_rapl_open(&x->rapl) > 0 && rm_rapl_sample(&x->rapl, &st) == 0) {
+		x->rapl_on = 1;
+		x->rapl_t0 = st.mono;
+	} else {
+		rm_rapl_close(&x->rapl);
+	}
+}
+
+void rm_usage_extra_end(struct rm_usage_extra *x, struct rm_gpus *g)
+{
+	struct rm_rapl_step st;
+	struct rm_gpus *own = NULL;
+
+	if (x->rapl_on && rm_rapl_sample(&x->rapl, &st) == 0 && st.pkg_ok &&
+	    st.mono > x->rapl_t0)
+		x->watts = (double)st.pkg_uj / 1e6 / (st.mono - x->rapl_t0);
+	rm_rapl_close(&x->rapl);
+	x->rapl_on = 0;
+	if (!g) {
+		own = malloc(sizeof(*own));
+		if (!own)
+			return;
+		rm_gpu_open(own);
+		g = own;
+	}
+	free(x->gpu);
+	x->ngpu = 0;
+	x->gpu = g->n > 0 ? calloc((size_t)g->n, sizeof(*x->gpu)) : NULL;
+	for (int i = 0; x->gpu && i < g->n; i++) {
+		struct rm_usage_gpu *c = &x->gpu[x->ngpu++];
+		memcpy(c->card, g->card[i].card, sizeof(c->card));
+		memcpy(c->driver, g->card[i].driver, sizeof(c->driver));
+		rm_gpu_read(g, i, RM_GPU_BUSY | RM_GPU_VRAM_USED | RM_GPU_VRAM_TOTAL |
+			    RM_GPU_GTT_USED | RM_GPU_GTT_TOTAL, &c->r);
+	}
+	if (own) {
+		rm_gpu_close(own);
+		free(own);
+	}
+}
+
+void rm_usage_extra_free(struct rm_usage_extra *x)
+{
+	if (x->rapl_on)
+		rm_rapl_close(&x->rapl);
+	x->rapl_on = 0;
+	free(x->gpu);
+	x->gpu = NULL;
+	x->ngpu = 0;
+}
+
+/* package_watts and gpus, with the seed's gpu_json keys. */
+static void json_extra(struct rm_buf *b, const struct rm_usage_extra *x)
+{
+	rm_buf_adds(b, ",\"package_watts\":");
+	if (x && x->watts >= 0)
+		rm_buf_json_num(b, x->watts, 2);
+	else
+		rm_buf_adds(b, "null");
+	rm_buf_adds(b, ",\"gpus\":[");
+	for (int i = 0; x && i < x->ngpu; i++) {
+		const struct rm_usage_gpu *c = &x->gpu[i];
+		rm_buf_adds(b, i ? ",{\"card\":" : "{\"card\":");
+		rm_buf_json(b, c->card);
+		rm_buf_adds(b, ",\"driver\":");
+		rm_buf_json(b, c->driver);
+		rm_buf_adds(b, ",\"busy_percent\":");
+		if (c->r.has & RM_GPU_BUSY)
+			rm_buf_json_num(b, c->r.busy_pct, 0);
+		else
+			rm_buf_adds(b, "null");
+		json_u64(b, "vram_used", c->r.vram_used, (c->r.has & RM_GPU_VRAM_USED) != 0);
+		json_u64(b, "vram_total", c->r.vram_total, (c->r.has & RM_GPU_VRAM_TOTAL) != 0);
+		json_u64(b, "gtt_used", c->r.gtt_used, (c->r.has & RM_GPU_GTT_USED) != 0);
+		json_u64(b, "gtt_total", c->r.gtt_total, (c->r.has & RM_GPU_GTT_TOTAL) != 0);
+		rm_buf_addc(b, '}');
+	}
+	rm_buf_addc(b, ']');
+}
+
 void rm_usage_json(struct rm_buf *b, const char *source, const struct rm_usage_proc *p,
-		   size_t n, double window, int with_cmd, int cores_pid)
+		   size_t n, double window, int with_cmd, int cores_pid,
+		   const struct rm_usage_extra *x)
 {
 	struct rm_meminfo mi;
 	uint64_t rss = 0;
@@ -77,12 +165,15 @@ void rm_usage_json(struct rm_buf *b, const char *source, const struct rm_usage_p
 		}
 		rm_buf_addc(b, '}');
 	}
-	rm_buf_adds(b, "]}\n");
+	rm_buf_addc(b, ']');
+	json_extra(b, x);
+	rm_buf_adds(b, "}\n");
 }
 
 void rm_usage_free(struct rm_usage *u)
 {
 	rm_ptree_free(&u->t);
+	rm_usage_extra_free(&u->x);
 	free(u->v);
 	u->v = NULL;
 	u->n = u->cap = 0;
@@ -99,6 +190,7 @@ int rm_usage_begin(struct rm_usage *u, const int *pids, int npids, int with_cmd)
 	rm_ptree_init(&u->t);
 	u->with_cmd = with_cmd;
 	u->first_pid = npids > 0 ? pids[0] : 0;
+	rm_usage_extra_begin(&u->x);
 	u->t0 = rm_now_mono();
 	if (rm_procscan_open(&ps) < 0)
 		return -1;
@@ -173,7 +265,8 @@ void rm_usage_end(struct rm_usage *u, const char *source, double window, struct 
 		}
 		k++;
 	}
-	rm_usage_json(b, source, p, p ? k : 0, window, u->with_cmd, u->first_pid);
+	rm_usage_extra_end(&u->x, u->gpus);
+	rm_usage_json(b, source, p, p ? k : 0, window, u->with_cmd, u->first_pid, &u->x);
 	free(p);
 	rm_usage_free(u);
 }

@@ -17,6 +17,17 @@
  * called once the window has passed, reads the ticks again (a process
  * whose start time changed, or that ended, is left out), and writes the
  * JSON.  Memory follows the number of live processes.
+ *
+ * The seed's 0.3.7 keys come from struct rm_usage_extra: package_watts
+ * is the RAPL package energy (lib/energy, wrap corrected) read at the
+ * start and at the end of the same window as cpu_percent, over the time
+ * between the two readings; null when there is no RAPL, a counter is
+ * root-only, or a reading failed.  gpus is one object per card of
+ * lib/gpu (the readings rm-gpu prints), read once at the end of the
+ * window, with the seed's gpu_json keys: card, driver, busy_percent,
+ * vram_used, vram_total, gtt_used, gtt_total (sizes in bytes; a reading
+ * the card does not give is null); [] when there is no GPU.  Neither
+ * adds any wait to the window.
  */
 #ifndef RM_USAGE_H
 #define RM_USAGE_H
@@ -24,6 +35,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "energy.h"
+#include "gpu.h"
 #include "ptree.h"
 #include "text.h"
 
@@ -35,13 +48,42 @@ struct rm_usage_proc {
 	const char *cmd;         /* sanitized command line, or NULL */
 };
 
+/* One card of "gpus". */
+struct rm_usage_gpu {
+	char card[32], driver[64];
+	struct rm_gpu_reading r;
+};
+
+/* package_watts and gpus: begin at the window's start, end at its end. */
+struct rm_usage_extra {
+	struct rm_rapl rapl;
+	int rapl_on;             /* zones open and the first reading taken */
+	double rapl_t0;          /* monotonic time of the first reading */
+	double watts;            /* package_watts; < 0: null */
+	struct rm_usage_gpu *gpu;
+	int ngpu;
+};
+
+/* The first RAPL reading (none of this fails: what is missing is null). */
+void rm_usage_extra_begin(struct rm_usage_extra *x);
+
+/*
+ * The second RAPL reading, then the GPUs: g when the caller keeps them
+ * open (NVML comes up once per program), else opened and closed here.
+ */
+void rm_usage_extra_end(struct rm_usage_extra *x, struct rm_gpus *g);
+
+void rm_usage_extra_free(struct rm_usage_extra *x);
+
 /*
  * Append the usage object (and a newline) to b; with_cmd adds "cmd".
  * "cores" is the effective cores of cores_pid (0: this process): its
- * affinity capped by its cgroups' CPU quotas.
+ * affinity capped by its cgroups' CPU quotas.  x gives package_watts and
+ * gpus (NULL: null and []).
  */
 void rm_usage_json(struct rm_buf *b, const char *source, const struct rm_usage_proc *p,
-		   size_t n, double window, int with_cmd, int cores_pid);
+		   size_t n, double window, int with_cmd, int cores_pid,
+		   const struct rm_usage_extra *x);
 
 struct rm_usage {
 	struct rm_ptree t;
@@ -50,6 +92,9 @@ struct rm_usage {
 	double t0;               /* monotonic time of the first readings */
 	int with_cmd;
 	int first_pid;           /* the first PID asked for: whose cores */
+	struct rm_usage_extra x;
+	struct rm_gpus *gpus;    /* may be set after rm_usage_begin: open GPUs
+				  * rm_usage_end reads (NULL: it opens them) */
 };
 
 /*

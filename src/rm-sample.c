@@ -1052,6 +1052,7 @@ static int serve_usage(uint64_t tk, const char *query)
 			u->key[0] = '\0';
 			return rm_httpd_reply(&srv.h, tk, 500, NULL, "cannot read the processes\n", 26), 0;
 		}
+		u->u.gpus = &gpus;      /* opened once, in serve_start */
 		u->pending = 1;
 		u->end_at = u->u.t0 + USAGE_WINDOW;
 		u->nwait = 0;
@@ -1122,6 +1123,9 @@ static int serve_start(const struct opts *o, struct state *s, struct rm_tick *t)
 	srv.t = t;
 	srv.with_cmd = loop || o->expose_cmd;
 	srv.h.on_wake = usage_wake;
+	/* /usage's gpus: NVML comes up once, not per answer. */
+	if (!o->gpu)
+		rm_gpu_open(&gpus);
 	t->hook_fds = serve_hook_fds;
 	t->hook_ready = serve_hook_ready;
 	t->hook_arg = &srv;

@@ -321,3 +321,21 @@ EOF
   wait_for 10 test "$(fd_count)" -eq "$fd0"
   stop_server
 }
+
+@test "--listen: /usage carries package_watts and gpus, the cards as rm-tree -f json gives them" {
+  local drm="$FIXTURES/drm/mixed" stub="$RM_BUILD/tests/nvml_stub.so"
+  NVML_STUB_LOG="$BATS_TEST_TMPDIR/nvml.log" RM_SYS_ROOT="$drm" RM_NVML_LIB="$stub" \
+    start_server --listen :0 --min-age 0
+  run -0 curl -sS "http://127.0.0.1:$PORT/usage?pid=$$"
+  echo "$output" | jq -e 'has("package_watts") and .package_watts == null and (.gpus | length == 5)'
+  diff <(echo "$output" | jq -S 'del(.processes) | keys') \
+       <(RM_SYS_ROOT="$drm" RM_NVML_LIB="$stub" rm-tree -f json "$$" | jq -S 'del(.processes) | keys')
+  diff <(echo "$output" | jq -c '.gpus') \
+       <(RM_SYS_ROOT="$drm" RM_NVML_LIB="$stub" rm-tree -f json "$$" | jq -c '.gpus')
+  # Another answer (--min-age 0: a new sample) reads the GPUs again
+  # through the same NVML, brought up once for the server.
+  run -0 curl -sS "http://127.0.0.1:$PORT/usage?pid=$$"
+  echo "$output" | jq -e '[.gpus[] | .card] == ["card0", "card1", "card2", "nvidia0", "nvidia2"]'
+  stop_server
+  [ "$(cat "$BATS_TEST_TMPDIR/nvml.log")" = $'init\nshutdown' ]
+}

@@ -290,7 +290,7 @@ static void print_csv(struct snap *s, struct rm_buf *b)
 /* The seed's usage_json (lib/usage): totals of the machine, sums over the
  * processes, and one entry per process still alive at the end of the
  * window. */
-static void print_json(struct snap *s, struct rm_buf *b)
+static void print_json(struct snap *s, struct rm_buf *b, const struct rm_usage_extra *x)
 {
 	struct rm_usage_proc *p = malloc((s->n ? s->n : 1) * sizeof(*p));
 	size_t k = 0;
@@ -306,7 +306,7 @@ static void print_json(struct snap *s, struct rm_buf *b)
 		p[k].cpu_pct = s->pct[i];
 		p[k++].cmd = NULL;
 	}
-	rm_usage_json(b, "rm-tree", p, k, s->o->window, 0, s->o->npids > 0 ? s->o->pids[0] : 0);
+	rm_usage_json(b, "rm-tree", p, k, s->o->window, 0, s->o->npids > 0 ? s->o->pids[0] : 0, x);
 	free(p);
 }
 
@@ -314,6 +314,7 @@ int snapshot_run(const struct opts *o)
 {
 	struct snap s;
 	struct rm_buf b = { 0 };
+	struct rm_usage_extra x;
 
 	memset(&s, 0, sizeof(s));
 	s.o = o;
@@ -331,6 +332,10 @@ int snapshot_run(const struct opts *o)
 	if (s.need_cpu)
 		rm_pfile_budget_init();
 	rm_ptree_init(&s.t);
+	/* package_watts over the CPU window: its first reading before the
+	 * first stat, its second after the last. */
+	if (o->json)
+		rm_usage_extra_begin(&x);
 	scan(&s);
 	select_members(&s);
 	s.pct = malloc((s.n ? s.n : 1) * sizeof(*s.pct));
@@ -342,10 +347,13 @@ int snapshot_run(const struct opts *o)
 		read_more(&s);
 	if (s.need_cpu && s.n)
 		measure_cpu(&s);
-	if (o->json)
-		print_json(&s, &b);
-	else
+	if (o->json) {
+		rm_usage_extra_end(&x, NULL);
+		print_json(&s, &b, &x);
+		rm_usage_extra_free(&x);
+	} else {
 		print_csv(&s, &b);
+	}
 	rm_out(prog, &b);
 	rm_buf_free(&b);
 	rm_ptree_free(&s.t);
