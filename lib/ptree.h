@@ -46,6 +46,7 @@ struct rm_pnode {
 	/* Event mode (rm-tree events.c): the kernel's exit record. */
 	unsigned exact : 1;      /* the row's readings are a taskstats record's */
 	unsigned ended : 1;      /* its row is written: never a member again */
+	unsigned was_member : 1; /* followed until it ended: what it forked is */
 	unsigned excluded : 1;   /* --exclude-tree: never a member */
 	unsigned scope_out : 1;  /* --elsewhere row */
 	unsigned has_io : 1, has_majflt : 1, has_delay : 1;

@@ -287,9 +287,13 @@ static void on_fork(struct stream *s, const struct rm_pe *e)
 	if (e->pid != e->tgid)
 		return;  /* a thread */
 	excluded = p && p->excluded;
-	member = !excluded && ((p && p->member && !p->ended &&
-				!(o->sel == SEL_PIDS && o->no_children)) ||
-			       (self > 0 && e->ptgid == self));
+	/* A fork is reported before its parent's end, but the parent's end
+	 * may be met first (a scan, or a record read in the same pump): a
+	 * member that has ended still hands membership to what it forked. */
+	member = !excluded && (((p && ((p->member && !p->ended) || p->was_member)) ||
+				rm_ptree_find(&E.parked, e->ptgid)) &&
+			       !(o->sel == SEL_PIDS && o->no_children));
+	member = member || (!excluded && self > 0 && e->ptgid == self);
 	n = rm_ptree_find(t, e->pid);
 	if (n) {
 		struct rm_pstat st;
@@ -491,6 +495,7 @@ static void finalize(struct stream *s, const struct acc *a, double el)
 		n->end_el = 0;
 		put_row(s, n, a, f, el);
 		n->member = 0;
+		n->was_member = 1;
 		n->outsider = 1;
 		n->ended = 1;
 		rm_pfile_close(&n->stat_fd);

@@ -274,6 +274,7 @@ static void end_member(struct stream *s, struct rm_pnode *n, double el)
 	if (!events_park(s, n, el))
 		log_row(s, n, el);
 	n->member = 0;
+	n->was_member = 1;
 	n->outsider = 1;
 	rm_pfile_close(&n->stat_fd);
 	rm_pfile_close(&n->status_fd);
