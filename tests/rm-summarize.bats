@@ -479,3 +479,30 @@ stepped() {
   # (jq would round it to a double: the text as printed.)
   [[ "$output" == *'"oom_kills":{"count":9223372036854775807,'* ]]
 }
+
+# Exact rows of processes no tick met have no peak_at_s (the kernel gives
+# the high-water mark at exit, not when): found on a real build, where
+# 1,533 of its compilers fell into a "(none)" stage.
+@test "an exact row with no peak_at_s is charged to the stage it ended in" {
+  local d="$BATS_TEST_TMPDIR"
+  "$PY" - "$d" <<'PY'
+import sys
+d = sys.argv[1]
+with open(d + "/sys.csv", "w") as f:
+    f.write("epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context\n")
+    for i in range(20):
+        st = "configure" if i < 10 else "make"
+        f.write(f"{1796281768 + i}.000,2026-12-03T07:09:{28 + i:02d}.000Z,{i}.000,1.0,50.0,400,23000,2.0,0,79.00,17,0,{st},\n")
+with open(d + "/procs.csv", "w") as f:
+    f.write("pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,cmd,read_kib,write_kib,majflt,cpu_delay_ms,io_delay_ms,swapin_delay_ms,reclaim_delay_ms,thrash_delay_ms,source,scope\n")
+    for k in range(2):
+        f.write(f"{100 + k},1,cc1,2.{k}00,2.{k}50,20480,,0.05,0,conftest.c,0,0,0,,,,,,exact,in\n")
+    for k in range(4):
+        f.write(f"{200 + k},1,cc1,12.{k}00,13.{k}00,40960,,0.90,0,cc1 -quiet src/x{k}.c -o x{k}.s,0,0,0,,,,,,exact,in\n")
+PY
+  run -0 rm-summarize "$d/sys.csv" "$d/procs.csv"
+  [[ "$output" =~ "configure "\ +2\  ]]
+  [[ "$output" =~ "make "\ +4\  ]]
+  [[ "$output" != *"(none)"* ]]
+  [[ "$output" =~ "40.0  make "\ +"cc1 "\ +"src/x0.c" ]]
+}
