@@ -61,3 +61,61 @@ bare_path() {
   # The installed copy itself, called by its path.
   run -0 env PATH="$(bare_path)" bash "$inst/bin/resource-monitor.sh" --version
 }
+
+# start_monitor ARGS...: rm-monitor in the background; sets MON.
+start_monitor() {
+  rm-monitor "$@" </dev/null >"$BATS_TEST_TMPDIR/mon.out" 2>"$BATS_TEST_TMPDIR/mon.err" &
+  MON=$!
+  BG_PIDS="${BG_PIDS:-} $MON"
+}
+
+# A row of data (not just the header) in the run's CSV.
+has_rows() {
+  [[ -f "$1" ]] && (($(wc -l <"$1") >= 2))
+}
+
+# run_monitor ID ARGS...: one short monitored "build" (a 1 s sleep).
+run_monitor() {
+  local id=$1
+  shift
+  sleep 1 &
+  local b=$!
+  run -0 --separate-stderr rm-monitor --out-dir "$OUT" --run-id "$id" --interval 0.1 --watch-pid "$b" "$@"
+}
+
+@test "RM42: a reused run-id says which name it got; resources-ID.latest.* point at the newest run" {
+  run_monitor same
+  [ -z "$stderr" ]
+  [ "$(readlink "$OUT/resources-same.latest.csv")" = resources-same.csv ]
+  run_monitor same
+  [ "$stderr" = "rm-monitor: run-id 'same' was used before in '$OUT': this run's files are $OUT/resources-same-2.*" ]
+  local n
+  for n in csv procs.csv summary.txt summary.json stats.csv; do
+    [ "$(readlink "$OUT/resources-same.latest.$n")" = "resources-same-2.$n" ]
+  done
+  # "This run" when ids repeat: the .latest names.
+  run -0 jq -r '.files[0]' "$OUT/resources-same.latest.summary.json"
+  [ "$output" = "$OUT/resources-same-2.csv" ]
+  # Inputs may be symlinks: the .latest CSV summarizes (only outputs refuse links).
+  run -0 rm-summarize "$OUT/resources-same.latest.csv"
+  [[ "${lines[0]}" == "Build resources: $OUT/resources-same.latest.csv (rm-sample CSV)"* ]]
+  run -0 rm-monitor summarize --json "$OUT/resources-same.latest.csv"
+  [ "$(jq -r '.files | length' <<<"$output")" -ge 2 ]
+  # A third run moves every link; the earlier runs' files stay.
+  run_monitor same
+  [ "$(readlink "$OUT/resources-same.latest.summary.txt")" = resources-same-3.summary.txt ]
+  [ -s "$OUT/resources-same.summary.txt" ] && [ -s "$OUT/resources-same-2.summary.txt" ]
+  # No temporary link is left behind.
+  run -0 find "$OUT" -name '.rm-monitor*'
+  [ -z "$output" ]
+}
+
+@test "RM42: a file that is not a symlink at a .latest name is left alone, and said" {
+  mkdir -p "$OUT"
+  echo precious >"$OUT/resources-p.latest.csv"
+  run_monitor p --scope host
+  [ "$stderr" = "rm-monitor: '$OUT/resources-p.latest.csv' is not a symlink: left as it is" ]
+  [ "$(cat "$OUT/resources-p.latest.csv")" = precious ]
+  [ "$(readlink "$OUT/resources-p.latest.summary.txt")" = resources-p.summary.txt ]
+  [ ! -e "$OUT/resources-p.latest.stats.csv" ]
+}
