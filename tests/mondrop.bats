@@ -119,3 +119,23 @@ run_monitor() {
   [ "$(readlink "$OUT/resources-p.latest.summary.txt")" = resources-p.summary.txt ]
   [ ! -e "$OUT/resources-p.latest.stats.csv" ]
 }
+
+@test "RM32: rm-monitor summarize X.csv X.procs.csv reads each file once, however it is named" {
+  local d="$BATS_TEST_TMPDIR/r32"
+  mkdir -p "$d"
+  cp "$FIXTURES/fit/monitor.csv" "$d/resources-r.csv"
+  cp "$FIXTURES/fit/resources-demo.procs.csv" "$d/resources-r.procs.csv"
+  ln -s resources-r.procs.csv "$d/other-name.csv"
+  run -0 rm-monitor summarize "$d/resources-r.csv"
+  local once
+  once=$(grep '^Processes: ' <<<"$output")
+  [[ "$once" == "Processes: 21, "* ]]
+  cd "$d"
+  local second
+  for second in "$d/resources-r.procs.csv" ./resources-r.procs.csv other-name.csv "$d/../r32/resources-r.procs.csv"; do
+    run -0 rm-monitor summarize "$d/resources-r.csv" "$second"
+    [ "$(grep '^Processes: ' <<<"$output")" = "$once" ]
+  done
+  run -0 rm-monitor summarize --json resources-r.csv resources-r.procs.csv
+  [ "$(jq '.processes.count' <<<"$output")" = 21 ]
+}
