@@ -25,10 +25,10 @@
  *                          I/O error) is counted, sampling goes on, and the
  *                          count is reported on stderr at the end (exit 1)
  *       --disk-path PATH   filesystem for disk_avail_gb, disk_pct (default /)
- *       --stage-file FILE  stage = first line of FILE
+ *       --stage-file FILE  stage = first line of FILE, trimmed
  *       --stage-log-dir DIR
  *                          stage = newest *.log in DIR (without .log) unless
- *                          --stage-file; context = its last non-empty line
+ *                          --stage-file has one; context = its last non-empty line
  *       --context-match ERE
  *                          context = the last line matching ERE instead
  *       --compilers LIST   comma-separated process names counted in
@@ -104,10 +104,10 @@ static const char help_text[] =
 	"                         rows a full or failing filesystem refuses are counted,\n"
 	"                         sampling goes on, and the count is reported at the end\n"
 	"      --disk-path PATH   filesystem for disk_avail_gb, disk_pct (default /)\n"
-	"      --stage-file FILE  stage = first line of FILE\n"
+	"      --stage-file FILE  stage = first line of FILE, trimmed\n"
 	"      --stage-log-dir DIR\n"
 	"                         stage = newest *.log in DIR (without .log) unless\n"
-	"                         --stage-file; context = its last non-empty line\n"
+	"                         --stage-file has one; context = its last non-empty line\n"
 	"      --context-match ERE\n"
 	"                         context = the last line matching ERE instead\n"
 	"      --compilers LIST   comma-separated names counted in compilers (default:\n"
@@ -434,6 +434,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
  */
 static long rows_written, gaps;
 static double gap_max;
+static long stage_fallback;     /* rows staged by the log: no stage file */
 
 static void status_write(const struct opts *o, int final)
 {
@@ -460,7 +461,7 @@ static void status_write(const struct opts *o, int final)
 	rm_buf_adds(&b, line);
 	if (gaps)
 		rm_buf_num(&b, gap_max, 3);
-	rm_buf_addf(&b, "\nfinal=%d\n", final);
+	rm_buf_addf(&b, "\nstage_fallback=%ld\nfinal=%d\n", stage_fallback, final);
 	fd = mkstemp(tmp);
 	if (fd < 0 || fchmod(fd, 0644) < 0 || rm_buf_write(fd, &b) < 0 || close(fd) < 0 ||
 	    rename(tmp, o->status_file) < 0) {
@@ -557,7 +558,7 @@ static void read_stage(const struct opts *o, struct state *s)
 {
 	char stage[RM_TEXT_MAX + 1] = "", skipped[256];
 	static int told_skip, told_link;
-	int have_log = 0;
+	int have_log = 0, file_rc;
 
 	if (o->log_dir) {
 		static struct rm_logwatch lw = { .ifd = -1 };
@@ -571,17 +572,19 @@ static void read_stage(const struct opts *o, struct state *s)
 				"user nor the directory's owner\n", prog, txt);
 		}
 	}
-	if (o->stage_file) {
-		if (rm_first_line(o->stage_file, s->stage, sizeof(s->stage)) < 0) {
-			s->stage[0] = '\0';
-			if (errno == ELOOP && !told_link++)
-				fprintf(stderr, "%s: --stage-file '%s': %s\n", prog, o->stage_file,
-					RM_OUT_SYMLINK_WHY);
-		}
-	} else if (have_log) {
-		rm_sanitize(stage, strlen(stage), s->stage, sizeof(s->stage));
-	} else {
+	file_rc = o->stage_file ? rm_first_line(o->stage_file, s->stage, sizeof(s->stage)) : 0;
+	if (file_rc < 0 && errno == ELOOP && !told_link++)
+		fprintf(stderr, "%s: --stage-file '%s': %s\n", prog, o->stage_file, RM_OUT_SYMLINK_WHY);
+	if (file_rc <= 0) {
+		/* No stage file, or it is missing or empty: the newest log's
+		 * name, counted for the summary's note (--status). */
 		s->stage[0] = '\0';
+		if (have_log) {
+			rm_sanitize(stage, strlen(stage), s->stage, sizeof(s->stage));
+			rm_trim_space(s->stage);
+			if (o->stage_file && s->stage[0])
+				stage_fallback++;
+		}
 	}
 	if (have_log) {
 		/* No match in the tail keeps the previous context. */

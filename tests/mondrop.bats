@@ -139,3 +139,59 @@ run_monitor() {
   run -0 rm-monitor summarize --json resources-r.csv resources-r.procs.csv
   [ "$(jq '.processes.count' <<<"$output")" = 21 ]
 }
+
+@test "stage: a stage file missing or empty falls back to the newest log's name; names are trimmed" {
+  local d="$BATS_TEST_TMPDIR/st"
+  mkdir -p "$d/logs"
+  echo "cc -c a.c" >"$d/logs/clean.log"
+  run -0 rm-sample --stage-file "$d/never" --stage-log-dir "$d/logs"
+  [ "$(csv_get <(printf '%s\n' "$output") stage)" = clean ]
+  : >"$d/stage"
+  run -0 rm-sample --stage-file "$d/stage" --stage-log-dir "$d/logs"
+  [ "$(csv_get <(printf '%s\n' "$output") stage)" = clean ]
+  printf ' \t \n' >"$d/stage"
+  run -0 rm-sample --stage-file "$d/stage" --stage-log-dir "$d/logs"
+  [ "$(csv_get <(printf '%s\n' "$output") stage)" = clean ]
+  # A written stage file wins, its name trimmed of spaces and tabs.
+  printf '  torch \t\nsecond line\n' >"$d/stage"
+  run -0 rm-sample --stage-file "$d/stage" --stage-log-dir "$d/logs"
+  [ "$(csv_get <(printf '%s\n' "$output") stage)" = torch ]
+  run -0 rm-sample --stage-file "$d/stage"
+  [ "$(csv_get <(printf '%s\n' "$output") stage)" = torch ]
+  # A log's name is trimmed too.
+  echo x >"$d/logs/ spaced .log"
+  run -0 rm-sample --stage-log-dir "$d/logs"
+  [ "$(csv_get <(printf '%s\n' "$output") stage)" = spaced ]
+}
+
+@test "stage: rm-monitor with a stage file never written stages by the logs, and the summary says so" {
+  local d="$BATS_TEST_TMPDIR/st"
+  mkdir -p "$d/logs"
+  cat >"$d/build.sh" <<'B'
+echo "rm -rf obj" >"$1/clean.log"
+sleep 0.8
+echo "cc -c big.c" >"$1/build.log"
+sleep 0.8
+B
+  bash "$d/build.sh" "$d/logs" &
+  local b=$!
+  run -0 rm-monitor --out-dir "$OUT" --run-id fb --interval 0.1 --stage-file "$d/stage" \
+    --stage-log-dir "$d/logs" --watch-pid "$b"
+  run -0 "$PY" -c 'import csv, sys
+print(" ".join(sorted({r["stage"] for r in csv.DictReader(open(sys.argv[1]))})))' "$OUT/resources-fb.csv"
+  [[ "$output" == "build clean" || "$output" == " build clean" ]]
+  run -0 grep -c "note     stage from the newest log's name in [0-9]* rows: the stage file was missing or empty" "$OUT/resources-fb.summary.txt"
+  run -0 jq '.stage_fallback_rows' "$OUT/resources-fb.summary.json"
+  ((output >= 5))
+  run -0 jq -r '[.system.stages[].stage] | map(select(. != "(none)" and . != "")) | join(" ")' "$OUT/resources-fb.summary.json"
+  [ "$output" = "clean build" ]
+  # A stage file that is written: no fallback, no note (0 in the JSON).
+  printf 'base\n' >"$d/stage"
+  sleep 0.5 &
+  run -0 rm-monitor --out-dir "$OUT" --run-id fb2 --interval 0.1 --stage-file "$d/stage" \
+    --stage-log-dir "$d/logs" --watch-pid "$!"
+  run -1 grep -c "stage from the newest log" "$OUT/resources-fb2.summary.txt"
+  [ "$(jq '.stage_fallback_rows' "$OUT/resources-fb2.summary.json")" = 0 ]
+  # Without a stage file there is nothing to fall back from: null.
+  [ "$(rm-summarize --json "$OUT/resources-fb2.csv" | jq '.stage_fallback_rows')" = null ]
+}

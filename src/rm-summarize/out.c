@@ -163,6 +163,9 @@ static void text_sys(struct rm_buf *b, const struct report *r, const struct opts
 	if (o->rows_lost > 0)
 		rm_buf_addf(b, "  %snote     %ld rows lost from %s: the monitor could not write them%s\n",
 			    c->b, o->rows_lost, o->rows_lost_from ? o->rows_lost_from : "(unknown)", c->off);
+	if (o->stage_fallback > 0)
+		rm_buf_addf(b, "  note     stage from the newest log's name in %ld rows: the stage file was missing or empty\n",
+			    o->stage_fallback);
 	if (s->cut_rows)
 		rm_buf_adds(b, "  note     the last row was cut short; read without its cut field\n");
 	if (s->skipped)
@@ -1034,6 +1037,12 @@ void print_json(struct rm_buf *b, const struct report *r, const struct opts *o)
 	jkey(b, &f, "rows_lost_from");
 	if (o->rows_lost > 0 && o->rows_lost_from)
 		rm_buf_json(b, o->rows_lost_from);
+	else
+		rm_buf_adds(b, "null");
+	/* Rows whose stage came from the newest log, not the stage file. */
+	jkey(b, &f, "stage_fallback_rows");
+	if (o->stage_fallback >= 0)
+		rm_buf_addf(b, "%ld", o->stage_fallback);
 	else
 		rm_buf_adds(b, "null");
 	jkey(b, &f, "system");

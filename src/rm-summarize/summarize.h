@@ -34,6 +34,7 @@ struct opts {
 	int has_inc, has_exc;
 	long rows_lost;        /* -1: not known (no --rows-lost) */
 	const char *rows_lost_from;
+	long stage_fallback;   /* rows staged by the log's name; -1: not known */
 	const char *trace;     /* --trace FILE */
 };
 
