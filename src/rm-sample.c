@@ -6,7 +6,7 @@
  *                  [--context-match ERE] [--compilers LIST] [--energy] [--gpu]
  *                  [--prom-file FILE] [--prom-label NAME=VALUE] [--status FILE] [--check]
  *                  [--listen ADDR:PORT [--min-age SEC] [--expose-cmdline]]
- *                  [--cgroup-path PATH|auto]
+ *                  [--cgroup-path PATH|auto] [--seed-columns]
  *
  * Without -i, prints the header and one row, its CPU % measured over a
  * short window.  With -i, prints a row every SEC seconds (on absolute
@@ -63,6 +63,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <math.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdio.h>
@@ -87,7 +88,7 @@ static const char usage_line[] =
 	"                 [--context-match ERE] [--compilers LIST] [--energy] [--gpu]\n"
 	"                 [--prom-file FILE] [--prom-label NAME=VALUE] [--status FILE] [--check]\n"
 	"                 [--listen ADDR:PORT [--min-age SEC] [--expose-cmdline]]\n"
-	"                 [--cgroup-path PATH|auto]";
+	"                 [--cgroup-path PATH|auto] [--seed-columns]";
 
 static const char help_text[] =
 	"\n"
@@ -134,6 +135,9 @@ static const char help_text[] =
 	"                         cores (affinity capped by CPU quotas)\n"
 	"      --status FILE      keep FILE (replaced atomically) saying rows_written,\n"
 	"                         rows_lost, first_lost, gaps and final=1 at a clean end\n"
+	"      --seed-columns     only the seed monitor's 14 columns, in its formats:\n"
+	"                         whole numbers (epoch in seconds, ISO time without a\n"
+	"                         fraction), load1 with 2 decimals, context quoted\n"
 	"      --check            check every option and the files, then exit 0\n"
 	"  -h, --help             this help\n"
 	"      --version          print the version\n";
@@ -221,6 +225,7 @@ struct opts {
 	int expose_cmd;
 	const char *status_file;
 	int check;
+	int seed_cols;              /* --seed-columns */
 };
 
 /*
@@ -293,7 +298,8 @@ static void add_prom_label(struct opts *o, const char *arg)
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_WATCH = 256, O_DISK, O_STAGEFILE, O_LOGDIR, O_CTX, O_COMP, O_VERSION, O_ENERGY, O_GPU,
-	       O_PROMFILE, O_PROMLABEL, O_LISTEN, O_MINAGE, O_EXPOSE, O_CGPATH, O_STATUS, O_CHECK };
+	       O_PROMFILE, O_PROMLABEL, O_LISTEN, O_MINAGE, O_EXPOSE, O_CGPATH, O_STATUS, O_CHECK,
+	       O_SEED };
 	static const struct option longopts[] = {
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'n' },
@@ -318,6 +324,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "cgroup-path", required_argument, NULL, O_CGPATH },
 		{ "status", required_argument, NULL, O_STATUS },
 		{ "check", no_argument, NULL, O_CHECK },
+		{ "seed-columns", no_argument, NULL, O_SEED },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc;
@@ -408,6 +415,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case O_CHECK:
 			o->check = 1;
 			break;
+		case O_SEED:
+			o->seed_cols = 1;
+			break;
 		default:
 			rm_opt_bad(prog, usage_line, c, argv, optind);
 		}
@@ -417,6 +427,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	if (o->count && !o->interval)
 		o->interval = 1;
 	serve_check_args(o);
+	if (o->seed_cols && (o->fmt != RM_FMT_CSV || o->energy || o->gpu || o->cgroup_path))
+		rm_usage_error(prog, usage_line, "--seed-columns writes the seed's 14 CSV columns: "
+			       "not with -f, --energy, --gpu or --cgroup-path");
 	if (o->watch_pid && !o->interval && !o->listen)
 		rm_usage_error(prog, usage_line, "--watch-pid needs -i SEC");
 	if (o->prom_file && !o->prom_file[0])
@@ -640,7 +653,7 @@ static void open_extras(const struct opts *o)
 
 	for (int i = 0; i < C_NCOLS; i++) {
 		if ((i == C_PKG_W && !o->energy) || (i > C_PKG_W && i <= C_GPU_VRAM_TOTAL && !o->gpu) ||
-		    (i >= C_CG_USED && !o->cgroup_path))
+		    (i >= C_CG_USED && !o->cgroup_path) || (o->seed_cols && i > C_CONTEXT))
 			continue;
 		ocols[nout] = cols[i];
 		osel[nout++] = i;
@@ -684,6 +697,29 @@ static void sample_gpu(struct rm_val *v)
 		v[C_GPU_VRAM_USED] = rm_num((double)a.vram_used / 1048576.0, 0);
 		v[C_GPU_VRAM_TOTAL] = rm_num((double)a.vram_total / 1048576.0, 0);
 	}
+}
+
+/*
+ * --seed-columns: the seed's formats, as its bash printf wrote them:
+ * `date +%s` and `date +%FT%TZ` of the same second, whole numbers cut by
+ * integer arithmetic (df -BG rounds the free GiB up), load1 as
+ * /proc/loadavg has it.
+ */
+static void seed_values(struct state *s, struct rm_val *v)
+{
+	static const int cut[] = { C_ELAPSED, C_CPU, C_MEMUSED, C_MEMAVAIL, C_MEMPCT, C_SWAP,
+				   C_DISKPCT, C_COMPILERS };
+	time_t sec = (time_t)floor(v[C_EPOCH].num);
+	struct tm tm;
+
+	v[C_EPOCH] = rm_num((double)sec, 0);
+	if (gmtime_r(&sec, &tm) && strftime(s->iso, sizeof(s->iso), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		v[C_ISO] = rm_str(s->iso);
+	for (size_t i = 0; i < sizeof(cut) / sizeof(cut[0]); i++)
+		if (v[cut[i]].type == RM_V_NUM)
+			v[cut[i]] = rm_num(floor(v[cut[i]].num), 0);
+	if (v[C_DISKAVAIL].type == RM_V_NUM)
+		v[C_DISKAVAIL] = rm_num(ceil(v[C_DISKAVAIL].num), 0);
 }
 
 static void sample(const struct opts *o, struct state *s, double elapsed,
@@ -758,6 +794,8 @@ static void sample(const struct opts *o, struct state *s, double elapsed,
 		sample_gpu(v);
 	if (o->cgroup_path)
 		sample_cgroup(v);
+	if (o->seed_cols)
+		seed_values(s, v);
 }
 
 static void emit(const struct opts *o, struct rm_buf *b, const struct rm_val *all)
@@ -783,7 +821,20 @@ static void emit(const struct opts *o, struct rm_buf *b, const struct rm_val *al
 	}
 	switch (o->fmt) {
 	case RM_FMT_CSV:
-		rm_emit_csv_row(b, ocols, v, nout);
+		if (o->seed_cols) {
+			/* The seed quoted its context always: "%s" with "" inside. */
+			rm_emit_csv_row(b, ocols, v, nout - 1);
+			b->len--;
+			rm_buf_adds(b, ",\"");
+			for (const char *p = v[nout - 1].str; p && *p; p++) {
+				if (*p == '"')
+					rm_buf_addc(b, '"');
+				rm_buf_addc(b, *p);
+			}
+			rm_buf_adds(b, "\"\n");
+		} else {
+			rm_emit_csv_row(b, ocols, v, nout);
+		}
 		break;
 	case RM_FMT_JSONL:
 		rm_emit_jsonl(b, ocols, v, nout);

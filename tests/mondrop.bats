@@ -195,3 +195,70 @@ print(" ".join(sorted({r["stage"] for r in csv.DictReader(open(sys.argv[1]))})))
   # Without a stage file there is nothing to fall back from: null.
   [ "$(rm-summarize --json "$OUT/resources-fb2.csv" | jq '.stage_fallback_rows')" = null ]
 }
+
+# shape FIELD: the format class of one CSV field as the seed printed it.
+shape() {
+  local f=$1
+  if [[ "$f" =~ ^-?[0-9]+$ ]]; then echo int
+  elif [[ "$f" =~ ^[0-9]+\.[0-9][0-9]$ ]]; then echo dec2
+  elif [[ "$f" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$ ]]; then echo iso
+  elif [[ "$f" =~ ^\".*\"$ ]]; then echo quoted
+  else echo "other:$f"
+  fi
+}
+
+# shapes LINE: the shapes of a row's fields, split as awk -F, splits them.
+shapes() {
+  local -a f
+  IFS=, read -r -a f <<<"$1"
+  local x
+  for x in "${f[@]}"; do shape "$x"; done | tr '\n' ' '
+}
+
+@test "RM44/RM6: rm-sample --seed-columns writes the seed's 14 columns in the seed's printf formats" {
+  local d="$BATS_TEST_TMPDIR/seed"
+  mkdir -p "$d/logs" "$d/out"
+  echo "[ 12/6233] Building CXX object aten/foo.cpp.o" >"$d/logs/torch.log"
+  # The seed's own script (its printf) for two ticks.
+  sleep 1.5 &
+  bash "$FIXTURES/summarize/seed-resource-monitor.bash" --out-dir "$d/out" --run-id s \
+    --interval 1 --stage-log-dir "$d/logs" --watch-pid "$!"
+  local seed_head seed_row
+  seed_head=$(head -n 1 "$d/out/resources-s.csv")
+  seed_row=$(sed -n 2p "$d/out/resources-s.csv")
+  run -0 rm-sample --seed-columns --stage-log-dir "$d/logs" -i 0.2 -n 2
+  [ "${lines[0]}" = "$seed_head" ]
+  [ "$(shapes "${lines[1]}")" = "$(shapes "$seed_row")" ]
+  [ "$(shapes "${lines[2]}")" = "$(shapes "$seed_row")" ]
+  [ "$(shapes "${lines[1]}")" = "int iso int dec2 int int int int int int int int other:torch quoted " ]
+  # What awk and shell arithmetic on the seed's file did, they do on ours.
+  [ "$(awk -F, 'NR == 2 { print NF, $NF }' <<<"$output")" = '14 "[ 12/6233] Building CXX object aten/foo.cpp.o"' ]
+  local epoch=${lines[1]%%,*}
+  (( epoch - 1700000000 > 0 ))
+  # The same second in epoch and iso.
+  [ "$(date -u -d "@$epoch" +%FT%TZ)" = "$(cut -d, -f2 <<<"${lines[1]}")" ]
+  # A context with quotes is quoted as the seed quoted it.
+  echo 'say "hi", then' >>"$d/logs/torch.log"
+  run -0 rm-sample --seed-columns -H --stage-log-dir "$d/logs"
+  [[ "$output" == *',torch,"say ""hi"", then"' ]]
+  # Without it: the seed's 14 first and in order, new columns after, epoch in ms.
+  run -0 rm-sample
+  [[ "${lines[0]}" == "$seed_head,"* ]]
+  [[ "${lines[1]%%,*}" =~ ^[0-9]+\.[0-9]{3}$ ]]
+  # Nothing the 14 columns cannot hold.
+  run -2 --separate-stderr rm-sample --seed-columns --energy
+  [[ "$stderr" == "rm-sample: --seed-columns writes the seed's 14 CSV columns: not with -f, --energy, --gpu or --cgroup-path"* ]]
+  run -2 rm-sample --seed-columns -f jsonl
+}
+
+@test "RM44: rm-monitor --seed-columns passes it to rm-sample; the summary reads the file as a seed CSV" {
+  sleep 1 &
+  run -0 rm-monitor --out-dir "$OUT" --run-id sc --interval 0.2 --seed-columns --watch-pid "$!"
+  run -0 head -n 1 "$OUT/resources-sc.csv"
+  [ "$output" = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context" ]
+  [ "$(csv_cols "$OUT/resources-sc.csv")" = 14 ]
+  run -0 head -n 2 "$OUT/resources-sc.summary.txt"
+  [[ "${lines[0]}" == *"(seed monitor CSV)" ]]
+  run -2 --separate-stderr rm-monitor --out-dir "$OUT" --seed-columns --gpu
+  [ ! -e "$OUT/resources-sc-2.csv" ]
+}
