@@ -262,3 +262,36 @@ shapes() {
   run -2 --separate-stderr rm-monitor --out-dir "$OUT" --seed-columns --gpu
   [ ! -e "$OUT/resources-sc-2.csv" ]
 }
+
+@test "disk: a 25 s run gets no rate and no verdict; it says why" {
+  run -0 rm-summarize "$FIXTURES/diskfit/short-25s.csv"
+  [[ "$output" == *$'\nDisk: 78.79 -> 78.57 GiB available; no rate from 25.0 s and 26 samples (it needs 10 min and 20)\n'* ]]
+  [[ "$output" != *"Disk falling"* ]]
+  [[ "$output" != *"full in"* ]]
+  run -0 rm-summarize --json "$FIXTURES/diskfit/short-25s.csv"
+  [ "$(jq -c '.system.disk | [.fit_seconds, .fit_samples, .rate_gb_per_hour, .rate_ci95_gb_per_hour, .hours_to_full]' <<<"$output")" = '[25,26,null,null,null]' ]
+  [ "$(jq -r '[.verdicts[].kind] | join(" ")' <<<"$output")" = ok ]
+}
+
+@test "disk: a steady 15 min fall is fitted with a 95 % interval, and the verdict gives it" {
+  run -0 rm-summarize "$FIXTURES/diskfit/fall-15m.csv"
+  [[ "$output" == *$'\nDisk: 60.01 -> 50.01 GiB available, -39.99 GiB/h (95 % interval -40.07 to -39.92 over 15m00s); full in 1h15m01s (1h14m53s to 1h15m09s) at that rate\n'* ]]
+  [[ "$output" == *"  - Disk falling: 39.99 GiB/h (95 % interval 39.92 to 40.07, fitted over 15m00s and 31 samples); at that rate it crosses the 20 GiB threshold in 45m01s (44m56s to 45m06s) and is full in 1h15m01s (1h14m53s to 1h15m09s). Prune build caches before the next run."* ]]
+  run -0 rm-summarize --json "$FIXTURES/diskfit/fall-15m.csv"
+  [ "$(jq -c '.system.disk | [.rate_gb_per_hour, .rate_ci95_gb_per_hour, .hours_to_full, .hours_to_threshold]' <<<"$output")" = '[-39.994,[-40.067,-39.922],1.25,0.75]' ]
+  [ "$(jq -r '[.verdicts[].kind] | join(" ")' <<<"$output")" = disk-falling ]
+  # The same fall in 10 samples (one every 90 s): fewer than 20, no rate.
+  awk 'NR % 3 == 1' "$FIXTURES/diskfit/fall-15m.csv" >"$BATS_TEST_TMPDIR/sparse.csv"
+  run -0 rm-summarize --json "$BATS_TEST_TMPDIR/sparse.csv"
+  [ "$(jq -c '.system.disk | [.fit_samples, .rate_gb_per_hour]' <<<"$output")" = '[10,null]' ]
+  [ "$(jq -r '[.verdicts[].kind] | join(" ")' <<<"$output")" = ok ]
+}
+
+@test "disk: a noisy flat disk over 20 min has an interval across zero: no time to full, no verdict" {
+  run -0 rm-summarize "$FIXTURES/diskfit/flat-noisy.csv"
+  [[ "$output" == *$'\nDisk: 50.30 -> 49.75 GiB available, -0.06 GiB/h (95 % interval -0.77 to +0.65 over 20m00s)\n'* ]]
+  [[ "$output" != *"full in"* && "$output" != *"Disk falling"* ]]
+  run -0 rm-summarize --json "$FIXTURES/diskfit/flat-noisy.csv"
+  [ "$(jq -c '.system.disk | [.rate_ci95_gb_per_hour, .hours_to_full, .hours_to_full_ci95, .hours_to_threshold]' <<<"$output")" = '[[-0.771,0.652],null,null,null]' ]
+  [ "$(jq -r '[.verdicts[].kind] | join(" ")' <<<"$output")" = ok ]
+}
