@@ -83,6 +83,7 @@ run_monitor() {
   run -0 --separate-stderr rm-monitor --out-dir "$OUT" --run-id "$id" --interval 0.1 --watch-pid "$b" "$@"
 }
 
+# bats test_tags=slow
 @test "RM42: a reused run-id says which name it got; resources-ID.latest.* point at the newest run" {
   run_monitor same
   [ -z "$stderr" ]
@@ -164,6 +165,7 @@ run_monitor() {
   [ "$(csv_get <(printf '%s\n' "$output") stage)" = spaced ]
 }
 
+# bats test_tags=slow
 @test "stage: rm-monitor with a stage file never written stages by the logs, and the summary says so" {
   local d="$BATS_TEST_TMPDIR/st"
   mkdir -p "$d/logs"
