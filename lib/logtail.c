@@ -266,5 +266,18 @@ int rm_first_line(const char *path, char *out, size_t osize)
 	if (nl)
 		n = nl - buf;
 	rm_sanitize(buf, (size_t)n, out, osize);
+	rm_trim_space(out);
 	return out[0] != '\0';
+}
+
+void rm_trim_space(char *s)
+{
+	size_t a = 0, n = strlen(s);
+
+	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	while (a < n && (s[a] == ' ' || s[a] == '\t'))
+		a++;
+	memmove(s, s + a, n - a);
+	s[n - a] = '\0';
 }

@@ -69,10 +69,15 @@ int rm_last_line(const char *buf, size_t len, const regex_t *re, char *out, size
 int rm_log_last_line(const char *path, uid_t owner, const regex_t *re, char *out, size_t osize);
 
 /*
- * The first line of a regular file, sanitized, never through a symlink;
+ * The first line of a regular file, sanitized, spaces and tabs around it
+ * trimmed, never through a symlink;
  * 1 found, 0 empty, -1 unreadable (errno ELOOP for a symlink, EINVAL for
  * a file that is not a regular one).
  */
 int rm_first_line(const char *path, char *out, size_t osize);
+
+/* Remove the spaces and tabs around s, in place (a stage name, from the
+ * stage file's first line or a log's name). */
+void rm_trim_space(char *s);
 
 #endif

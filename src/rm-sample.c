@@ -6,7 +6,7 @@
  *                  [--context-match ERE] [--compilers LIST] [--energy] [--gpu]
  *                  [--prom-file FILE] [--prom-label NAME=VALUE] [--status FILE] [--check]
  *                  [--listen ADDR:PORT [--min-age SEC] [--expose-cmdline]]
- *                  [--cgroup-path PATH|auto]
+ *                  [--cgroup-path PATH|auto] [--seed-columns]
  *
  * Without -i, prints the header and one row, its CPU % measured over a
  * short window.  With -i, prints a row every SEC seconds (on absolute
@@ -25,10 +25,10 @@
  *                          I/O error) is counted, sampling goes on, and the
  *                          count is reported on stderr at the end (exit 1)
  *       --disk-path PATH   filesystem for disk_avail_gb, disk_pct (default /)
- *       --stage-file FILE  stage = first line of FILE
+ *       --stage-file FILE  stage = first line of FILE, trimmed
  *       --stage-log-dir DIR
  *                          stage = newest *.log in DIR (without .log) unless
- *                          --stage-file; context = its last non-empty line
+ *                          --stage-file has one; context = its last non-empty line
  *       --context-match ERE
  *                          context = the last line matching ERE instead
  *       --compilers LIST   comma-separated process names counted in
@@ -63,6 +63,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <math.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdio.h>
@@ -87,7 +88,7 @@ static const char usage_line[] =
 	"                 [--context-match ERE] [--compilers LIST] [--energy] [--gpu]\n"
 	"                 [--prom-file FILE] [--prom-label NAME=VALUE] [--status FILE] [--check]\n"
 	"                 [--listen ADDR:PORT [--min-age SEC] [--expose-cmdline]]\n"
-	"                 [--cgroup-path PATH|auto]";
+	"                 [--cgroup-path PATH|auto] [--seed-columns]";
 
 static const char help_text[] =
 	"\n"
@@ -104,10 +105,10 @@ static const char help_text[] =
 	"                         rows a full or failing filesystem refuses are counted,\n"
 	"                         sampling goes on, and the count is reported at the end\n"
 	"      --disk-path PATH   filesystem for disk_avail_gb, disk_pct (default /)\n"
-	"      --stage-file FILE  stage = first line of FILE\n"
+	"      --stage-file FILE  stage = first line of FILE, trimmed\n"
 	"      --stage-log-dir DIR\n"
 	"                         stage = newest *.log in DIR (without .log) unless\n"
-	"                         --stage-file; context = its last non-empty line\n"
+	"                         --stage-file has one; context = its last non-empty line\n"
 	"      --context-match ERE\n"
 	"                         context = the last line matching ERE instead\n"
 	"      --compilers LIST   comma-separated names counted in compilers (default:\n"
@@ -133,7 +134,11 @@ static const char help_text[] =
 	"                         memory cgroup (auto: --watch-pid's, else our own), and\n"
 	"                         cores (affinity capped by CPU quotas)\n"
 	"      --status FILE      keep FILE (replaced atomically) saying rows_written,\n"
-	"                         rows_lost, first_lost, gaps and final=1 at a clean end\n"
+	"                         rows_lost, first_lost, gaps, stage_fallback and\n"
+	"                         final=1 at a clean end\n"
+	"      --seed-columns     only the seed monitor's 14 columns, in its formats:\n"
+	"                         whole numbers (epoch in seconds, ISO time without a\n"
+	"                         fraction), load1 with 2 decimals, context quoted\n"
 	"      --check            check every option and the files, then exit 0\n"
 	"  -h, --help             this help\n"
 	"      --version          print the version\n";
@@ -221,6 +226,7 @@ struct opts {
 	int expose_cmd;
 	const char *status_file;
 	int check;
+	int seed_cols;              /* --seed-columns */
 };
 
 /*
@@ -293,7 +299,8 @@ static void add_prom_label(struct opts *o, const char *arg)
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_WATCH = 256, O_DISK, O_STAGEFILE, O_LOGDIR, O_CTX, O_COMP, O_VERSION, O_ENERGY, O_GPU,
-	       O_PROMFILE, O_PROMLABEL, O_LISTEN, O_MINAGE, O_EXPOSE, O_CGPATH, O_STATUS, O_CHECK };
+	       O_PROMFILE, O_PROMLABEL, O_LISTEN, O_MINAGE, O_EXPOSE, O_CGPATH, O_STATUS, O_CHECK,
+	       O_SEED };
 	static const struct option longopts[] = {
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'n' },
@@ -318,6 +325,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "cgroup-path", required_argument, NULL, O_CGPATH },
 		{ "status", required_argument, NULL, O_STATUS },
 		{ "check", no_argument, NULL, O_CHECK },
+		{ "seed-columns", no_argument, NULL, O_SEED },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc;
@@ -408,6 +416,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case O_CHECK:
 			o->check = 1;
 			break;
+		case O_SEED:
+			o->seed_cols = 1;
+			break;
 		default:
 			rm_opt_bad(prog, usage_line, c, argv, optind);
 		}
@@ -417,6 +428,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	if (o->count && !o->interval)
 		o->interval = 1;
 	serve_check_args(o);
+	if (o->seed_cols && (o->fmt != RM_FMT_CSV || o->energy || o->gpu || o->cgroup_path))
+		rm_usage_error(prog, usage_line, "--seed-columns writes the seed's 14 CSV columns: "
+			       "not with -f, --energy, --gpu or --cgroup-path");
 	if (o->watch_pid && !o->interval && !o->listen)
 		rm_usage_error(prog, usage_line, "--watch-pid needs -i SEC");
 	if (o->prom_file && !o->prom_file[0])
@@ -434,6 +448,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
  */
 static long rows_written, gaps;
 static double gap_max;
+static long stage_fallback;     /* rows staged by the log: no stage file */
 
 static void status_write(const struct opts *o, int final)
 {
@@ -460,7 +475,7 @@ static void status_write(const struct opts *o, int final)
 	rm_buf_adds(&b, line);
 	if (gaps)
 		rm_buf_num(&b, gap_max, 3);
-	rm_buf_addf(&b, "\nfinal=%d\n", final);
+	rm_buf_addf(&b, "\nstage_fallback=%ld\nfinal=%d\n", stage_fallback, final);
 	fd = mkstemp(tmp);
 	if (fd < 0 || fchmod(fd, 0644) < 0 || rm_buf_write(fd, &b) < 0 || close(fd) < 0 ||
 	    rename(tmp, o->status_file) < 0) {
@@ -557,7 +572,7 @@ static void read_stage(const struct opts *o, struct state *s)
 {
 	char stage[RM_TEXT_MAX + 1] = "", skipped[256];
 	static int told_skip, told_link;
-	int have_log = 0;
+	int have_log = 0, file_rc;
 
 	if (o->log_dir) {
 		static struct rm_logwatch lw = { .ifd = -1 };
@@ -571,17 +586,19 @@ static void read_stage(const struct opts *o, struct state *s)
 				"user nor the directory's owner\n", prog, txt);
 		}
 	}
-	if (o->stage_file) {
-		if (rm_first_line(o->stage_file, s->stage, sizeof(s->stage)) < 0) {
-			s->stage[0] = '\0';
-			if (errno == ELOOP && !told_link++)
-				fprintf(stderr, "%s: --stage-file '%s': %s\n", prog, o->stage_file,
-					RM_OUT_SYMLINK_WHY);
-		}
-	} else if (have_log) {
-		rm_sanitize(stage, strlen(stage), s->stage, sizeof(s->stage));
-	} else {
+	file_rc = o->stage_file ? rm_first_line(o->stage_file, s->stage, sizeof(s->stage)) : 0;
+	if (file_rc < 0 && errno == ELOOP && !told_link++)
+		fprintf(stderr, "%s: --stage-file '%s': %s\n", prog, o->stage_file, RM_OUT_SYMLINK_WHY);
+	if (file_rc <= 0) {
+		/* No stage file, or it is missing or empty: the newest log's
+		 * name, counted for the summary's note (--status). */
 		s->stage[0] = '\0';
+		if (have_log) {
+			rm_sanitize(stage, strlen(stage), s->stage, sizeof(s->stage));
+			rm_trim_space(s->stage);
+			if (o->stage_file && s->stage[0])
+				stage_fallback++;
+		}
 	}
 	if (have_log) {
 		/* No match in the tail keeps the previous context. */
@@ -637,7 +654,7 @@ static void open_extras(const struct opts *o)
 
 	for (int i = 0; i < C_NCOLS; i++) {
 		if ((i == C_PKG_W && !o->energy) || (i > C_PKG_W && i <= C_GPU_VRAM_TOTAL && !o->gpu) ||
-		    (i >= C_CG_USED && !o->cgroup_path))
+		    (i >= C_CG_USED && !o->cgroup_path) || (o->seed_cols && i > C_CONTEXT))
 			continue;
 		ocols[nout] = cols[i];
 		osel[nout++] = i;
@@ -681,6 +698,29 @@ static void sample_gpu(struct rm_val *v)
 		v[C_GPU_VRAM_USED] = rm_num((double)a.vram_used / 1048576.0, 0);
 		v[C_GPU_VRAM_TOTAL] = rm_num((double)a.vram_total / 1048576.0, 0);
 	}
+}
+
+/*
+ * --seed-columns: the seed's formats, as its bash printf wrote them:
+ * `date +%s` and `date +%FT%TZ` of the same second, whole numbers cut by
+ * integer arithmetic (df -BG rounds the free GiB up), load1 as
+ * /proc/loadavg has it.
+ */
+static void seed_values(struct state *s, struct rm_val *v)
+{
+	static const int cut[] = { C_ELAPSED, C_CPU, C_MEMUSED, C_MEMAVAIL, C_MEMPCT, C_SWAP,
+				   C_DISKPCT, C_COMPILERS };
+	time_t sec = (time_t)floor(v[C_EPOCH].num);
+	struct tm tm;
+
+	v[C_EPOCH] = rm_num((double)sec, 0);
+	if (gmtime_r(&sec, &tm) && strftime(s->iso, sizeof(s->iso), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		v[C_ISO] = rm_str(s->iso);
+	for (size_t i = 0; i < sizeof(cut) / sizeof(cut[0]); i++)
+		if (v[cut[i]].type == RM_V_NUM)
+			v[cut[i]] = rm_num(floor(v[cut[i]].num), 0);
+	if (v[C_DISKAVAIL].type == RM_V_NUM)
+		v[C_DISKAVAIL] = rm_num(ceil(v[C_DISKAVAIL].num), 0);
 }
 
 static void sample(const struct opts *o, struct state *s, double elapsed,
@@ -755,6 +795,8 @@ static void sample(const struct opts *o, struct state *s, double elapsed,
 		sample_gpu(v);
 	if (o->cgroup_path)
 		sample_cgroup(v);
+	if (o->seed_cols)
+		seed_values(s, v);
 }
 
 static void emit(const struct opts *o, struct rm_buf *b, const struct rm_val *all)
@@ -780,7 +822,20 @@ static void emit(const struct opts *o, struct rm_buf *b, const struct rm_val *al
 	}
 	switch (o->fmt) {
 	case RM_FMT_CSV:
-		rm_emit_csv_row(b, ocols, v, nout);
+		if (o->seed_cols) {
+			/* The seed quoted its context always: "%s" with "" inside. */
+			rm_emit_csv_row(b, ocols, v, nout - 1);
+			b->len--;
+			rm_buf_adds(b, ",\"");
+			for (const char *p = v[nout - 1].str; p && *p; p++) {
+				if (*p == '"')
+					rm_buf_addc(b, '"');
+				rm_buf_addc(b, *p);
+			}
+			rm_buf_adds(b, "\"\n");
+		} else {
+			rm_emit_csv_row(b, ocols, v, nout);
+		}
 		break;
 	case RM_FMT_JSONL:
 		rm_emit_jsonl(b, ocols, v, nout);

@@ -54,10 +54,10 @@ setup() {
   [ "$output" = '[1,8,"torch"]' ]
 }
 
-@test "disk: rate per hour and projected time to full" {
+@test "disk: first and last, and no rate or time to full from 165 s (tests/mondrop.bats has the fitted ones)" {
   run -0 rm-summarize --json "$F/seed-build.csv"
-  run -0 jq -r '.system.disk | "\(.first_gb) \(.last_gb) \(.rate_gb_per_hour < -800) \(.hours_to_full < 0.03)"' <<<"$output"
-  [ "$output" = "50 18.5 true true" ]
+  run -0 jq -r '.system.disk | "\(.first_gb) \(.last_gb) \(.rate_gb_per_hour) \(.hours_to_full)"' <<<"$output"
+  [ "$output" = "50 18.5 null null" ]
 }
 
 @test "OOM kills from a rising oom_kills: time, stage, context; CRLF and a cut last row read" {

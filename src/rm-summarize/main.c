@@ -5,7 +5,7 @@
  *                     [--near-oom-mb MB] [--low-disk-gb GB] [--include ERE]
  *                     [--exclude ERE] [--top N] [--cores N] [--kmsg FILE]
  *                     [--rows-lost N [--rows-lost-from TIME]] [--trace FILE] [--series]
- *                     [-o FILE] FILE...
+ *                     [--stage-fallback N] [-o FILE] FILE...
  *
  * Each FILE is recognised by its header: a system CSV (rm-sample's, or the
  * seed script's 14 columns), rm-tree's exit log, its --job row or its
@@ -66,7 +66,7 @@ static const char usage_line[] =
 	"                    [--near-oom-mb MB] [--low-disk-gb GB] [--include ERE]\n"
 	"                    [--exclude ERE] [--top N] [--cores N] [--kmsg FILE]\n"
 	"                    [--rows-lost N [--rows-lost-from TIME]] [--trace FILE] [--series]\n"
-	"                    [-o FILE] FILE...";
+	"                    [--stage-fallback N] [-o FILE] FILE...";
 
 static const char help_text[] =
 	"\n"
@@ -96,6 +96,9 @@ static const char help_text[] =
 	"                         passes what rm-sample -o reported)\n"
 	"      --rows-lost-from TIME\n"
 	"                         when the first of them was sampled (RFC 3339)\n"
+	"      --stage-fallback N N rows took the newest log's name as their stage:\n"
+	"                         the stage file was missing or empty (rm-monitor\n"
+	"                         passes what rm-sample reported)\n"
 	"      --series           print the columns over time for gnuplot instead\n"
 	"                         of the report (see rm-summarize(1))\n"
 	"  -h, --help             this help\n"
@@ -522,7 +525,8 @@ static const char *out_path;   /* -o FILE */
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_JSON = 256, O_MD, O_SVG, O_CSV, O_NEAR, O_LOW, O_INC, O_EXC, O_TOP, O_CORES,
-	       O_KMSG, O_VERSION, O_LOST, O_LOST_FROM, O_TRACE, O_SERIES };
+	       O_KMSG, O_VERSION, O_LOST, O_LOST_FROM, O_TRACE, O_SERIES,
+	       O_STAGE_FB };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "markdown", no_argument, NULL, O_MD },
@@ -537,6 +541,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "kmsg", required_argument, NULL, O_KMSG },
 		{ "rows-lost", required_argument, NULL, O_LOST },
 		{ "rows-lost-from", required_argument, NULL, O_LOST_FROM },
+		{ "stage-fallback", required_argument, NULL, O_STAGE_FB },
 		{ "trace", required_argument, NULL, O_TRACE },
 		{ "series", no_argument, NULL, O_SERIES },
 		{ "help", no_argument, NULL, 'h' },
@@ -549,6 +554,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 
 	o->near_oom_mb = 4096;
 	o->rows_lost = -1;
+	o->stage_fallback = -1;
 	o->low_disk_gb = 20;
 	o->top = 10;
 	opterr = 0;
@@ -610,6 +616,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			if (rm_parse_long(optarg, 0, 1000000000000L, &n) < 0)
 				rm_usage_error(prog, usage_line, "invalid --rows-lost '%s': a whole number from 0", optarg);
 			o->rows_lost = n;
+			break;
+		case O_STAGE_FB:
+			if (rm_parse_long(optarg, 0, 1000000000000L, &n) < 0)
+				rm_usage_error(prog, usage_line, "invalid --stage-fallback '%s': a whole number from 0", optarg);
+			o->stage_fallback = n;
 			break;
 		case O_LOST_FROM:
 			if (!*optarg || strspn(optarg, "0123456789-:.TZ") != strlen(optarg))

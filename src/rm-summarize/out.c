@@ -163,6 +163,9 @@ static void text_sys(struct rm_buf *b, const struct report *r, const struct opts
 	if (o->rows_lost > 0)
 		rm_buf_addf(b, "  %snote     %ld rows lost from %s: the monitor could not write them%s\n",
 			    c->b, o->rows_lost, o->rows_lost_from ? o->rows_lost_from : "(unknown)", c->off);
+	if (o->stage_fallback > 0)
+		rm_buf_addf(b, "  note     stage from the newest log's name in %ld rows: the stage file was missing or empty\n",
+			    o->stage_fallback);
 	if (s->cut_rows)
 		rm_buf_adds(b, "  note     the last row was cut short; read without its cut field\n");
 	if (s->skipped)
@@ -280,13 +283,25 @@ static void text_sys(struct rm_buf *b, const struct report *r, const struct opts
 		}
 	}
 	if (!isnan(s->disk_first)) {
-		double rate = sys_disk_rate(s);
+		struct disk_fit df;
+		double h, h_lo, h_hi;
+		char span[40];
+		sys_disk_fit(s, &df);
+		fmt_dur(df.span_s, span, sizeof(span));
 		rm_buf_addf(b, "Disk: %.2f -> %.2f GiB available", s->disk_first, s->disk_last);
-		if (!isnan(rate)) {
-			rm_buf_addf(b, ", %+.2f GiB/h", rate);
-			if (rate < -0.01 && s->disk_last / -rate < 24 * 365) {
-				fmt_dur(s->disk_last / -rate * 3600, d, sizeof(d));
-				rm_buf_addf(b, "; full in %s at that rate", d);
+		if (!df.fitted) {
+			rm_buf_addf(b, "; no rate from %s and %ld sample%s (it needs %.0f min and %d)",
+				    span, df.n, df.n == 1 ? "" : "s", DISK_FIT_MIN_S / 60, DISK_FIT_MIN_N);
+		} else {
+			rm_buf_addf(b, ", %+.2f GiB/h (95 %% interval %+.2f to %+.2f over %s)", df.rate,
+				    df.lo, df.hi, span);
+			/* A time to full only where the whole interval falls. */
+			if (disk_hours(s, &df, 0, &h, &h_lo, &h_hi) && h < 24 * 365) {
+				char a[40], z[40];
+				fmt_dur(h * 3600, d, sizeof(d));
+				fmt_dur(h_lo * 3600, a, sizeof(a));
+				fmt_dur(h_hi * 3600, z, sizeof(z));
+				rm_buf_addf(b, "; full in %s (%s to %s) at that rate", d, a, z);
 			}
 		}
 		rm_buf_adds(b, "\n");
@@ -903,21 +918,49 @@ static void json_sys(struct rm_buf *b, const struct report *r, const struct opts
 	if (isnan(s->disk_first)) {
 		rm_buf_adds(b, "null");
 	} else {
-		double rate = sys_disk_rate(s);
-		int g = 1;
+		struct disk_fit df;
+		double h[2][3];
+		int g = 1, falls;
+		sys_disk_fit(s, &df);
 		rm_buf_addc(b, '{');
 		jkey(b, &g, "first_gb");
 		jnum(b, s->disk_first, 2);
 		jkey(b, &g, "last_gb");
 		jnum(b, s->disk_last, 2);
+		/* The rate is fitted over 10 minutes and 20 samples or more,
+		 * else null; times only when the whole 95 % interval falls. */
+		jkey(b, &g, "fit_seconds");
+		jnum(b, df.span_s, 3);
+		jkey(b, &g, "fit_samples");
+		rm_buf_addf(b, "%ld", df.n);
 		jkey(b, &g, "rate_gb_per_hour");
-		jnum(b, rate, 3);
-		/* A disk that does not shrink (or by less than 10 MiB an hour,
-		 * noise) is never full: null, not a figure in the millions. */
-		jkey(b, &g, "hours_to_full");
-		jnum(b, rate < -0.01 ? s->disk_last / -rate : NAN, 2);
-		jkey(b, &g, "hours_to_threshold");
-		jnum(b, rate < -0.01 ? (s->disk_last - o->low_disk_gb) / -rate : NAN, 2);
+		jnum(b, df.rate, 3);
+		jkey(b, &g, "rate_ci95_gb_per_hour");
+		if (df.fitted) {
+			rm_buf_addc(b, '[');
+			jnum(b, df.lo, 3);
+			rm_buf_addc(b, ',');
+			jnum(b, df.hi, 3);
+			rm_buf_addc(b, ']');
+		} else {
+			rm_buf_adds(b, "null");
+		}
+		falls = disk_hours(s, &df, 0, &h[0][0], &h[0][1], &h[0][2]);
+		disk_hours(s, &df, o->low_disk_gb, &h[1][0], &h[1][1], &h[1][2]);
+		for (int k = 0; k < 2; k++) {
+			jkey(b, &g, k ? "hours_to_threshold" : "hours_to_full");
+			jnum(b, falls ? h[k][0] : NAN, 2);
+			jkey(b, &g, k ? "hours_to_threshold_ci95" : "hours_to_full_ci95");
+			if (falls) {
+				rm_buf_addc(b, '[');
+				jnum(b, h[k][1], 2);
+				rm_buf_addc(b, ',');
+				jnum(b, h[k][2], 2);
+				rm_buf_addc(b, ']');
+			} else {
+				rm_buf_adds(b, "null");
+			}
+		}
 		rm_buf_addc(b, '}');
 	}
 	jkey(b, &f, "energy");
@@ -1034,6 +1077,12 @@ void print_json(struct rm_buf *b, const struct report *r, const struct opts *o)
 	jkey(b, &f, "rows_lost_from");
 	if (o->rows_lost > 0 && o->rows_lost_from)
 		rm_buf_json(b, o->rows_lost_from);
+	else
+		rm_buf_adds(b, "null");
+	/* Rows whose stage came from the newest log, not the stage file. */
+	jkey(b, &f, "stage_fallback_rows");
+	if (o->stage_fallback >= 0)
+		rm_buf_addf(b, "%ld", o->stage_fallback);
 	else
 		rm_buf_adds(b, "null");
 	jkey(b, &f, "system");

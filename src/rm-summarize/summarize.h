@@ -34,6 +34,7 @@ struct opts {
 	int has_inc, has_exc;
 	long rows_lost;        /* -1: not known (no --rows-lost) */
 	const char *rows_lost_from;
+	long stage_fallback;   /* rows staged by the log's name; -1: not known */
 	const char *trace;     /* --trace FILE */
 };
 
@@ -121,7 +122,9 @@ struct sys {
 	long oom_total;
 	struct oomev *ev;
 	size_t nev, capev;
-	double sn, st, sd, stt, std_;   /* disk least squares */
+	/* Disk least squares: count, means and co-moments of (t, disk)
+	 * updated row by row (no cancellation), and the time span. */
+	double dn, dmt, dmd, dctt, dctd, dcdd, dtmin, dtmax;
 	double disk_first, disk_last, swap_first, swap_last;
 	double energy_j, energy_s;
 	double low_comp_sum;
@@ -266,7 +269,26 @@ void sys_finish(struct report *r, const struct opts *o);
 int stage_at(const struct report *r, double epoch);
 void verdict_add(struct report *r, const char *kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-double sys_disk_rate(const struct sys *s);
+/*
+ * The disk rate, GiB per hour, by least squares with a 95 % interval:
+ * fitted only over at least DISK_FIT_MIN_S seconds and DISK_FIT_MIN_N
+ * samples (else rate, lo and hi are NaN).  A time to full is projected
+ * only when hi < 0, the whole interval below zero.
+ */
+#define DISK_FIT_MIN_S 600.0
+#define DISK_FIT_MIN_N 20
+struct disk_fit {
+	int fitted;
+	long n;                /* samples with a disk reading */
+	double span_s;         /* seconds between the first and the last */
+	double rate, lo, hi;
+};
+void sys_disk_fit(const struct sys *s, struct disk_fit *f);
+/* Hours until the disk's last reading reaches level at each rate of the
+ * fit (h, from the interval's fast end h_lo to its slow end h_hi); 0 when
+ * the disk does not fall surely (f->hi >= 0). */
+int disk_hours(const struct sys *s, const struct disk_fit *f, double level,
+	       double *h, double *h_lo, double *h_hi);
 void sys_free(struct sys *s);
 
 /* procs.c */

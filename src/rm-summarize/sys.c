@@ -421,14 +421,22 @@ int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 		st->max_comp = comp;
 
 	if (!isnan(disk)) {
+		double et, ed;
 		if (isnan(s->disk_first))
 			s->disk_first = disk;
 		s->disk_last = disk;
-		s->sn += 1;
-		s->st += t;
-		s->sd += disk;
-		s->stt += t * t;
-		s->std_ += t * disk;
+		if (s->dn == 0 || t < s->dtmin)
+			s->dtmin = t;
+		if (s->dn == 0 || t > s->dtmax)
+			s->dtmax = t;
+		s->dn += 1;
+		et = t - s->dmt;
+		ed = disk - s->dmd;
+		s->dmt += et / s->dn;
+		s->dmd += ed / s->dn;
+		s->dctt += et * (t - s->dmt);
+		s->dctd += et * (disk - s->dmd);
+		s->dcdd += ed * (disk - s->dmd);
 	}
 	if (!isnan(swap)) {
 		if (isnan(s->swap_first))
@@ -477,15 +485,54 @@ int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 	return 0;
 }
 
-double sys_disk_rate(const struct sys *s)
+/* Student's t, two-sided 95 %, for df >= 1: the Cornish-Fisher series
+ * in 1/df (within 0.001 of the tables from df 10 up; the fit needs 18). */
+static double t975(double df)
 {
-	/* Least squares over every sample, so one noisy reading does not
-	 * swing it; GiB per hour, NaN with fewer than two samples. */
-	double den = s->sn * s->stt - s->st * s->st;
+	const double z = 1.959963985;
+	double z3 = z * z * z, z5 = z3 * z * z, z7 = z5 * z * z;
 
-	if (s->sn < 2 || !(den > 0))
-		return NAN;
-	return (s->sn * s->std_ - s->st * s->sd) / den * 3600.0;
+	return z + (z3 + z) / (4 * df) + (5 * z5 + 16 * z3 + 3 * z) / (96 * df * df) +
+	       (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * df * df * df);
+}
+
+void sys_disk_fit(const struct sys *s, struct disk_fit *f)
+{
+	double b, sse, se, half;
+
+	f->n = (long)s->dn;
+	f->span_s = s->dn > 0 ? s->dtmax - s->dtmin : 0;
+	f->fitted = 0;
+	f->rate = f->lo = f->hi = NAN;
+	/* A short window is mostly other programs' writes and noise: no rate
+	 * (a 25 s run once "fell" 19 GiB/h). */
+	if (f->span_s < DISK_FIT_MIN_S || f->n < DISK_FIT_MIN_N || !(s->dctt > 0))
+		return;
+	b = s->dctd / s->dctt;
+	sse = s->dcdd - b * s->dctd;
+	if (!(sse > 0))
+		sse = 0;
+	se = sqrt(sse / (s->dn - 2) / s->dctt);
+	half = t975(s->dn - 2) * se;
+	f->fitted = 1;
+	f->rate = b * 3600.0;
+	f->lo = (b - half) * 3600.0;
+	f->hi = (b + half) * 3600.0;
+}
+
+int disk_hours(const struct sys *s, const struct disk_fit *f, double level,
+	       double *h, double *h_lo, double *h_hi)
+{
+	double room = s->disk_last - level;
+
+	if (!f->fitted || !(f->hi < 0))
+		return 0;
+	if (room < 0)
+		room = 0;
+	*h = room / -f->rate;
+	*h_lo = room / -f->lo;
+	*h_hi = room / -f->hi;
+	return 1;
 }
 
 int stage_at(const struct report *r, double epoch)
@@ -620,8 +667,10 @@ static void sys_verdicts(struct report *r, const struct opts *o)
 			problem = 1;
 		}
 	}
-	if (s->low.samples > 0 || (s->sn >= 2 && s->disk_last < s->disk_first)) {
-		double rate = sys_disk_rate(s);
+	if (s->dn > 0) {
+		struct disk_fit df;
+		double h_thr, thr_lo, thr_hi, h_full, full_lo, full_hi;
+		sys_disk_fit(s, &df);
 		if (s->low.samples > 0) {
 			fmt_clock(s->low.first_epoch - s->first_epoch, clock, sizeof(clock));
 			where(r, s->low.first_stage, NULL, w, sizeof(w));
@@ -630,17 +679,22 @@ static void sys_verdicts(struct report *r, const struct opts *o)
 				    o->low_disk_gb, s->low.samples, s->low.samples == 1 ? "" : "s", clock, w,
 				    s->pk[PK_DISK].v);
 			problem = 1;
-		} else if (!isnan(rate) && rate < 0) {
-			double h_thr = (s->disk_last - o->low_disk_gb) / -rate;
-			if (h_thr <= 24) {
-				char thr[40], full[40];
-				fmt_dur(h_thr > 0 ? h_thr * 3600 : 0, thr, sizeof(thr));
-				fmt_dur(s->disk_last / -rate * 3600, full, sizeof(full));
-				verdict_add(r, "disk-falling",
-					    "Disk falling: %.2f GiB/h; at that rate it crosses the %g GiB threshold in %s and is full in %s. Prune build caches before the next run.",
-					    -rate, o->low_disk_gb, thr, full);
-				problem = 1;
-			}
+		} else if (disk_hours(s, &df, o->low_disk_gb, &h_thr, &thr_lo, &thr_hi) && h_thr <= 24 &&
+			   disk_hours(s, &df, 0, &h_full, &full_lo, &full_hi)) {
+			/* Only a fall the whole 95 % interval agrees on. */
+			char span[40], t[3][40], f[3][40];
+			fmt_dur(df.span_s, span, sizeof(span));
+			fmt_dur(h_thr * 3600, t[0], sizeof(t[0]));
+			fmt_dur(thr_lo * 3600, t[1], sizeof(t[1]));
+			fmt_dur(thr_hi * 3600, t[2], sizeof(t[2]));
+			fmt_dur(h_full * 3600, f[0], sizeof(f[0]));
+			fmt_dur(full_lo * 3600, f[1], sizeof(f[1]));
+			fmt_dur(full_hi * 3600, f[2], sizeof(f[2]));
+			verdict_add(r, "disk-falling",
+				    "Disk falling: %.2f GiB/h (95 %% interval %.2f to %.2f, fitted over %s and %ld samples); at that rate it crosses the %g GiB threshold in %s (%s to %s) and is full in %s (%s to %s). Prune build caches before the next run.",
+				    -df.rate, -df.hi, -df.lo, span, df.n, o->low_disk_gb, t[0], t[1], t[2],
+				    f[0], f[1], f[2]);
+			problem = 1;
 		}
 	}
 	/* "No problem" only where there were memory readings to judge. */
