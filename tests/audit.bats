@@ -1,0 +1,33 @@
+#!/usr/bin/env bats
+# Audit of issue 12: items found still open, each with the test that
+# failed before its fix.
+
+setup() {
+  load test_helper/common
+}
+
+# big_mountinfo DIR: a copy of the cgroup-v2 fixture whose mountinfo holds
+# 20,000 container mounts (about 2.6 MiB) before the cgroup2 line, as on a
+# busy k8s node.
+big_mountinfo() {
+  cp -r "$FIXTURES/cgroup-v2" "$1"
+  local mi="$1/proc/self/mountinfo" i
+  {
+    sed -n 1,2p "$FIXTURES/cgroup-v2/proc/self/mountinfo"
+    for ((i = 0; i < 20000; i++)); do
+      printf '%d 23 0:%d / /var/lib/kubelet/pods/%08d-aaaa-bbbb-cccc-dddddddddddd/volumes/kubernetes.io~projected/kube-api-access rw,relatime - tmpfs tmpfs rw,size=1024k\n' \
+        $((1000 + i)) $((100 + i)) "$i"
+    done
+    sed -n '3,$p' "$FIXTURES/cgroup-v2/proc/self/mountinfo"
+  } >"$mi"
+}
+
+@test "a mountinfo of 2.6 MiB (20,000 mounts before cgroup2) still finds the cgroup (lib/cgroup find_mount)" {
+  big_mountinfo "$BATS_TEST_TMPDIR/t"
+  (($(stat -c %s "$BATS_TEST_TMPDIR/t/proc/self/mountinfo") > 2000000))
+  export RM_PROC_ROOT="$BATS_TEST_TMPDIR/t/proc" RM_SYS_ROOT="$BATS_TEST_TMPDIR/t/sys"
+  run -0 --separate-stderr rm-sample --cgroup-path /build.slice/job -f jsonl
+  [ "$stderr" = "" ]
+  run -0 jq -c '[.cg_mem_used_mb, .cg_mem_limit_mb, .cg_mem_avail_mb]' <<<"$output"
+  [ "$output" = "[5632,8192,3072]" ]
+}
