@@ -31,3 +31,22 @@ big_mountinfo() {
   run -0 jq -c '[.cg_mem_used_mb, .cg_mem_limit_mb, .cg_mem_avail_mb]' <<<"$output"
   [ "$output" = "[5632,8192,3072]" ]
 }
+
+@test "fuzz/run.sh seeds fz_cgroup with the cgroup fixtures (mountinfo, PID cgroup, memory.*, cpu.max), as the other targets get theirs" {
+  local d="$BATS_TEST_TMPDIR"
+  # A stand-in target: keeps a copy of the corpus it is given, exits 0.
+  printf '#!/bin/sh\nfor a; do :; done\ncp -r "$a" "%s/seen"\n' "$d" >"$d/fz_cgroup"
+  chmod +x "$d/fz_cgroup"
+  FUZZ_OUT="$d/out" FUZZ_SECONDS=1 FUZZ_JOBS=1 run -0 bash "$RM_TOP/tests/fuzz/run.sh" "$d/fz_cgroup"
+  local f seen_all=1
+  for f in proc/self/mountinfo proc/4243/cgroup sys/fs/cgroup/build.slice/job/memory.stat \
+    sys/fs/cgroup/build.slice/job/memory.events sys/fs/cgroup/build.slice/job/memory.max \
+    sys/fs/cgroup/build.slice/job/cpu.max; do
+    local hit=0 s
+    for s in "$d"/seen/fixture-*; do
+      cmp -s "$s" "$FIXTURES/cgroup-v2/$f" && hit=1
+    done
+    ((hit)) || { echo "not seeded: $f"; seen_all=0; }
+  done
+  ((seen_all))
+}
