@@ -391,6 +391,10 @@ static void drain(int fd)
 		;
 }
 
+/* What we were started with, which CMD gets back (as under time(1)). */
+static sigset_t entry_mask;
+static struct sigaction entry_pipe;
+
 static pid_t spawn(char **cmd)
 {
 	pid_t pid = fork();
@@ -398,11 +402,9 @@ static pid_t spawn(char **cmd)
 	if (pid != 0)
 		return pid;
 	/* CMD gets the dispositions and mask we were started with. */
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
+	sigaction(SIGPIPE, &entry_pipe, NULL);
 	signal(SIGCHLD, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &entry_mask, NULL);
 	execvp(cmd[0], cmd);
 	int e = errno;
 	fprintf(stderr, "%s: cannot run '%s': %s\n", prog, cmd[0], strerror(e));
@@ -523,6 +525,8 @@ int main(int argc, char **argv)
 	struct rm_rapl r;
 	int n;
 
+	sigprocmask(SIG_SETMASK, NULL, &entry_mask);
+	sigaction(SIGPIPE, NULL, &entry_pipe);
 	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &o);
 	n = rm_rapl_open(&r);

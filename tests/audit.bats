@@ -50,3 +50,17 @@ big_mountinfo() {
   done
   ((seen_all))
 }
+
+@test "rm-energy -- CMD: CMD gets the signal mask and the ignored SIGPIPE rm-energy was started with, as under time(1)" {
+  # The same grep, exec'd with SIGUSR1 blocked and SIGPIPE ignored:
+  # straight, then under rm-energy.  What CMD sees must not differ.
+  local py='import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+os.execvp(sys.argv[1], sys.argv[1:])'
+  run -0 "$PY" -c "$py" grep -E '^Sig(Blk|Ign)' /proc/self/status
+  local direct=$output
+  [[ "$direct" == *"SigBlk:"*"200"* ]]
+  run -0 --separate-stderr "$PY" -c "$py" rm-energy -- grep -E '^Sig(Blk|Ign)' /proc/self/status
+  [ "$output" = "$direct" ]
+}
