@@ -64,3 +64,18 @@ os.execvp(sys.argv[1], sys.argv[1:])'
   run -0 --separate-stderr "$PY" -c "$py" rm-energy -- grep -E '^Sig(Blk|Ign)' /proc/self/status
   [ "$output" = "$direct" ]
 }
+
+@test "rm-gpu --watch-pid: one last row when the PID ends inside an interval, as rm-sample and rm-energy write" {
+  sleep 1 &
+  local pid=$!
+  RM_SYS_ROOT="$FIXTURES/drm/mixed" RM_NVML_LIB=/nonexistent/libnvidia-ml.so.1 \
+    run -0 --separate-stderr timeout 60 rm-gpu -i 30 --watch-pid "$pid"
+  # The header, every card at the start, every card again at the end.
+  local first
+  first=$(printf '%s\n' "${lines[@]}" | grep -c ',0\.000$')
+  ((first >= 3))
+  [ "${#lines[@]}" -eq $((1 + 2 * first)) ]
+  [ "$(printf '%s\n' "${lines[@]}" | grep -c '^card0,')" -eq 2 ]
+  # The last row is the PID's end, not a tick 30 s later.
+  awk -F, 'NR > 1 && $NF > 5 { exit 1 }' <<<"$output"
+}
