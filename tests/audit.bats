@@ -79,3 +79,13 @@ os.execvp(sys.argv[1], sys.argv[1:])'
   # The last row is the PID's end, not a tick 30 s later.
   awk -F, 'NR > 1 && $NF > 5 { exit 1 }' <<<"$output"
 }
+
+@test "no command calls setlocale: numbers are parsed and printed in the C locale (the guard in lib/rmtools.h)" {
+  grep -q "Never call setlocale()" "$RM_TOP/lib/rmtools.h"
+  run grep -rn --include='*.c' --include='*.h' --exclude=rmtools.h 'setlocale *(' "$RM_TOP/src" "$RM_TOP/lib"
+  [ "$status" -eq 1 ]
+  # A German locale in the environment changes nothing.
+  LC_ALL=de_DE.UTF-8 LANG=de_DE.UTF-8 run -0 rm-summarize --json "$FIXTURES/summarize/seed-build.csv"
+  [[ "$output" != *[0-9],[0-9]*MiB* ]]
+  jq -e . <<<"$output" >/dev/null
+}
