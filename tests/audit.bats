@@ -89,3 +89,22 @@ os.execvp(sys.argv[1], sys.argv[1:])'
   [[ "$output" != *[0-9],[0-9]*MiB* ]]
   jq -e . <<<"$output" >/dev/null
 }
+
+@test "rm-energy -o: written whole and renamed into place (a hard link is never written through), a symlink refused in the words every command uses" {
+  local d="$BATS_TEST_TMPDIR"
+  export RM_SYS_ROOT="$FIXTURES/powercap/intel1"
+  echo ORIGINAL >"$d/victim"
+  ln "$d/victim" "$d/e.csv"
+  run -0 --separate-stderr rm-energy -o "$d/e.csv" -- true
+  [ "$(cat "$d/victim")" = ORIGINAL ]
+  [ "$(head -1 "$d/e.csv")" = "elapsed_s,pkg_j,pkg_w,dram_j,dram_w,exit" ]
+  ln -s "$d/victim" "$d/link.csv"
+  run -1 --separate-stderr rm-energy -o "$d/link.csv" -- touch "$d/ran"
+  [ "$stderr" = "rm-energy: cannot write '$d/link.csv': a symbolic link, not followed" ]
+  [ ! -e "$d/ran" ]
+  [ "$(cat "$d/victim")" = ORIGINAL ]
+  # No temporary file is left behind; /dev/stdout is the inherited descriptor.
+  [ "$(find "$d" -name '.*' | wc -l)" -eq 0 ]
+  run -0 --separate-stderr rm-energy -o /dev/stdout -- true
+  [ "${lines[0]}" = "elapsed_s,pkg_j,pkg_w,dram_j,dram_w,exit" ]
+}
