@@ -108,3 +108,12 @@ os.execvp(sys.argv[1], sys.argv[1:])'
   run -0 --separate-stderr rm-energy -o /dev/stdout -- true
   [ "${lines[0]}" = "elapsed_s,pkg_j,pkg_w,dram_j,dram_w,exit" ]
 }
+
+@test "--kmsg: nothing past 256 MiB is read (a sparse 300 MiB log after a real record), said once, exit 0 (reliability.md's bound)" {
+  local F="$FIXTURES/summarize/scope" k="$BATS_TEST_TMPDIR/big.kmsg"
+  cp "$F/memcg-build.kmsg" "$k"
+  truncate -s 300M "$k"
+  run -0 --separate-stderr timeout 120 rm-summarize --kmsg "$k" "$F/memcg-build.csv"
+  [ "$stderr" = "rm-summarize: --kmsg '$k': over 256 MiB, not read further" ]
+  [[ "$output" == *"(kernel log: over 256 MiB, not read further)"* ]]
+}
