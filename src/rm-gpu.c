@@ -233,6 +233,7 @@ int main(int argc, char **argv)
 	} else {
 		if (rm_tick_init(&t, o.interval, o.count, o.watch_pid) < 0) {
 			fprintf(stderr, "%s: cannot watch PID %d: %s\n", prog, (int)o.watch_pid, strerror(errno));
+			rm_buf_free(&b);
 			free(v);
 			return RM_EXIT_FAIL;
 		}
