@@ -285,10 +285,11 @@ struct hier {
 /* The v2 mount (ctrl NULL) or the v1 mount with controller ctrl. */
 static int find_mount(const char *ctrl, struct hier *h)
 {
-	static char buf[262144];
+	/* Read to EOF: a container host's mountinfo outgrows any fixed buffer. */
+	char *buf = rm_read_all_at(rm_proc_dirfd(), "self/mountinfo", NULL);
 	char *line, *save = NULL;
 
-	if (rm_read_at(rm_proc_dirfd(), "self/mountinfo", buf, sizeof(buf)) < 0)
+	if (!buf)
 		return -1;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		struct rm_cg_mount m;
@@ -300,8 +301,10 @@ static int find_mount(const char *ctrl, struct hier *h)
 		if (sys_path(m.point, h->point, sizeof(h->point)) < 0 ||
 		    rm_pathf(h->root, sizeof(h->root), "%s", m.root) < 0)
 			continue;
+		free(buf);
 		return 0;
 	}
+	free(buf);
 	errno = ENOENT;
 	return -1;
 }

@@ -1,6 +1,9 @@
 /*
  * rmtools: what every command includes: the version, the shared exit
  * codes, and the lib modules.
+ *
+ * Never call setlocale(): every strtod (rm_parse_seconds, the /proc
+ * parsers) and every "%f" of the emitters assumes the C locale's '.'.
  */
 #ifndef RM_RMTOOLS_H
 #define RM_RMTOOLS_H

@@ -195,7 +195,7 @@ int rm_tick_sleep_until(struct rm_tick *t, double sec)
 		if (r >= 0 && t->hook_ready)
 			t->hook_ready(t->hook_arg, p + hi, hn);
 		if (r > 0 && xi >= 0 && (p[xi].revents & (POLLIN | POLLHUP)))
-			return 1;
+			return 2;
 	}
 }
 
@@ -217,8 +217,12 @@ int rm_tick_next(struct rm_tick *t)
 			due = (double)t->slot * t->interval;
 		}
 	}
-	if (!rm_tick_sleep_until(t, due))
+	switch (rm_tick_sleep_until(t, due)) {
+	case 0:
 		return 0;
+	case 2:
+		return 2; /* woken by extra_fd: not a tick, the deadline stays */
+	}
 	t->slot++;
 	t->done++;
 	return 1;

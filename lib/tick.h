@@ -52,13 +52,16 @@ int rm_tick_init(struct rm_tick *t, double interval, long count, pid_t watch_pid
 
 /*
  * Wait for the next tick.  The first call returns at once.  Returns 1
- * when a row is due, 0 when the stream is over (t->end says why).
+ * when a row is due, 0 when the stream is over (t->end says why), 2 when
+ * extra_fd became readable first: no row is due, and neither the deadline
+ * nor the count is used up.
  */
 int rm_tick_next(struct rm_tick *t);
 
 /*
  * Sleep until the deadline `sec` seconds after start while honouring the
- * same stop conditions; returns 0 when the stream should stop.
+ * same stop conditions; returns 0 when the stream should stop, 2 when
+ * extra_fd woke it before the deadline, else 1.
  */
 int rm_tick_sleep_until(struct rm_tick *t, double sec);
 

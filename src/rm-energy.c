@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "energy.h"
+#include "outfile.h"
 #include "rmtools.h"
 
 static const char prog[] = "rm-energy";
@@ -391,6 +392,10 @@ static void drain(int fd)
 		;
 }
 
+/* What we were started with, which CMD gets back (as under time(1)). */
+static sigset_t entry_mask;
+static struct sigaction entry_pipe;
+
 static pid_t spawn(char **cmd)
 {
 	pid_t pid = fork();
@@ -398,11 +403,9 @@ static pid_t spawn(char **cmd)
 	if (pid != 0)
 		return pid;
 	/* CMD gets the dispositions and mask we were started with. */
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
+	sigaction(SIGPIPE, &entry_pipe, NULL);
 	signal(SIGCHLD, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &entry_mask, NULL);
 	execvp(cmd[0], cmd);
 	int e = errno;
 	fprintf(stderr, "%s: cannot run '%s': %s\n", prog, cmd[0], strerror(e));
@@ -425,13 +428,16 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 	int fd = STDERR_FILENO, st = 0, status, p[2];
 	pid_t pid, w;
 	double el;
+	/* -o FILE: written whole, then renamed into place (lib/outfile). */
+	struct rm_outfile out = { .fd = -1 };
+	char why[256];
 
 	if (o->output) {
-		fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666);
-		if (fd < 0) {
-			fprintf(stderr, "%s: cannot open '%s': %s\n", prog, o->output, strerror(errno));
+		if (rm_out_open(o->output, &out, why, sizeof(why)) < 0) {
+			fprintf(stderr, "%s: cannot write '%s': %s\n", prog, o->output, why);
 			return RM_EXIT_FAIL;
 		}
+		fd = out.fd;
 	}
 	if (r)
 		start(r, &tt);
@@ -439,6 +445,8 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 		start_unmeasured(&tt);
 	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
 		fprintf(stderr, "%s: cannot make a pipe: %s\n", prog, strerror(errno));
+		if (o->output)
+			rm_out_abort(&out);
 		return RM_EXIT_FAIL;
 	}
 	chld_wfd = p[1];
@@ -451,6 +459,8 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 	pid = spawn(o->cmd);
 	if (pid < 0) {
 		fprintf(stderr, "%s: cannot fork: %s\n", prog, strerror(errno));
+		if (o->output)
+			rm_out_abort(&out);
 		return RM_EXIT_FAIL;
 	}
 	rm_tick_init(&t, o->interval, 0, 0);
@@ -476,6 +486,8 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 		;
 	if (w != pid) {
 		fprintf(stderr, "%s: cannot wait for '%s': %s\n", prog, o->cmd[0], strerror(errno));
+		if (o->output)
+			rm_out_abort(&out);
 		return RM_EXIT_FAIL;
 	}
 	if (r)
@@ -502,10 +514,18 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 	if (o->header && o->fmt == RM_FMT_CSV)
 		rm_emit_csv_header(&b, run_cols, R_NCOLS);
 	emit(o, &b, run_cols, v, R_NCOLS, 1);
-	if (rm_buf_write(fd, &b) < 0 || (o->output && close(fd) < 0)) {
-		if (errno != EPIPE)
+	if (rm_buf_write(fd, &b) < 0) {
+		int e = errno;
+		if (o->output)
+			rm_out_abort(&out);
+		if (e != EPIPE)
 			fprintf(stderr, "%s: cannot write '%s': %s\n", prog,
-				o->output ? o->output : "stderr", strerror(errno));
+				o->output ? o->output : "stderr", strerror(e));
+		rm_buf_free(&b);
+		return status ? status : RM_EXIT_FAIL;
+	}
+	if (o->output && rm_out_commit(&out, why, sizeof(why)) < 0) {
+		fprintf(stderr, "%s: cannot write '%s': %s\n", prog, o->output, why);
 		rm_buf_free(&b);
 		return status ? status : RM_EXIT_FAIL;
 	}
@@ -523,6 +543,8 @@ int main(int argc, char **argv)
 	struct rm_rapl r;
 	int n;
 
+	sigprocmask(SIG_SETMASK, NULL, &entry_mask);
+	sigaction(SIGPIPE, NULL, &entry_pipe);
 	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &o);
 	n = rm_rapl_open(&r);

@@ -12,7 +12,7 @@
  *
  *   -i, --interval SEC     seconds between samples (0.001 to 86400)
  *   -n, --count COUNT      stop after COUNT samples
- *       --watch-pid PID    stop as soon as PID ends
+ *       --watch-pid PID    stop as soon as PID ends, after one last row
  *   -f, --format FMT       csv (default), jsonl or prom
  *   -H, --no-header        no CSV header line
  *   -h, --help             this help
@@ -44,7 +44,7 @@ static const char help_text[] =
 	"\n"
 	"  -i, --interval SEC     seconds between samples (0.001 to 86400)\n"
 	"  -n, --count COUNT      stop after COUNT samples\n"
-	"      --watch-pid PID    stop as soon as PID ends\n"
+	"      --watch-pid PID    stop as soon as PID ends, after one last row\n"
 	"  -f, --format FMT       csv (default), jsonl or prom\n"
 	"  -H, --no-header        no CSV header line\n"
 	"  -h, --help             this help\n"
@@ -233,9 +233,15 @@ int main(int argc, char **argv)
 	} else {
 		if (rm_tick_init(&t, o.interval, o.count, o.watch_pid) < 0) {
 			fprintf(stderr, "%s: cannot watch PID %d: %s\n", prog, (int)o.watch_pid, strerror(errno));
+			rm_buf_free(&b);
+			free(v);
 			return RM_EXIT_FAIL;
 		}
 		while (rm_tick_next(&t))
+			emit(&o, &b, v, ncols, rm_now_epoch(), rm_tick_elapsed(&t));
+		/* The watched PID ended inside an interval: one last row, as
+		 * rm-sample and rm-energy write. */
+		if (t.end == RM_END_PID)
 			emit(&o, &b, v, ncols, rm_now_epoch(), rm_tick_elapsed(&t));
 	}
 	rm_buf_free(&b);

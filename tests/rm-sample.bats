@@ -106,7 +106,9 @@ print(len(r), round(e[-1]-e[0],2), max(abs(v - i*0.05) for i,v in enumerate(e)) 
   for sig in TERM INT HUP; do
     rm-sample -i 0.01 >"$BATS_TEST_TMPDIR/$sig.csv" &
     pid=$!
-    sleep 0.3
+    # Mid-stream: some rows first (a tick is slower on a busy host, so
+    # wait for them rather than for a fixed time).
+    wait_for 30 bash -c '(($(wc -l <"$1") > 5))' _ "$BATS_TEST_TMPDIR/$sig.csv"
     kill -"$sig" "$pid"
     # (bats' run cannot wait for a child of the test itself: plain wait.)
     rc=0

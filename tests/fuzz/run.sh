@@ -32,6 +32,9 @@ seed_globs() {
       '*/memory.peak' '*/memory.max_usage_in_bytes' ;;
     fz_csvread) echo '*.csv' ;;
     fz_kmsg) echo '*kmsg*' ;;
+    fz_cgroup) printf '%s\n' '*/mountinfo' '*/proc/*/cgroup' '*/memory.stat' \
+      '*/memory.events' '*/memory.max' '*/memory.limit_in_bytes' \
+      '*/memory.oom_control' '*/cpu.max' ;;
     *) ;;
   esac
 }

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../fuzz/fz_cgroup.c"
 #include "../fuzz/fz_cmdline.c"
 #include "../fuzz/fz_csvread.c"
 #include "../fuzz/fz_http.c"
@@ -37,6 +38,7 @@ static const struct {
 	const char *name;
 	fz_fn fn;
 } targets[] = {
+	{ "fz_cgroup", fz_cgroup },
 	{ "fz_cmdline", fz_cmdline },
 	{ "fz_csvread", fz_csvread },
 	{ "fz_http", fz_http },
@@ -139,30 +141,52 @@ static int replay_dir(const char *dir, const char *name, fz_fn fn)
 	return n;
 }
 
-static void every_regress_dir_has_a_target(void)
+/*
+ * Every entry of dir (under top) is a target in the table: a regress
+ * directory, a seed corpus, or (suffix ".c") a fuzz target's source.
+ */
+static void every_entry_has_a_target(const char *dir, const char *suffix)
 {
 	char path[8192];
 	struct dirent *de;
 	DIR *d;
+	size_t sl = strlen(suffix);
 
-	snprintf(path, sizeof(path), "%s/tests/fixtures/fuzz-regress", top);
+	snprintf(path, sizeof(path), "%s/%s", top, dir);
 	d = opendir(path);
 	CHECK(d != NULL);
 	if (!d)
 		return;
 	while ((de = readdir(d)) != NULL) {
-		size_t i;
+		size_t i, nl = strlen(de->d_name);
 		if (de->d_name[0] == '.')
 			continue;
+		/* In tests/fuzz only the targets' sources, fz_NAME.c. */
+		if (*suffix && (strncmp(de->d_name, "fz_", 3) != 0 || nl <= sl ||
+				strcmp(de->d_name + nl - sl, suffix) != 0))
+			continue;
 		for (i = 0; i < NTARGETS; i++)
-			if (strcmp(de->d_name, targets[i].name) == 0)
+			if (strlen(targets[i].name) == nl - sl &&
+			    strncmp(de->d_name, targets[i].name, nl - sl) == 0)
 				break;
 		if (i == NTARGETS) {
-			printf("#   tests/fixtures/fuzz-regress/%s: no such fuzz target\n", de->d_name);
+			printf("#   %s/%s: no such fuzz target in t_regress\n", dir, de->d_name);
 			CHECK(i < NTARGETS);
 		}
 	}
 	closedir(d);
+}
+
+static void every_regress_dir_has_a_target(void)
+{
+	every_entry_has_a_target("tests/fixtures/fuzz-regress", "");
+}
+
+/* A target whose seeds and crashes make check never replays is untested. */
+static void every_fuzz_target_is_replayed(void)
+{
+	every_entry_has_a_target("tests/fuzz/corpus", "");
+	every_entry_has_a_target("tests/fuzz", ".c");
 }
 
 static size_t cur;
@@ -182,6 +206,7 @@ int main(void)
 	if (t && *t)
 		snprintf(top, sizeof(top), "%s", t);
 	RUN(every_regress_dir_has_a_target);
+	RUN(every_fuzz_target_is_replayed);
 	for (cur = 0; cur < NTARGETS; cur++) {
 		char name[128];
 		snprintf(name, sizeof(name), "fuzz regressions and seeds of %s", targets[cur].name);
