@@ -206,7 +206,9 @@ static void note_peak(struct stream *s, struct rm_pnode *n, uint64_t kib, double
 		n->peak_at = at;
 		n->has_peak = 1;
 	}
-	if (!s->has_max_proc || n->peak_kib > s->max_proc) {
+	/* In exact mode the rows carry the kernel's peaks: the largest
+	 * process is the largest row (stream_row), not a live reading. */
+	if (!events_exact() && (!s->has_max_proc || n->peak_kib > s->max_proc)) {
 		s->max_proc = n->peak_kib;
 		s->has_max_proc = 1;
 	}
@@ -1339,8 +1341,12 @@ int stream_run(const struct opts *o)
 	rm_ptree_free(&s.reaped);
 	free(s.fresh.v);
 	free(s.gone.v);
-	if (s.exec)
-		return rm_exit_column(s.root_status);
+	/* --exec: CMD's status, but not a success when an output it was
+	 * asked for could not be written (said above, MW42). */
+	if (s.exec) {
+		int rc = rm_exit_column(s.root_status);
+		return rc == 0 && s.status == RM_EXIT_FAIL ? RM_EXIT_FAIL : rc;
+	}
 	return rm_finish_stdout(prog, s.status);
 }
 
