@@ -236,6 +236,20 @@ rows_once() {
   grep -Eq "^ +$pid +$mib " <<<"$output"
 }
 
+@test "sampled mode: a largest-process figure no row carries says so, beside the largest row" {
+  local _
+  for _ in 1 2 3; do
+    run -0 --separate-stderr env RM_NO_EVENTS=1 rm-run -o - -- sh -c "$MEMHOG -m 24 -t 0.2; true"
+    line=$(grep '^  largest single process (exact)' <<<"$output")
+    if [[ "$line" =~ \(memhog,\ PID\ ([0-9]+)\)$ ]]; then
+      mib=$(sed -n 's/^  largest single process (exact) *\([0-9.]*\) MiB.*/\1/p' <<<"$line")
+      grep -Eq "^ +${BASH_REMATCH[1]} +$mib " <<<"$output"
+    else
+      [[ "$line" =~ ^\ \ largest\ single\ process\ \(exact\)\ +[0-9.]+\ MiB\ \(the\ kernel\'s\ maxrss\ over\ the\ tree,\ which\ names\ no\ process\;\ the\ largest\ row,\ [a-z]+\ PID\ [0-9]+,\ was\ sampled\ at\ [0-9.]+\ MiB\)$ ]]
+    fi
+  done
+}
+
 @test "--cgroup: one line says where the sampled total and the exact cgroup peak part ways" {
   run --separate-stderr rm-run --cgroup --json -i 0.1 -o run.json -- \
     sh -c "for i in 1 2 3 4; do $MEMHOG -m 4 -t 1.2 & done; wait"

@@ -494,8 +494,9 @@ static void text_job(struct rm_buf *b, const struct report *r, const struct sty 
 		if (p && p->peak_kib >= j->max_proc_kib)
 			rm_buf_addf(b, " (%s, PID %d)", p->comm, p->pid);
 		else if (p && !isnan(p->peak_kib))
-			rm_buf_addf(b, " (wait4's maxrss, not tied to one row: the largest row is %.1f MiB, %s)",
-				    mib(p->peak_kib), p->comm);
+			rm_buf_addf(b, " (the kernel's maxrss over the tree, which names no process; "
+				    "the largest row, %s PID %d, was sampled at %.1f MiB)",
+				    p->comm, p->pid, mib(p->peak_kib));
 		rm_buf_adds(b, "\n");
 	}
 	if (!isnan(j->mem_max_kib)) {
