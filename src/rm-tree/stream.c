@@ -445,9 +445,15 @@ static struct rm_pnode *meet(struct stream *s, int pid, double el)
 	n->state = st.state;
 	memcpy(n->comm, st.comm, sizeof(n->comm));
 	/* Zombies are not live processes, but one of our own children is
-	 * still the job's: it joins and the reaper writes its row. */
+	 * still the job's: it joins and the reaper writes its row.  So is a
+	 * member's zombie child, met by a scan before its fork event was
+	 * read (a loaded machine): as an outsider it would never join, and
+	 * its exit record would be dropped (MW31: rows lost). */
+	struct rm_pnode *parent = rm_ptree_find(&s->t, st.ppid);
+	int members_zombie = parent && parent->member && !parent->ended;
 	if ((st.flags & RM_PF_KTHREAD) ||
-	    ((st.state == 'Z' || st.state == 'X') && !(s->exec && st.ppid == s->self))) {
+	    ((st.state == 'Z' || st.state == 'X') && !(s->exec && st.ppid == s->self) &&
+	     !members_zombie)) {
 		n->outsider = 1;
 		rm_pfile_close(&fd);
 	} else {
@@ -521,7 +527,7 @@ static void join(struct stream *s, double el)
 		}
 		if (st.state == 'Z' || st.state == 'X') {
 			n->state = st.state;
-			continue;  /* only our own zombies join: the reaper ends them */
+			continue;  /* the reaper (ours) or the next sample ends them */
 		}
 		take(s, n, &st, el);
 	}
