@@ -13,7 +13,7 @@ setup() {
   run -2 --separate-stderr rm-run
   [ "${stderr_lines[0]}" = "rm-run: no command to run" ]
   run -2 --separate-stderr rm-run -i 0 -- true
-  [ "${stderr_lines[0]}" = "rm-run: invalid interval '0': seconds from 0.001 to 86400" ]
+  [ "${stderr_lines[0]}" = "rm-run: invalid interval '0': seconds from 0.001 to 86400, or with a unit (200ms, 1.5s, 2m)" ]
   run -2 --separate-stderr rm-run --bogus -- true
   [ "${stderr_lines[0]}" = "rm-run: unknown option '--bogus'" ]
   run -2 --separate-stderr rm-run --csv
@@ -193,10 +193,11 @@ orphan_pid() {
   run -0 --separate-stderr rm-run -o "$d/sum.txt" -- true
   [ "$(cat "$d/victim")" = "ORIGINAL" ]
   grep -q "^Job: true" "$d/sum.txt"
-  # A symlink at the target is refused, in the words every command uses.
+  # A symlink at the target is refused, in the words every command uses,
+  # before the command runs (MW42).
   ln -s "$d/victim" "$d/link.txt"
-  run -0 --separate-stderr rm-run -o "$d/link.txt" -- true
-  [[ "$stderr" == *"rm-summarize: cannot write '$d/link.txt': a symbolic link, not followed"* ]]
+  run -1 --separate-stderr rm-run -o "$d/link.txt" -- true
+  [ "$stderr" = "rm-run: cannot write -o '$d/link.txt': a symbolic link, not followed; nothing was run" ]
   [ "$(cat "$d/victim")" = "ORIGINAL" ]
   [ -L "$d/link.txt" ]
   # No temporary file is left behind.
@@ -204,10 +205,11 @@ orphan_pid() {
   # /dev/stdout is the descriptor rm-run was given, not a planted link.
   run -0 --separate-stderr rm-run -o /dev/stdout -- true
   [[ "$output" == "Job: true"* ]]
-  # The summary may not replace a file rm-run reads back.
-  run -0 --separate-stderr rm-run -o "$d/tl.csv" --timeline "$d/tl.csv" -- true
-  [[ "$stderr" == *"cannot write '$d/tl.csv': it is the input"* ]]
-  [ "$(head -1 "$d/tl.csv")" = "epoch,iso,elapsed_s,procs,rss_kib,cpu_pct" ]
+  # The summary may not replace a file rm-run reads back: refused before
+  # the command runs (MW42).
+  run -2 --separate-stderr rm-run -o "$d/tl.csv" --timeline "$d/tl.csv" -- touch "$d/ran"
+  [ "${stderr_lines[0]}" = "rm-run: '$d/tl.csv' is named for two outputs" ]
+  [ ! -e "$d/tl.csv" ] && [ ! -e "$d/ran" ]
 }
 
 @test "rm-tree: two outputs on one path are refused; /dev/stdout is allowed; a symlink is named as one" {

@@ -24,7 +24,8 @@
  *   --include ERE        show only processes whose name, command line or
  *                        unit matches (totals are not changed)
  *   --exclude ERE        do not show processes that match
- *   --top N              processes and units listed (10)
+ *   --top N|all          processes and units listed (10; the JSON lists
+ *                        every process unless --top is given)
  *   --cores N            cores for the RAM-bound rule (this machine's)
  *   --kmsg FILE          kernel log for OOM victims (/dev/kmsg)
  *   -h, --help           this help
@@ -45,6 +46,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -87,7 +89,8 @@ static const char help_text[] =
 	"      --include ERE      show only processes whose name, command line or\n"
 	"                         unit matches (totals are not changed)\n"
 	"      --exclude ERE      do not show processes that match\n"
-	"      --top N            processes and units listed (10)\n"
+	"      --top N|all        processes and units listed (10; the JSON lists\n"
+	"                         every process unless --top is given)\n"
 	"      --cores N          cores for the RAM-bound rule (this machine's)\n"
 	"      --kmsg FILE        kernel log for OOM victims (/dev/kmsg)\n"
 	"  -o, --output FILE      the report to FILE (written whole, then renamed into\n"
@@ -597,12 +600,19 @@ static void parse_args(int argc, char **argv, struct opts *o)
 					       c == O_INC ? "--include" : "--exclude", optarg, msg);
 			}
 			*has = 1;
+			if (c == O_INC)
+				o->inc_pat = optarg;
+			else
+				o->exc_pat = optarg;
 			break;
 		}
 		case O_TOP:
-			if (rm_parse_long(optarg, 1, 1000000, &n) < 0)
-				rm_usage_error(prog, usage_line, "invalid --top '%s': a whole number from 1", optarg);
+			if (strcmp(optarg, "all") == 0)
+				n = INT_MAX;
+			else if (rm_parse_long(optarg, 1, 1000000, &n) < 0)
+				rm_usage_error(prog, usage_line, "invalid --top '%s': a whole number from 1, or all", optarg);
 			o->top = (int)n;
+			o->top_set = 1;
 			break;
 		case O_CORES:
 			if (rm_parse_long(optarg, 1, 65536, &n) < 0)
@@ -873,6 +883,18 @@ int main(int argc, char **argv)
 		rm_out(prog, &b);
 	}
 	rm_buf_free(&b);
+	/* Filters that match nothing: the summary says so, but with -o it is
+	 * in a file; a word here too (MW24). */
+	for (int k = 0; k < nrep && out_path && status == RM_EXIT_OK; k++) {
+		size_t shown = 0;
+		for (size_t i = 0; i < reps[k].nproc; i++)
+			shown += reps[k].procs[i].shown;
+		if ((g_opt.has_inc || g_opt.has_exc) && reps[k].nproc && !shown) {
+			fprintf(stderr, "%s: warning: no process matches the filters; '%s' says which names were seen\n",
+				prog, out_path);
+			break;
+		}
+	}
 	for (int k = 0; k < nrep; k++)
 		report_free(&reps[k]);
 	for (int i = 0; i < nin; i++)

@@ -355,6 +355,99 @@ static void text_sys(struct rm_buf *b, const struct report *r, const struct opts
 	}
 }
 
+/* The heaviest in-scope row of the exit log, NULL without one. */
+static const struct proc *largest_row(const struct report *r)
+{
+	return r->nproc && !isnan(r->order[0]->peak_kib) ? r->order[0] : NULL;
+}
+
+/*
+ * Why the sampled tree total and the cgroup's exact peak differ, from
+ * what rm-tree measured at the sampled peak (its job row's peak_file_kib,
+ * cg_file_kib, cg_kernel_kib): one line, 0 when there is nothing to say.
+ */
+static int cgroup_gap(const struct job *j, char *buf, size_t size)
+{
+	if (isnan(j->peak_kib) || isnan(j->cgroup_kib) || fabs(j->peak_kib - j->cgroup_kib) < 1024)
+		return 0;
+	if (isnan(j->peak_file_kib) || isnan(j->cg_anon_kib) || isnan(j->cg_file_kib) ||
+	    isnan(j->cg_kernel_kib)) {
+		snprintf(buf, size, "(the sampled total is %s the cgroup's: %s)",
+			 j->peak_kib > j->cgroup_kib ? "above" : "below",
+			 j->peak_kib > j->cgroup_kib ?
+			 "pages shared by several processes count once per process in it" :
+			 "the cgroup also holds page cache and kernel memory");
+		return 1;
+	}
+	snprintf(buf, size, "sampled minus exact %+.1f MiB: at the sampled peak the total had %.1f MiB "
+		 "anonymous + %.1f MiB file-backed (shared pages counted once per process); the "
+		 "cgroup then held %.1f MiB anonymous + %.1f MiB page cache + %.1f MiB kernel "
+		 "(a file's pages are charged to the cgroup that first read them)",
+		 mib(j->peak_kib - j->cgroup_kib), mib(j->peak_kib - j->peak_file_kib),
+		 mib(j->peak_file_kib), mib(j->cg_anon_kib), mib(j->cg_file_kib), mib(j->cg_kernel_kib));
+	return 1;
+}
+
+/* --include/--exclude: how many match, and the peaks left out. */
+struct filt {
+	size_t shown, hidden;
+	double hidden_kib;
+	char names[200];     /* names seen, heaviest first, for the warning */
+};
+
+static int filtered(const struct report *r, const struct opts *o, struct filt *f)
+{
+	size_t len = 0;
+
+	memset(f, 0, sizeof(*f));
+	if (!o->has_inc && !o->has_exc)
+		return 0;
+	for (size_t i = 0; i < r->nproc; i++) {
+		const struct proc *p = r->order[i];
+		int seen = 0;
+		if (p->shown) {
+			f->shown++;
+			continue;
+		}
+		f->hidden++;
+		if (!isnan(p->peak_kib))
+			f->hidden_kib += p->peak_kib;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = strcmp(r->order[k]->comm, p->comm) == 0;
+		if (!seen && len + strlen(p->comm) + 3 < sizeof(f->names) - 4) {
+			len += (size_t)snprintf(f->names + len, sizeof(f->names) - len, "%s%s",
+						len ? ", " : "", p->comm);
+		}
+	}
+	return 1;
+}
+
+static void filter_words(struct rm_buf *b, const struct opts *o)
+{
+	if (o->has_inc)
+		rm_buf_addf(b, "--include '%s'", o->inc_pat ? o->inc_pat : "?");
+	if (o->has_inc && o->has_exc)
+		rm_buf_addc(b, ' ');
+	if (o->has_exc)
+		rm_buf_addf(b, "--exclude '%s'", o->exc_pat ? o->exc_pat : "?");
+}
+
+/* The warning when the filters leave nothing: what to try instead. */
+static void filter_warning(struct rm_buf *b, const struct report *r, const struct opts *o,
+			   const struct filt *f)
+{
+	rm_buf_adds(b, "no process matches ");
+	filter_words(b, o);
+	rm_buf_addf(b, ": the %zu processes are in the totals but none is listed. "
+		    "The patterns are POSIX extended regular expressions, case-sensitive, "
+		    "matched against the name, the command line and the compile unit", r->nproc);
+	if (f->names[0])
+		rm_buf_addf(b, "; names seen: %s. Try --include with one of them", f->names);
+	if (o->has_exc)
+		rm_buf_adds(b, ", or drop --exclude");
+	rm_buf_adds(b, ".");
+}
+
 /* rm-run --memory-max: did CMD fit the budget, and if not, who was killed. */
 static void budget_line(const struct job *j, char *buf, size_t size)
 {
@@ -391,16 +484,36 @@ static void text_job(struct rm_buf *b, const struct report *r, const struct sty 
 	if (!isnan(j->procs))
 		rm_buf_addf(b, ", %.0f processes", j->procs);
 	rm_buf_adds(b, "\n");
+	if (!isnan(j->start_epoch) && !isnan(j->end_epoch)) {
+		char s0[40], s1[40];
+		rm_fmt_iso(j->start_epoch, s0, sizeof(s0));
+		rm_fmt_iso(j->end_epoch, s1, sizeof(s1));
+		rm_buf_addf(b, "  started %s, ended %s (epoch %.3f to %.3f)\n", s0, s1,
+			    j->start_epoch, j->end_epoch);
+	}
 	if (!isnan(j->peak_kib)) {
 		rm_buf_addf(b, "  peak memory (sampled tree total) %.1f MiB", mib(j->peak_kib));
 		if (!isnan(j->peak_at))
 			rm_buf_addf(b, " at +%.2f s", j->peak_at);
 		rm_buf_adds(b, "\n");
 	}
-	if (!isnan(j->cgroup_kib))
+	if (!isnan(j->cgroup_kib)) {
+		char why[400];
 		rm_buf_addf(b, "  peak memory (exact, cgroup)      %.1f MiB\n", mib(j->cgroup_kib));
-	if (!isnan(j->max_proc_kib))
-		rm_buf_addf(b, "  largest single process (exact)   %.1f MiB\n", mib(j->max_proc_kib));
+		if (cgroup_gap(j, why, sizeof(why)))
+			rm_buf_addf(b, "  %s\n", why);
+	}
+	if (!isnan(j->max_proc_kib)) {
+		const struct proc *p = largest_row(r);
+		rm_buf_addf(b, "  largest single process (exact)   %.1f MiB", mib(j->max_proc_kib));
+		if (p && p->peak_kib >= j->max_proc_kib)
+			rm_buf_addf(b, " (%s, PID %d)", p->comm, p->pid);
+		else if (p && !isnan(p->peak_kib))
+			rm_buf_addf(b, " (the kernel's maxrss over the tree, which names no process; "
+				    "the largest row, %s PID %d, was sampled at %.1f MiB)",
+				    p->comm, p->pid, mib(p->peak_kib));
+		rm_buf_adds(b, "\n");
+	}
 	if (!isnan(j->mem_max_kib)) {
 		char line[400];
 		budget_line(j, line, sizeof(line));
@@ -441,6 +554,19 @@ static void text_procs(struct rm_buf *b, const struct report *r, const struct op
 	if (shown != r->nproc)
 		rm_buf_addf(b, "; %zu match the filters", shown);
 	rm_buf_adds(b, "\n");
+	struct filt fl;
+	if (filtered(r, o, &fl)) {
+		rm_buf_adds(b, "  filters: ");
+		filter_words(b, o);
+		rm_buf_addf(b, "; %zu of %zu processes match; the %zu left out peaked at %.1f MiB "
+			    "together (summed per process; the totals above count them)\n",
+			    fl.shown, r->nproc, fl.hidden, mib(fl.hidden_kib));
+		if (!fl.shown && r->nproc) {
+			rm_buf_addf(b, "  %swarning%s: ", c->red, c->off);
+			filter_warning(b, r, o, &fl);
+			rm_buf_adds(b, "\n");
+		}
+	}
 	if (shown) {
 		rm_buf_addf(b, "  %7s %10s %10s %8s %6s  %-15s %s\n", "PID", "peak MiB", "at s",
 			    "cpu s", "exit", "comm", "unit or cmd");
@@ -697,6 +823,18 @@ static void jnum(struct rm_buf *b, double v, int prec)
 		rm_buf_adds(b, "null");
 	else
 		rm_buf_num(b, v, prec);
+}
+
+static void jiso(struct rm_buf *b, double epoch)
+{
+	char iso[40];
+
+	if (isnan(epoch)) {
+		rm_buf_adds(b, "null");
+		return;
+	}
+	rm_fmt_iso(epoch, iso, sizeof(iso));
+	rm_buf_json(b, iso);
 }
 
 static void jkey(struct rm_buf *b, int *first, const char *k)
@@ -1106,6 +1244,10 @@ void print_json(struct rm_buf *b, const struct report *r, const struct opts *o)
 		jnum(b, j->start_epoch, 3);
 		jkey(b, &g, "end_epoch");
 		jnum(b, j->end_epoch, 3);
+		jkey(b, &g, "start");
+		jiso(b, j->start_epoch);
+		jkey(b, &g, "end");
+		jiso(b, j->end_epoch);
 		jkey(b, &g, "elapsed_s");
 		jnum(b, j->elapsed, 3);
 		jkey(b, &g, "procs");
@@ -1116,8 +1258,37 @@ void print_json(struct rm_buf *b, const struct report *r, const struct opts *o)
 		jnum(b, j->peak_at, 3);
 		jkey(b, &g, "max_proc_rss_kib");
 		jnum(b, j->max_proc_kib, 0);
+		jkey(b, &g, "max_proc_pid");
+		{
+			const struct proc *p = largest_row(r);
+			if (p && p->peak_kib >= j->max_proc_kib)
+				rm_buf_addf(b, "%d", p->pid);
+			else
+				rm_buf_adds(b, "null");
+		}
 		jkey(b, &g, "cgroup_peak_kib");
 		jnum(b, j->cgroup_kib, 0);
+		jkey(b, &g, "cgroup_gap");
+		{
+			char why[400];
+			if (cgroup_gap(j, why, sizeof(why))) {
+				int h = 1;
+				rm_buf_addc(b, '{');
+				jkey(b, &h, "peak_file_kib");
+				jnum(b, j->peak_file_kib, 0);
+				jkey(b, &h, "cgroup_anon_kib");
+				jnum(b, j->cg_anon_kib, 0);
+				jkey(b, &h, "cgroup_file_kib");
+				jnum(b, j->cg_file_kib, 0);
+				jkey(b, &h, "cgroup_kernel_kib");
+				jnum(b, j->cg_kernel_kib, 0);
+				jkey(b, &h, "text");
+				rm_buf_json(b, why);
+				rm_buf_addc(b, '}');
+			} else {
+				rm_buf_adds(b, "null");
+			}
+		}
 		jkey(b, &g, "user_s");
 		jnum(b, j->user_s, 2);
 		jkey(b, &g, "sys_s");
@@ -1151,7 +1322,27 @@ void print_json(struct rm_buf *b, const struct report *r, const struct opts *o)
 		jnum(b, r->tl.peak_epoch - r->tl.off, 3);
 		jkey(b, &g, "max_procs");
 		jnum(b, r->tl.max_procs, 0);
-		rm_buf_addc(b, '}');
+		jkey(b, &g, "points");
+		rm_buf_addc(b, '[');
+		for (size_t i = 0; i < r->tl.npts; i++) {
+			const struct tlpoint *t = &r->tl.pts[i];
+			int h = 1;
+			rm_buf_adds(b, i ? ",{" : "{");
+			jkey(b, &h, "epoch");
+			jnum(b, t->epoch, 3);
+			jkey(b, &h, "iso");
+			jiso(b, t->epoch);
+			jkey(b, &h, "elapsed_s");
+			jnum(b, t->elapsed, 3);
+			jkey(b, &h, "procs");
+			jnum(b, t->procs, 0);
+			jkey(b, &h, "rss_kib");
+			jnum(b, t->rss_kib, 0);
+			jkey(b, &h, "cpu_pct");
+			jnum(b, t->cpu_pct, 1);
+			rm_buf_addc(b, '}');
+		}
+		rm_buf_adds(b, "]}");
 	}
 
 	jkey(b, &f, "processes");
@@ -1177,7 +1368,9 @@ void print_json(struct rm_buf *b, const struct report *r, const struct opts *o)
 		jnum(b, r->nproc ? r->order[0]->peak_kib : NAN, 0);
 		jkey(b, &g, "top");
 		rm_buf_addc(b, '[');
-		for (size_t i = 0; i < r->nproc && listed < (size_t)o->top; i++) {
+		/* Every process unless --top says otherwise, as memwatch's. */
+		size_t max = o->top_set ? (size_t)o->top : r->nproc;
+		for (size_t i = 0; i < r->nproc && listed < max; i++) {
 			if (!r->order[i]->shown)
 				continue;
 			if (listed++)
@@ -1185,6 +1378,41 @@ void print_json(struct rm_buf *b, const struct report *r, const struct opts *o)
 			json_proc(b, r, r->order[i]);
 		}
 		rm_buf_adds(b, "]}");
+	}
+	jkey(b, &f, "filter");
+	struct filt fl;
+	if (!r->nexitlogs || !filtered(r, o, &fl)) {
+		rm_buf_adds(b, "null");
+	} else {
+		int g = 1;
+		rm_buf_addc(b, '{');
+		jkey(b, &g, "include");
+		if (o->has_inc)
+			rm_buf_json(b, o->inc_pat ? o->inc_pat : "");
+		else
+			rm_buf_adds(b, "null");
+		jkey(b, &g, "exclude");
+		if (o->has_exc)
+			rm_buf_json(b, o->exc_pat ? o->exc_pat : "");
+		else
+			rm_buf_adds(b, "null");
+		jkey(b, &g, "matched_count");
+		rm_buf_addf(b, "%zu", fl.shown);
+		jkey(b, &g, "excluded_count");
+		rm_buf_addf(b, "%zu", fl.hidden);
+		jkey(b, &g, "excluded_peak_rss_kib_sum");
+		jnum(b, fl.hidden_kib, 0);
+		jkey(b, &g, "warning");
+		if (!fl.shown && r->nproc) {
+			struct rm_buf w = { 0 };
+			filter_warning(&w, r, o, &fl);
+			rm_buf_addc(&w, '\0');
+			rm_buf_json(b, w.oom ? "" : w.p);
+			rm_buf_free(&w);
+		} else {
+			rm_buf_adds(b, "null");
+		}
+		rm_buf_addc(b, '}');
 	}
 	jkey(b, &f, "groups");
 	rm_buf_addc(b, '[');

@@ -31,12 +31,14 @@ static const char *const st_names[ST_N] = {
 };
 
 enum { JB_CMD, JB_START, JB_END, JB_ELAPSED, JB_EXIT, JB_PROCS, JB_PEAK, JB_PEAK_AT,
-       JB_MAXPROC, JB_CGROUP, JB_USER, JB_SYS, JB_MEMMAX, JB_OOMK, JB_VICTIM, JB_MODE, JB_N };
+       JB_MAXPROC, JB_CGROUP, JB_USER, JB_SYS, JB_MEMMAX, JB_OOMK, JB_VICTIM, JB_MODE,
+       JB_PFILE, JB_CGANON, JB_CGFILE, JB_CGKERN, JB_N };
 static const char *const jb_names[JB_N] = {
 	"cmd", "start_epoch", "end_epoch", "elapsed_s", "exit", "procs", "peak_rss_kib",
 	"peak_at_s", "max_proc_rss_kib", "cgroup_peak_kib", "user_s", "sys_s",
 	"mem_max_kib", "oom_kills", "oom_victim",   /* rm-tree --memory-max */
 	"mode",
+	"peak_file_kib", "cgroup_anon_kib", "cgroup_file_kib", "cgroup_kernel_kib",   /* rm-tree --cgroup */
 };
 
 enum { TL_EPOCH, TL_ELAPSED, TL_PROCS, TL_RSS, TL_CPU, TL_N };
@@ -190,6 +192,10 @@ static void job_row(struct report *r, const struct rm_csv *c, int n)
 	j->mem_max_kib = pnum(c, n, JB_MEMMAX);
 	j->oom_kills = pnum(c, n, JB_OOMK);
 	pstr(c, n, JB_VICTIM, j->victim, sizeof(j->victim));
+	j->peak_file_kib = pnum(c, n, JB_PFILE);
+	j->cg_anon_kib = pnum(c, n, JB_CGANON);
+	j->cg_file_kib = pnum(c, n, JB_CGFILE);
+	j->cg_kernel_kib = pnum(c, n, JB_CGKERN);
 	/* rm-tree --exec says its mode in the job row (rm-run has no
 	 * --stats file): the same line in the summary. */
 	if (!r->stats.known && pf(c, n, JB_MODE) && pf(c, n, JB_MODE)->len) {
@@ -225,6 +231,12 @@ static void timeline_row(struct report *r, const struct rm_csv *c, int n)
 		t->off = epoch - (isnan(el) ? 0 : el);
 	}
 	t->last_epoch = epoch;
+	if (t->npts == t->cappts) {
+		t->cappts = t->cappts ? t->cappts * 2 : 256;
+		t->pts = xrealloc(t->pts, t->cappts * sizeof(*t->pts));
+	}
+	t->pts[t->npts++] = (struct tlpoint){ epoch, el, pnum(c, n, TL_PROCS), rss,
+					      pnum(c, n, TL_CPU) };
 	if (!isnan(rss) && (isnan(t->peak_kib) || rss > t->peak_kib)) {
 		t->peak_kib = rss;
 		t->peak_epoch = epoch;
@@ -508,6 +520,7 @@ void report_free(struct report *r)
 	free(r->perjob);
 	free(r->verdicts);
 	free(r->job.cmd);
+	free(r->tl.pts);
 	free(r->files);
 	memset(r, 0, sizeof(*r));
 }

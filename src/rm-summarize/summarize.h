@@ -30,8 +30,10 @@ struct opts {
 	double near_oom_mb, low_disk_gb;
 	int cores;             /* for the RAM-bound rule */
 	int top;               /* rows shown in the process and unit lists */
+	int top_set;           /* --top given: the JSON process list keeps to it */
 	regex_t inc, exc;
 	int has_inc, has_exc;
+	const char *inc_pat, *exc_pat;   /* as given, for the filter metadata */
 	long rows_lost;        /* -1: not known (no --rows-lost) */
 	const char *rows_lost_from;
 	long stage_fallback;   /* rows staged by the log's name; -1: not known */
@@ -179,12 +181,21 @@ struct job {
 	double start_epoch, end_epoch, elapsed, procs, peak_kib, peak_at, max_proc_kib,
 	       cgroup_kib, user_s, sys_s;
 	double mem_max_kib, oom_kills;   /* rm-tree --memory-max; NaN without */
+	/* rm-tree --cgroup, at the sampled peak: the file-backed part of the
+	 * sampled total, and the cgroup's page cache and kernel memory. */
+	double peak_file_kib, cg_anon_kib, cg_file_kib, cg_kernel_kib;
 	char victim[100];
+};
+
+struct tlpoint {
+	double epoch, elapsed, procs, rss_kib, cpu_pct;
 };
 
 struct timeline {
 	int known;
 	long rows;
+	struct tlpoint *pts;   /* every row, for the JSON */
+	size_t npts, cappts;
 	double off;            /* epoch - elapsed_s of its first row */
 	double first_epoch, last_epoch, peak_kib, peak_epoch, peak_elapsed, max_procs, max_cpu;
 };

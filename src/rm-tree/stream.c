@@ -70,6 +70,17 @@ struct stream {
 	uint64_t tot_rd, tot_wr, tot_maj;
 	double tot_delay[5];
 	int has_tot_io, has_tot_delay;
+	/* --cgroup: where the sampled total and the cgroup's peak part ways.
+	 * file_acc sums the members' RssFile + RssShmem read this tick; at a
+	 * new sampled peak it is kept with the cgroup's own breakdown. */
+	uint64_t file_acc, peak_file, cg_anon, cg_file, cg_kern;
+	int has_gap;
+	/* Direct children's wait4 maxrss (they reaped no child): their own
+	 * high-water mark, for their exact rows (events.c writes those). */
+	struct rm_ptree w4;
+	/* Children reaped since the last event pump: a fork event read after
+	 * the reap would bring the pid back as a member that never ends. */
+	struct rm_ptree reaped;
 };
 
 /* PF_EXITING from include/linux/sched.h: the flags bit of a process in exit(). */
@@ -195,7 +206,9 @@ static void note_peak(struct stream *s, struct rm_pnode *n, uint64_t kib, double
 		n->peak_at = at;
 		n->has_peak = 1;
 	}
-	if (!s->has_max_proc || n->peak_kib > s->max_proc) {
+	/* In exact mode the rows carry the kernel's peaks: the largest
+	 * process is the largest row (stream_row), not a live reading. */
+	if (!events_exact() && (!s->has_max_proc || n->peak_kib > s->max_proc)) {
 		s->max_proc = n->peak_kib;
 		s->has_max_proc = 1;
 	}
@@ -213,6 +226,86 @@ static void note_ticks(struct stream *s, struct rm_pnode *n, uint64_t ticks)
 	}
 	n->ticks = ticks;
 	n->has_ticks = 1;
+}
+
+/* A "Name:   N kB" line of /proc/PID/status, in KiB; 0 when absent. */
+static uint64_t status_kib(const char *buf, const char *name)
+{
+	size_t len = strlen(name);
+	const char *p = buf;
+
+	while (p && *p) {
+		if (strncmp(p, name, len) == 0)
+			return strtoull(p + len, NULL, 10);
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return 0;
+}
+
+/* memory.stat's "key N" of the job's cgroup, in KiB; -1 when absent. */
+static int64_t cg_stat(const char *stat, const char *key)
+{
+	size_t len = strlen(key);
+	const char *p = stat;
+
+	while (p && *p) {
+		if (strncmp(p, key, len) == 0 && p[len] == ' ')
+			return (int64_t)(strtoull(p + len + 1, NULL, 10) / 1024);
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+/*
+ * At a new sampled peak: the cgroup's anonymous memory, page cache and
+ * kernel memory then (v2 memory.stat's anon, file, kernel; v1's rss,
+ * cache and memory.kmem.usage_in_bytes).
+ */
+static void cg_breakdown(struct stream *s)
+{
+	char path[4200], buf[8192];
+	int fd = -1;
+	ssize_t len;
+	int64_t anon, file, kern = -1;
+
+	if (rm_pathf(path, sizeof(path), "%s/memory.stat", s->cg.dir) < 0)
+		return;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return;
+	buf[len] = '\0';
+	anon = cg_stat(buf, s->cg.v2 ? "anon" : "rss");
+	file = cg_stat(buf, s->cg.v2 ? "file" : "cache");
+	if (s->cg.v2) {
+		kern = cg_stat(buf, "kernel");
+		if (kern < 0) {
+			int64_t k[4] = { cg_stat(buf, "kernel_stack"), cg_stat(buf, "slab"),
+					 cg_stat(buf, "pagetables"), cg_stat(buf, "percpu") };
+			kern = 0;
+			for (int i = 0; i < 4; i++)
+				kern += k[i] > 0 ? k[i] : 0;
+		}
+	} else {
+		uint64_t b;
+		if (rm_pathf(path, sizeof(path), "%s/memory.kmem.usage_in_bytes", s->cg.dir) == 0 &&
+		    rm_read_u64(path, &b) == 0)
+			kern = (int64_t)(b / 1024);
+	}
+	if (anon < 0 || file < 0 || kern < 0)
+		return;
+	s->cg_anon = (uint64_t)anon;
+	s->cg_file = (uint64_t)file;
+	s->cg_kern = (uint64_t)kern;
+	s->peak_file = s->file_acc;
+	s->has_gap = 1;
 }
 
 /* Take a live process's readings: stat (already read), status, and the
@@ -251,6 +344,8 @@ static void take(struct stream *s, struct rm_pnode *n, const struct rm_pstat *st
 		}
 		if (pst.has_rss)
 			n->rss_kib = pst.rss_kib;
+		if (n->member)
+			s->file_acc += status_kib(buf, "RssFile:") + status_kib(buf, "RssShmem:");
 	}
 	if (s->o->pss) {
 		int fd = -1;
@@ -291,8 +386,14 @@ static int sample(struct stream *s, struct rm_pnode *n, double el)
 	struct rm_pstat st;
 	uint64_t code;
 
-	if (rm_pfile_read(&n->stat_fd, n->pid, "stat", buf, sizeof(buf), 1) <= 0 ||
-	    rm_pstat_parse(buf, &st) < 0 || st.starttime != n->start) {
+	/* A descriptor kept from before an exec may fail to read: open the
+	 * file again before taking the process for gone (MW31: it was met
+	 * again as a new process, and listed twice). */
+	if ((rm_pfile_read(&n->stat_fd, n->pid, "stat", buf, sizeof(buf), 1) <= 0 ||
+	     rm_pstat_parse(buf, &st) < 0 || st.starttime != n->start) &&
+	    (rm_pfile_close(&n->stat_fd),
+	     rm_pfile_read(&n->stat_fd, n->pid, "stat", buf, sizeof(buf), 1) <= 0 ||
+	     rm_pstat_parse(buf, &st) < 0 || st.starttime != n->start)) {
 		end_member(s, n, el);
 		rm_ptree_remove(&s->t, n);
 		return 1;
@@ -305,7 +406,11 @@ static int sample(struct stream *s, struct rm_pnode *n, double el)
 		note_ticks(s, n, st.utime + st.stime);
 		if (rm_pstat_field(buf, 52, &code) == 0)
 			n->exit = rm_exit_column((int)code);
+		memcpy(n->comm, st.comm, sizeof(n->comm));   /* its name at exit */
 		end_member(s, n, el);
+		/* Its row is written: if it comes to us to reap (its parent
+		 * left it), it is not the job's a second time (MW31). */
+		n->ended = 1;
 		return -1;
 	}
 	take(s, n, &st, el);
@@ -341,9 +446,15 @@ static struct rm_pnode *meet(struct stream *s, int pid, double el)
 	n->state = st.state;
 	memcpy(n->comm, st.comm, sizeof(n->comm));
 	/* Zombies are not live processes, but one of our own children is
-	 * still the job's: it joins and the reaper writes its row. */
+	 * still the job's: it joins and the reaper writes its row.  So is a
+	 * member's zombie child, met by a scan before its fork event was
+	 * read (a loaded machine): as an outsider it would never join, and
+	 * its exit record would be dropped (MW31: rows lost). */
+	struct rm_pnode *parent = rm_ptree_find(&s->t, st.ppid);
+	int members_zombie = parent && parent->member && !parent->ended;
 	if ((st.flags & RM_PF_KTHREAD) ||
-	    ((st.state == 'Z' || st.state == 'X') && !(s->exec && st.ppid == s->self))) {
+	    ((st.state == 'Z' || st.state == 'X') && !(s->exec && st.ppid == s->self) &&
+	     !members_zombie)) {
 		n->outsider = 1;
 		rm_pfile_close(&fd);
 	} else {
@@ -417,7 +528,7 @@ static void join(struct stream *s, double el)
 		}
 		if (st.state == 'Z' || st.state == 'X') {
 			n->state = st.state;
-			continue;  /* only our own zombies join: the reaper ends them */
+			continue;  /* the reaper (ours) or the next sample ends them */
 		}
 		take(s, n, &st, el);
 	}
@@ -482,7 +593,15 @@ static void scan(struct stream *s, double el)
 		if (n->seen != s->t.gen)
 			push(&s->gone, n);
 	for (size_t i = 0; i < s->gone.n; i++) {
+		struct rm_pstat st;
 		n = s->gone.v[i];
+		/* A listing of /proc can miss a live pid (one mid-exec): a
+		 * member still there is kept, not ended and met again as a
+		 * new process (MW31: it was listed twice). */
+		if (n->member && rm_pstat_read(n->pid, &st) == 0 && st.starttime == n->start) {
+			n->seen = s->t.gen;
+			continue;
+		}
 		if (n->member)
 			end_member(s, n, el);
 		else
@@ -549,7 +668,10 @@ static void totals(struct stream *s, double el, int row)
 		s->peak_total = rss;
 		s->peak_total_at = el;
 		s->has_peak_total = 1;
+		if (s->cg.ok && !s->o->pss)
+			cg_breakdown(s);
 	}
+	s->file_acc = 0;
 	if (!row || s->tl_fd < 0)
 		return;
 	double epoch = rm_now_epoch();
@@ -611,6 +733,12 @@ static void reap(struct stream *s, double el)
 		while (wait4(pid, &status, 0, &ru) < 0)
 			if (errno != EINTR)
 				break;
+		if (have) {
+			struct rm_pnode *g = rm_ptree_find(&s->reaped, pid);
+			if (!g && !(g = rm_ptree_add(&s->reaped, pid, st.starttime)))
+				oom();
+			g->start = st.starttime;
+		}
 		if (n && have && n->start != st.starttime)
 			n = NULL;  /* cannot be: a zombie holds its pid */
 		if (n && !n->member && !n->ended) {
@@ -641,6 +769,15 @@ static void reap(struct stream *s, double el)
 			if (have && cmin == 0 && ru.ru_maxrss > 0 &&
 			    (!n->has_peak || (uint64_t)ru.ru_maxrss > n->peak_kib))
 				note_peak(s, n, (uint64_t)ru.ru_maxrss, -1);
+			/* In exact mode events.c writes the row from the
+			 * kernel's record later: stream_row takes this then. */
+			if (have && cmin == 0 && ru.ru_maxrss > 0 && events_exact()) {
+				struct rm_pnode *w = rm_ptree_find(&s->w4, pid);
+				if (!w && !(w = rm_ptree_add(&s->w4, pid, st.starttime)))
+					oom();
+				w->start = st.starttime;
+				w->peak_kib = (uint64_t)ru.ru_maxrss;
+			}
 			end_member(s, n, el);
 		}
 		if (n)
@@ -650,6 +787,31 @@ static void reap(struct stream *s, double el)
 			s->root_status = status;
 			s->root_end = el;
 		}
+	}
+}
+
+/*
+ * After an event pump: a child reaped before its fork event was read is
+ * met again by that event, as a member with its parent's name and no
+ * process behind it.  Its row is written already (MW31): drop the node,
+ * and the count it added.
+ */
+static void drop_ghosts(struct stream *s)
+{
+	struct rm_pnode *g, *n;
+	size_t it = 0;
+
+	while ((g = rm_ptree_next(&s->reaped, &it)) != NULL) {
+		struct rm_pstat st;
+		n = rm_ptree_find(&s->t, g->pid);
+		if (n && n->member && !n->ended && (n->start == 0 || n->start == g->start) &&
+		    (rm_pstat_read(g->pid, &st) < 0 || st.starttime == g->start)) {
+			rm_ptree_remove(&s->t, n);
+			if (s->procs)
+				s->procs--;
+		}
+		rm_ptree_remove(&s->reaped, g);
+		it = 0;
 	}
 }
 
@@ -972,7 +1134,13 @@ static void job_row(struct stream *s, double el)
 	double end = rm_now_epoch();
 
 	getrusage(RUSAGE_CHILDREN, &ru);
-	if (ru.ru_maxrss > 0 && (!has_maxp || (uint64_t)ru.ru_maxrss > maxp)) {
+	/* In exact mode every process has a row with the kernel's own peak
+	 * (taskstats, or wait4 for a direct child): the largest process is
+	 * the largest row.  RUSAGE_CHILDREN's maxrss is the largest over the
+	 * tree, but names no process; sampled rows may have missed a peak,
+	 * so there it still counts. */
+	if (ru.ru_maxrss > 0 && (!has_maxp || !events_exact()) &&
+	    (!has_maxp || (uint64_t)ru.ru_maxrss > maxp)) {
 		maxp = (uint64_t)ru.ru_maxrss;
 		has_maxp = 1;
 	}
@@ -988,6 +1156,8 @@ static void job_row(struct stream *s, double el)
 		    "mode");
 	if (s->o->mem_max)
 		rm_buf_adds(&s->b, ",mem_max_kib,oom_kills,oom_victim");
+	if (s->cg.ok)
+		rm_buf_adds(&s->b, ",peak_file_kib,cgroup_anon_kib,cgroup_file_kib,cgroup_kernel_kib");
 	rm_buf_addc(&s->b, '\n');
 	rm_buf_csv(&s->b, s->cmdline);
 	rm_buf_addc(&s->b, ',');
@@ -1028,6 +1198,12 @@ static void job_row(struct stream *s, double el)
 	rm_buf_adds(&s->b, events_exact() ? ",exact" : ",sampled");
 	if (s->o->mem_max)
 		budget_cols(s);
+	if (s->cg.ok && s->has_gap)
+		rm_buf_addf(&s->b, ",%llu,%llu,%llu,%llu", (unsigned long long)s->peak_file,
+			    (unsigned long long)s->cg_anon, (unsigned long long)s->cg_file,
+			    (unsigned long long)s->cg_kern);
+	else if (s->cg.ok)
+		rm_buf_adds(&s->b, ",,,,");
 	rm_buf_addc(&s->b, '\n');
 	int ok = 1;
 	put(s, s->job_fd, "the job file", &ok);
@@ -1118,6 +1294,7 @@ int stream_run(const struct opts *o)
 			if (s.chld_rfd >= 0)
 				drain(s.chld_rfd);
 			events_pump(&s, rm_tick_elapsed(&s.tick));
+			drop_ghosts(&s);
 			if (rm_tick_elapsed(&s.tick) < due) {
 				events_coalesce();
 				continue;
@@ -1129,6 +1306,7 @@ int stream_run(const struct opts *o)
 		else
 			scan(&s, el);
 		events_pump(&s, el);
+		drop_ghosts(&s);
 		events_elsewhere_scan(&s, el, 0);
 		totals(&s, el, 1);
 		slot++;
@@ -1144,6 +1322,7 @@ int stream_run(const struct opts *o)
 	if (!s.stop) {
 		scan(&s, el);
 		events_pump(&s, el);
+		drop_ghosts(&s);
 		totals(&s, el, 0);
 	}
 	if (s.exec && s.root_done)
@@ -1165,10 +1344,16 @@ int stream_run(const struct opts *o)
 	close_out(&s, s.log_fd, "the exit log");
 	rm_buf_free(&s.b);
 	rm_ptree_free(&s.t);
+	rm_ptree_free(&s.w4);
+	rm_ptree_free(&s.reaped);
 	free(s.fresh.v);
 	free(s.gone.v);
-	if (s.exec)
-		return rm_exit_column(s.root_status);
+	/* --exec: CMD's status, but not a success when an output it was
+	 * asked for could not be written (said above, MW42). */
+	if (s.exec) {
+		int rc = rm_exit_column(s.root_status);
+		return rc == 0 && s.status == RM_EXIT_FAIL ? RM_EXIT_FAIL : rc;
+	}
 	return rm_finish_stdout(prog, s.status);
 }
 
@@ -1195,6 +1380,15 @@ void stream_joined(struct stream *s)
 
 void stream_row(struct stream *s, struct rm_pnode *n, double end)
 {
+	struct rm_pnode *w = n->scope_out ? NULL : rm_ptree_find(&s->w4, n->pid);
+
+	/* A direct child's own maxrss from wait4: the figure the job row's
+	 * largest process is, so its row and that line agree. */
+	if (w) {
+		if ((!n->start || n->start == w->start) && n->has_peak && w->peak_kib > n->peak_kib)
+			n->peak_kib = w->peak_kib;
+		rm_ptree_remove(&s->w4, w);
+	}
 	if (n->has_peak && !n->scope_out &&
 	    (!s->has_max_proc || n->peak_kib > s->max_proc)) {
 		s->max_proc = n->peak_kib;
