@@ -224,3 +224,30 @@ ticked() {
   done
   ((bad == 0))
 }
+
+# Short children whose fork, exec and end all fall between two reads:
+# before the fix about 1 run in 6 had a row that ended before it began
+# (the end was a tick's time taken before the child started) and 1 in 10
+# a cat row carrying sh's command line (read at the fork, before exec).
+@test "exact: a short child's row never ends before it starts nor carries its parent's command line" {
+  need_exact
+  local i bad=0
+  for i in $(seq 40); do
+    rm-tree --exec --log "$BATS_TEST_TMPDIR/c.csv" -- \
+      sh -c 'for i in 1 2 3 4 5; do true | cat; done' 2>/dev/null
+    if ! "$PY" - "$BATS_TEST_TMPDIR/c.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+bad = [r for r in rows
+       if (r["end_s"] and r["start_s"] and float(r["end_s"]) < float(r["start_s"]))
+       or (r["comm"] == "cat" and r["cmd"] and not r["cmd"].startswith("cat"))]
+for r in bad:
+    print("#", r["pid"], r["comm"], r["start_s"], r["end_s"], r["cmd"])
+sys.exit(1 if bad or len(rows) != 11 else 0)
+PY
+    then
+      bad=$((bad + 1))
+    fi
+  done
+  ((bad == 0))
+}

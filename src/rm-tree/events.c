@@ -48,6 +48,7 @@ static struct {
 } E = { .cn = -1, .ts = -1, .ep = -1, .delayacct = -1 };
 
 static unsigned char rbuf[65536] __attribute__((aligned(8)));
+static unsigned char cnbuf[8192] __attribute__((aligned(8)));  /* while rbuf holds a record */
 
 int events_exact(void)
 {
@@ -327,10 +328,21 @@ static void on_exec(struct stream *s, const struct rm_pe *e)
 {
 	struct rm_ptree *t = stream_tree(s);
 	struct rm_pnode *n = rm_ptree_find(t, e->tgid);
+	struct rm_pnode *pk = rm_ptree_find(&E.parked, e->tgid);
 
+	/* Ended, its record not read yet: the command line kept from its
+	 * fork was its parent's. */
+	if (pk && e->what == RM_PE_EXEC) {
+		free(pk->cmd);
+		pk->cmd = NULL;
+	}
 	if (n && (n->excluded || n->ended))
 		return;
 	if (n && n->member) {
+		/* A new program: the command line read at the fork was the
+		 * parent's.  Unknown is better than wrong when it is gone. */
+		free(n->cmd);
+		n->cmd = NULL;
 		read_cmd(n);
 		return;
 	}
@@ -555,6 +567,28 @@ static void handle_msg(struct stream *s, double el)
 	nmsg = 0;
 }
 
+/* Every proc connector event waiting; *lost set when some were dropped. */
+static void cn_drain(struct stream *s, int *lost)
+{
+	unsigned char *buf = cnbuf;
+	ssize_t n;
+
+	for (;;) {
+		n = rm_nl_recv(E.cn, buf, sizeof(cnbuf));
+		if (n == 0)
+			break;
+		if (n < 0) {
+			if (errno == ENOBUFS) {
+				*lost = 1;
+				continue;
+			}
+			break;
+		}
+		rm_pe_parse(buf, (size_t)n, on_pe, s);
+		E.got++;
+	}
+}
+
 void events_pump(struct stream *s, double el)
 {
 	int lost = 0;
@@ -564,20 +598,7 @@ void events_pump(struct stream *s, double el)
 		return;
 	E.el = el;
 	/* Forks first: a record's process was forked before it ended. */
-	for (;;) {
-		n = rm_nl_recv(E.cn, rbuf, sizeof(rbuf));
-		if (n == 0)
-			break;
-		if (n < 0) {
-			if (errno == ENOBUFS) {
-				lost = 1;
-				continue;
-			}
-			break;
-		}
-		rm_pe_parse(rbuf, (size_t)n, on_pe, s);
-		E.got++;
-	}
+	cn_drain(s, &lost);
 	for (;;) {
 		n = rm_nl_recv(E.ts, rbuf, sizeof(rbuf));
 		if (n == 0)
@@ -592,6 +613,9 @@ void events_pump(struct stream *s, double el)
 		E.got++;
 		nmsg = 0;
 		rm_ts_parse(rbuf, (size_t)n, E.family, on_ts, s, NULL);
+		/* Its fork and exec events were sent before it ended, but may
+		 * have come after the drain above: read them before its row. */
+		cn_drain(s, &lost);
 		handle_msg(s, el);
 	}
 	if (lost) {

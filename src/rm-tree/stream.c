@@ -177,6 +177,10 @@ static void log_row(struct stream *s, const struct rm_pnode *n, double end)
 	if (n->start || n->has_start_el)
 		rm_buf_num(b, start, 3);
 	rm_buf_addc(b, ',');
+	/* An end is the time of the tick or read that met it: one taken just
+	 * before a process that lived less than a tick started. */
+	if (end >= 0 && (n->start || n->has_start_el) && end < start)
+		end = start;
 	if (end >= 0)
 		rm_buf_num(b, end, 3);
 	rm_buf_addc(b, ',');
