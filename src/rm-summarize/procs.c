@@ -432,7 +432,7 @@ static void derive_perjob(struct report *r, const struct opts *o)
 
 /*
  * When a process's peak was reached, for its stage: the sampled time of
- * its peak, else its end (an exact row's peak is the kernel's high-water
+ * its peak (an exit log's times are seconds after OFF), else its end (an exact row's peak is the kernel's high-water
  * mark at exit, reached by then at the latest), else its start.
  */
 static double peak_bound(const struct proc *p, double off)
@@ -441,7 +441,7 @@ static double peak_bound(const struct proc *p, double off)
 
 	if (isnan(t))
 		return NAN;
-	return t > 1e9 ? t : off + t;
+	return off + t;
 }
 
 void report_finish(struct report *r, const struct opts *o)
@@ -471,14 +471,14 @@ void report_finish(struct report *r, const struct opts *o)
 	for (size_t i = 0; i < r->nproc; i++) {
 		struct proc *p = &r->procs[i];
 		if (!isnan(p->peak_at))
-			p->peak_epoch = p->peak_at > 1e9 ? p->peak_at : off + p->peak_at;
+			p->peak_epoch = off + p->peak_at;
 		p->stage = stage_at(r, peak_bound(p, off));
 		p->shown = (!o->has_inc || matches(&o->inc, p)) && !(o->has_exc && matches(&o->exc, p));
 	}
 	for (size_t i = 0; i < r->nothers; i++) {
 		struct proc *p = &r->others[i];
 		if (!isnan(p->peak_at))
-			p->peak_epoch = p->peak_at > 1e9 ? p->peak_at : off + p->peak_at;
+			p->peak_epoch = off + p->peak_at;
 		p->stage = stage_at(r, peak_bound(p, off));
 	}
 	r->oorder = xmalloc((r->nothers ? r->nothers : 1) * sizeof(*r->oorder));

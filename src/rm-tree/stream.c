@@ -5,7 +5,8 @@
  *
  * Each tick lists /proc once.  A process met before is not read again
  * unless it is followed (a known outsider stays an outsider: membership
- * only grows through new processes); a followed one is read through the
+ * only grows through new processes), or, with --match in sampled mode, it
+ * may still exec into a matching name; a followed one is read through the
  * descriptors kept from its first read (stat, status: one pread each).
  * With --exec, rm-tree is a child subreaper, so every orphan of the job
  * comes back to it, is followed, and is reaped here; SIGCHLD wakes the
