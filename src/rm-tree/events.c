@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "procev.h"
 #include "procfs.h"
 #include "tree.h"
@@ -743,8 +744,9 @@ void events_decide(struct stream *s, struct rm_pnode **v, size_t nv)
 void events_stats(struct stream *s, int final)
 {
 	const struct opts *o = stream_opts(s);
-	char tmp[4096], row[512];
-	int fd, len;
+	struct rm_outfile of = { .fd = -1 };
+	char why[256] = "", row[512];
+	int len;
 
 	if (final && E.lost)
 		fprintf(stderr, "%s: %llu times the kernel dropped events (socket buffer full); "
@@ -767,12 +769,16 @@ void events_stats(struct stream *s, int final)
 		len += snprintf(row + len, sizeof(row) - (size_t)len, "%s", q);
 	}
 	len += snprintf(row + len, sizeof(row) - (size_t)len, "\n");
-	snprintf(tmp, sizeof(tmp), "%s.tmp%d", o->stats, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, row, (size_t)len) != len || close(fd) < 0 ||
-	    rename(tmp, o->stats) < 0) {
-		fprintf(stderr, "%s: cannot write the stats file '%s': %s\n", prog, o->stats,
-			strerror(errno));
-		unlink(tmp);
+	/* Written whole each time, beside its target, never through a link. */
+	if (rm_out_open(o->stats, &of, why, sizeof(why)) < 0 ||
+	    write(of.fd, row, (size_t)len) != len) {
+		if (!why[0])
+			snprintf(why, sizeof(why), "%s", strerror(errno));
+		if (of.fd >= 0)
+			rm_out_abort(&of);
+		fprintf(stderr, "%s: cannot write the stats file '%s': %s\n", prog, o->stats, why);
+		return;
 	}
+	if (rm_out_commit(&of, why, sizeof(why)) < 0)
+		fprintf(stderr, "%s: cannot write the stats file '%s': %s\n", prog, o->stats, why);
 }
