@@ -48,7 +48,7 @@ static struct {
 	int got;                 /* datagrams read by the last pump */
 } E = { .cn = -1, .ts = -1, .ep = -1, .delayacct = -1 };
 
-static unsigned char rbuf[65536] __attribute__((aligned(8)));
+static unsigned char rbuf[64 * 4096] __attribute__((aligned(8)));
 
 int events_exact(void)
 {
@@ -108,7 +108,8 @@ void events_start(struct stream *s, int *wake_fd)
 		snprintf(E.why, sizeof(E.why), "RM_PROC_ROOT is not /proc");
 	} else if ((E.ts = rm_ts_open(8 << 20, &E.family, why, sizeof(why))) < 0) {
 		snprintf(E.why, sizeof(E.why), "%s", why);
-	} else if ((E.cn = rm_pe_open(8 << 20, why, sizeof(why))) < 0) {
+	} else if ((E.cn = rm_pe_open(8 << 20, RM_PE_WANT_FORK | RM_PE_WANT_EXEC | RM_PE_WANT_COMM,
+				     why, sizeof(why))) < 0) {
 		snprintf(E.why, sizeof(E.why), "%s", why);
 		close(E.ts);
 		E.ts = -1;
@@ -553,42 +554,47 @@ static void handle_msg(struct stream *s, double el)
 
 void events_pump(struct stream *s, double el)
 {
+	enum { CN_EACH = 512, TS_EACH = 4096, BATCH = 64 };
+	size_t lens[BATCH];
 	int lost = 0;
-	ssize_t n;
 
 	if (!E.exact)
 		return;
 	E.el = el;
-	/* Forks first: a record's process was forked before it ended. */
+	/* Forks first: a record's process was forked before it ended.
+	 * Up to 64 datagrams a system call: a connector event is about
+	 * 100 bytes, a taskstats message (a task's record and its
+	 * process's aggregate) about 1 KiB. */
 	for (;;) {
-		n = rm_nl_recv(E.cn, rbuf, sizeof(rbuf));
-		if (n == 0)
-			break;
-		if (n < 0) {
-			if (errno == ENOBUFS) {
-				lost = 1;
-				continue;
-			}
-			break;
+		int got = rm_nl_recvm(E.cn, rbuf, CN_EACH, BATCH, lens);
+		if (got < 0 && errno == ENOBUFS) {
+			lost = 1;
+			continue;
 		}
-		rm_pe_parse(rbuf, (size_t)n, on_pe, s);
+		if (got <= 0)
+			break;
+		for (int i = 0; i < got; i++)
+			rm_pe_parse(rbuf + (size_t)i * CN_EACH, lens[i], on_pe, s);
 		E.got++;
+		if (got < BATCH)
+			break;
 	}
 	for (;;) {
-		n = rm_nl_recv(E.ts, rbuf, sizeof(rbuf));
-		if (n == 0)
-			break;
-		if (n < 0) {
-			if (errno == ENOBUFS) {
-				lost = 1;
-				continue;
-			}
-			break;
+		int got = rm_nl_recvm(E.ts, rbuf, TS_EACH, BATCH, lens);
+		if (got < 0 && errno == ENOBUFS) {
+			lost = 1;
+			continue;
 		}
+		if (got <= 0)
+			break;
 		E.got++;
-		nmsg = 0;
-		rm_ts_parse(rbuf, (size_t)n, E.family, on_ts, s, NULL);
-		handle_msg(s, el);
+		for (int i = 0; i < got; i++) {
+			nmsg = 0;
+			rm_ts_parse(rbuf + (size_t)i * TS_EACH, lens[i], E.family, on_ts, s, NULL);
+			handle_msg(s, el);
+		}
+		if (got < BATCH)
+			break;
 	}
 	if (lost) {
 		E.lost++;

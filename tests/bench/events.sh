@@ -202,9 +202,14 @@ main() {
     echo "## rm-tree: exact mode: not available here (needs root / CAP_NET_ADMIN); skipped"
     return 0
   fi
-  completeness
-  echo
-  cost
+  # EV_ONLY=cost or EV_ONLY=completeness runs one half.
+  if [[ "${EV_ONLY:-}" != cost ]]; then
+    completeness
+    echo
+  fi
+  if [[ "${EV_ONLY:-}" != completeness ]]; then
+    cost
+  fi
 }
 
 main "$@"
