@@ -441,6 +441,38 @@ static void pe_filter(int fd)
 	setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
 }
 
+int rm_pe_filter_tgids(int fd, const int *tgids, int n)
+{
+	enum { EV = 16 + 20 + 16 };
+	struct sock_filter f[8 + 255];
+	struct sock_fprog prog = { 0, f };
+	int k = 0;
+
+	if (n > 255) {
+		errno = E2BIG;
+		return -1;
+	}
+	if (n < 0) {
+		f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
+	} else {
+		f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 16 + 20);
+		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_FORK), 3, 0);
+		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_EXEC), 2, 0);
+		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_COMM), 1, 0);
+		f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
+		/* fork: parent_tgid; exec, comm: process_tgid; both at EV + 4 */
+		f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, EV + 4);
+		for (int i = 0; i < n; i++)
+			f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+							      htonl((uint32_t)tgids[i]),
+							      (unsigned char)(n - i), 0);
+		f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
+		f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0xffffffffu);
+	}
+	prog.len = (unsigned short)k;
+	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
+}
+
 int rm_pe_open(int rcvbuf, unsigned events, char *why, size_t wsize)
 {
 	/* nlmsghdr, cn_msg (idx, val, seq, ack, len, flags), the op and,

@@ -111,6 +111,14 @@ int rm_ts_open(int rcvbuf, int *family, char *why, size_t wsize);
 ssize_t rm_nl_recv(int fd, void *buf, size_t size);
 
 /*
+ * Replace a connector socket's filter: pass only the fork events whose
+ * parent, and the exec and comm events whose process, is one of
+ * tgids[0..n) (n at most 255); n < 0 drops every event.  0, or -1 with
+ * errno.
+ */
+int rm_pe_filter_tgids(int fd, const int *tgids, int n);
+
+/*
  * Receive up to max (at most 64) datagrams with one system call, the
  * i-th into buf + i * each (buf holds max * each bytes), its length in
  * lens[i].  Returns how many, 0 when nothing is waiting, or -1 with errno

@@ -215,3 +215,26 @@ run_phases() {
   # the command's own row is still there
   [ "$(awk -F, '$3 == "sh"' "$D/log.csv" | wc -l)" -ge 1 ]
 }
+
+@test "rm-tree: children a watched process starts after seconds of quiet have rows and command lines" {
+  local err pid
+  err=$(rm-tree --exec --log /dev/null -- true 2>&1 >/dev/null)
+  [[ "$err" == "rm-tree: exact mode (proc connector, taskstats)" ]] || skip "no exact mode here: $err"
+  # Quiet first (the host's other events then no longer wake rm-tree),
+  # then 20 children of 0.05 s, each with its own argument, 0.3 s apart.
+  sh -c 'sleep 3; i=0; while [ $i -lt 20 ]; do i=$((i + 1)); "$0" -n quietkid -t 0.05 -- "arg$i"; sleep 0.3; done' \
+    "$MEMHOG" &
+  pid=$!
+  PIDS+=("$pid")
+  rm-tree -i 1 --log "$D/log.csv" "$pid" 2>/dev/null
+  "$PY" - "$D/log.csv" <<'PYEOF'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1], newline="")) if r["comm"] == "quietkid"]
+cmds = sorted((r["cmd"].split() or [""])[-1] for r in rows)
+want = sorted("arg%d" % i for i in range(1, 21))
+bad = [r for r in rows if r["source"] != "exact" or not r["peak_rss_kib"]]
+if cmds != want or bad:
+    print(len(rows), "rows:", cmds, bad)
+    sys.exit(1)
+PYEOF
+}
