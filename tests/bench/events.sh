@@ -216,7 +216,8 @@ cost() {
     done | awk -v m="$m" '
       function med(a, n,   i, j, t) { for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t } return a[int((n + 1) / 2)] }
       { t[NR] = $1; s[NR] = $2; w[NR] = $1 + $2; st[NR] = $3 + $4; ev[NR] = $5; la[NR] = $6 }
-      END { printf "| %s | %.1f | %.1f | %.1f | %.1f | %.0f | %.2f |\n", m, med(t, NR), med(s, NR), med(w, NR), med(st, NR), med(ev, NR), med(la, NR) }'
+      END { e = m ~ /^sampled/ ? "-" : sprintf("%.0f", med(ev, NR))
+            printf "| %s | %.1f | %.1f | %.1f | %.1f | %s | %.2f |\n", m, med(t, NR), med(s, NR), med(w, NR), med(st, NR), e, med(la, NR) }'
   done
 }
 
