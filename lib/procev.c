@@ -9,19 +9,27 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <linux/cn_proc.h>
+#include <linux/filter.h>
 #include <linux/connector.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <linux/taskstats.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "procev.h"
 #include "procfs.h"
+
+_Static_assert(RM_PE_WANT_FORK == PROC_EVENT_FORK && RM_PE_WANT_EXEC == PROC_EVENT_EXEC &&
+	       RM_PE_WANT_COMM == PROC_EVENT_COMM && RM_PE_WANT_EXIT == (unsigned)PROC_EVENT_EXIT,
+	       "the connector's event bits");
 
 /* struct taskstats, version 13/14/16 layout (bytes). */
 enum {
@@ -345,6 +353,10 @@ static int nl_socket(int proto, int rcvbuf, char *why, size_t wsize)
 		say(why, wsize, "netlink socket");
 		return -1;
 	}
+	const char *knob = getenv("RM_EV_RCVBUF");
+
+	if (knob && *knob)
+		rcvbuf = atoi(knob);
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	memset(&sa, 0, sizeof(sa));
@@ -380,7 +392,88 @@ static int kernel_6_6(void)
 	return maj > 6 || (maj == 6 && min >= 6);
 }
 
-int rm_pe_open(int rcvbuf, char *why, size_t wsize)
+/* Does this process hold CAP_NET_ADMIN (bit 12 of CapEff)? */
+static int cap_net_admin(void)
+{
+	char buf[4096];
+	ssize_t n = rm_read_at(AT_FDCWD, "/proc/self/status", buf, sizeof(buf));
+	const char *p = n > 0 ? strstr(buf, "\nCapEff:") : NULL;
+	unsigned long long caps;
+
+	return p && sscanf(p + 8, "%llx", &caps) == 1 && (caps & (1ull << 12));
+}
+
+/*
+ * A socket filter run by the kernel before an event is queued: a
+ * thread's fork, exit or comm change is dropped (no one here follows
+ * threads; their CPU comes in taskstats records), so a host whose
+ * programs start and end threads by the thousand does not wake the
+ * listener, nor fill its buffer.  The connector sends one event per
+ * datagram: nlmsghdr (16), cn_msg (20), proc_event's what (at 36), cpu,
+ * timestamp, then the event (at 52).  Loads are big-endian: the pairs
+ * compared are loaded alike and the constants are swapped.
+ */
+static void pe_filter(int fd)
+{
+	enum { WHAT = 16 + 20, EV = 16 + 20 + 16 };
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, WHAT),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_FORK), 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl((uint32_t)PROC_EVENT_EXIT), 6, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_COMM), 5, 0),
+		BPF_STMT(BPF_RET | BPF_K, 0xffffffffu),
+		/* fork: child_pid (EV + 8) == child_tgid (EV + 12) */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, EV + 8),
+		BPF_STMT(BPF_MISC | BPF_TAX, 0),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, EV + 12),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_X, 0, 4, 5),
+		/* exit, comm: process_pid (EV) == process_tgid (EV + 4) */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, EV),
+		BPF_STMT(BPF_MISC | BPF_TAX, 0),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, EV + 4),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_X, 0, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, 0xffffffffu),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	struct sock_fprog prog = { (unsigned short)(sizeof(f) / sizeof(f[0])), f };
+
+	/* Without it (no CONFIG_BPF?) threads' events come and are skipped. */
+	setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
+}
+
+int rm_pe_filter_tgids(int fd, const int *tgids, int n)
+{
+	enum { EV = 16 + 20 + 16 };
+	struct sock_filter f[8 + 255];
+	struct sock_fprog prog = { 0, f };
+	int k = 0;
+
+	if (n > 255) {
+		errno = E2BIG;
+		return -1;
+	}
+	if (n < 0) {
+		f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
+	} else {
+		f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 16 + 20);
+		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_FORK), 3, 0);
+		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_EXEC), 2, 0);
+		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_COMM), 1, 0);
+		f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
+		/* fork: parent_tgid; exec, comm: process_tgid; both at EV + 4 */
+		f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, EV + 4);
+		for (int i = 0; i < n; i++)
+			f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+							      htonl((uint32_t)tgids[i]),
+							      (unsigned char)(n - i), 0);
+		f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
+		f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0xffffffffu);
+	}
+	prog.len = (unsigned short)k;
+	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
+}
+
+int rm_pe_open(int rcvbuf, unsigned events, char *why, size_t wsize)
 {
 	/* nlmsghdr, cn_msg (idx, val, seq, ack, len, flags), the op and,
 	 * since 6.6, the events wanted (struct proc_input): only fork, exec
@@ -390,11 +483,21 @@ int rm_pe_open(int rcvbuf, char *why, size_t wsize)
 	unsigned char req[NLMSG_HDRLEN + 20 + 8];
 	struct nlmsghdr h;
 	uint32_t v;
-	uint16_t len = kernel_6_6() ? 8 : 4;
-	int fd = nl_socket(NETLINK_CONNECTOR, rcvbuf, why, wsize);
+	int new_kernel = kernel_6_6();
+	uint16_t len = new_kernel ? 8 : 4;
+	int fd;
 
+	/* Before 6.6 the kernel refuses the listen op of a user without
+	 * CAP_NET_ADMIN in a reply that is easily missed: say it here. */
+	if (!new_kernel && !cap_net_admin()) {
+		errno = EPERM;
+		snprintf(why, wsize, "the proc connector needs CAP_NET_ADMIN before Linux 6.6");
+		return -1;
+	}
+	fd = nl_socket(NETLINK_CONNECTOR, rcvbuf, why, wsize);
 	if (fd < 0)
 		return -1;
+	pe_filter(fd);
 	memset(req, 0, sizeof(req));
 	memset(&h, 0, sizeof(h));
 	h.nlmsg_len = (uint32_t)(NLMSG_HDRLEN + 20 + len);
@@ -407,7 +510,7 @@ int rm_pe_open(int rcvbuf, char *why, size_t wsize)
 	memcpy(req + NLMSG_HDRLEN + 16, &len, 2);
 	v = PROC_CN_MCAST_LISTEN;
 	memcpy(req + NLMSG_HDRLEN + 20, &v, 4);
-	v = PROC_EVENT_FORK | PROC_EVENT_EXEC | PROC_EVENT_COMM;
+	v = events;
 	memcpy(req + NLMSG_HDRLEN + 24, &v, 4);
 	if (send(fd, req, NLMSG_HDRLEN + 20 + len, 0) < 0) {
 		say(why, wsize, "proc connector listen");
@@ -570,5 +673,31 @@ ssize_t rm_nl_recv(int fd, void *buf, size_t size)
 	while (n < 0 && errno == EINTR);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 		return 0;
+	return n;
+}
+
+int rm_nl_recvm(int fd, void *buf, size_t each, int max, size_t *lens)
+{
+	struct mmsghdr m[64];
+	struct iovec iov[64];
+	int n;
+
+	if (max > 64)
+		max = 64;
+	memset(m, 0, sizeof(m[0]) * (size_t)max);
+	for (int i = 0; i < max; i++) {
+		iov[i].iov_base = (unsigned char *)buf + (size_t)i * each;
+		iov[i].iov_len = each;
+		m[i].msg_hdr.msg_iov = &iov[i];
+		m[i].msg_hdr.msg_iovlen = 1;
+	}
+	do
+		n = recvmmsg(fd, m, (unsigned)max, MSG_DONTWAIT, NULL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+	for (int i = 0; i < n; i++)
+		/* A cut datagram is handed over cut: the parsers stop there. */
+		lens[i] = m[i].msg_len;
 	return n;
 }

@@ -91,9 +91,16 @@ int rm_ts_parse(const void *buf, size_t len, int family,
 /*
  * Sockets.  Each opener returns a non-blocking descriptor, or -1 with
  * errno and a reason in why.  rcvbuf: the receive buffer to ask for
- * (forced past rmem_max when allowed).
+ * (forced past rmem_max when allowed; the environment's RM_EV_RCVBUF, a
+ * test knob, replaces it).  events: the RM_PE_WANT_* wanted (since 6.6
+ * the kernel filters the others out; before, every event comes, and
+ * listening needs CAP_NET_ADMIN, which is checked here).
  */
-int rm_pe_open(int rcvbuf, char *why, size_t wsize);
+#define RM_PE_WANT_FORK 0x1u
+#define RM_PE_WANT_EXEC 0x2u
+#define RM_PE_WANT_COMM 0x200u
+#define RM_PE_WANT_EXIT 0x80000000u
+int rm_pe_open(int rcvbuf, unsigned events, char *why, size_t wsize);
 int rm_ts_open(int rcvbuf, int *family, char *why, size_t wsize);
 
 /*
@@ -102,5 +109,21 @@ int rm_ts_open(int rcvbuf, int *family, char *why, size_t wsize);
  * the buffer was full; the socket stays usable).
  */
 ssize_t rm_nl_recv(int fd, void *buf, size_t size);
+
+/*
+ * Replace a connector socket's filter: pass only the fork events whose
+ * parent, and the exec and comm events whose process, is one of
+ * tgids[0..n) (n at most 255); n < 0 drops every event.  0, or -1 with
+ * errno.
+ */
+int rm_pe_filter_tgids(int fd, const int *tgids, int n);
+
+/*
+ * Receive up to max (at most 64) datagrams with one system call, the
+ * i-th into buf + i * each (buf holds max * each bytes), its length in
+ * lens[i].  Returns how many, 0 when nothing is waiting, or -1 with errno
+ * as rm_nl_recv.
+ */
+int rm_nl_recvm(int fd, void *buf, size_t each, int max, size_t *lens);
 
 #endif

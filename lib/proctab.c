@@ -255,7 +255,20 @@ int rm_boot_time(uint64_t *btime)
 	return rc;
 }
 
-long rm_proc_count_names(const char *const *names, int n)
+int rm_comm_is(const char *comm, size_t len, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++) {
+		size_t nl = strlen(names[i]);
+		if (nl > 15)
+			nl = 15;
+		if (len == nl && memcmp(comm, names[i], nl) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+long rm_proc_scan_names(const char *const *names, int n, void (*cb)(void *arg, int pid),
+			void *arg)
 {
 	struct rm_procscan ps;
 	int pid;
@@ -267,22 +280,25 @@ long rm_proc_count_names(const char *const *names, int n)
 	while ((pid = rm_procscan_next(&ps)) > 0) {
 		char path[48], comm[64];
 		ssize_t len;
+		struct rm_pstat st;
 		snprintf(path, sizeof(path), "%d/comm", pid);
 		len = rm_read_at(dfd, path, comm, sizeof(comm));
 		if (len <= 0)
 			continue;
 		if (comm[len - 1] == '\n')
 			comm[--len] = '\0';
-		for (int i = 0; i < n; i++) {
-			if (strncmp(comm, names[i], 15) == 0 &&
-			    (strlen(names[i]) >= 15 ? (size_t)len == 15 : strlen(names[i]) == (size_t)len)) {
-				struct rm_pstat st;
-				if (rm_pstat_read(pid, &st) == 0 && st.state != 'Z' && st.state != 'X')
-					count++;
-				break;
-			}
+		if (rm_comm_is(comm, (size_t)len, names, n) &&
+		    rm_pstat_read(pid, &st) == 0 && st.state != 'Z' && st.state != 'X') {
+			count++;
+			if (cb)
+				cb(arg, pid);
 		}
 	}
 	rm_procscan_close(&ps);
 	return count;
+}
+
+long rm_proc_count_names(const char *const *names, int n)
+{
+	return rm_proc_scan_names(names, n, NULL, NULL);
 }

@@ -89,4 +89,11 @@ int rm_boot_time(uint64_t *btime);
  * when the proc root cannot be read.
  */
 long rm_proc_count_names(const char *const *names, int n);
+
+/* The same scan, calling cb (when not NULL) with each PID counted. */
+long rm_proc_scan_names(const char *const *names, int n, void (*cb)(void *arg, int pid),
+			void *arg);
+
+/* Is comm (len bytes, no newline, not NUL-terminated) one of names, as above? */
+int rm_comm_is(const char *comm, size_t len, const char *const *names, int n);
 #endif

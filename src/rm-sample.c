@@ -78,6 +78,7 @@
 #include "gpu.h"
 #include "httpd.h"
 #include "outfile.h"
+#include "pcount.h"
 #include "rmtools.h"
 #include "usage.h"
 
@@ -723,6 +724,36 @@ static void seed_values(struct state *s, struct rm_val *v)
 		v[C_DISKAVAIL] = rm_num(ceil(v[C_DISKAVAIL].num), 0);
 }
 
+/*
+ * The compilers column, host-wide: kept from the proc connector's events
+ * while streaming where the kernel allows it (lib/pcount), else one
+ * /proc scan per row.
+ */
+static struct rm_pcount compilers_pc;
+
+static long count_compilers(const struct opts *o)
+{
+	if (!compilers_pc.names)
+		rm_pcount_init(&compilers_pc, o->names, o->nnames);
+	return rm_pcount_get(&compilers_pc, o->interval > 0);
+}
+
+/* Never lost silently: said once at the end. */
+static void compilers_done(void)
+{
+	if (compilers_pc.lost)
+		fprintf(stderr, "%s: %llu times the kernel dropped process events (socket buffer "
+			"full); each was followed by a /proc scan\n", prog,
+			(unsigned long long)compilers_pc.lost);
+	if (getenv("RM_PCOUNT_STATS"))
+		fprintf(stderr, "%s: compilers from %s: %llu events, %llu comm reads, %llu scans\n",
+			prog, rm_pcount_events(&compilers_pc) ? "events" : "scans",
+			(unsigned long long)compilers_pc.events,
+			(unsigned long long)compilers_pc.comm_reads,
+			(unsigned long long)compilers_pc.scans);
+	rm_pcount_close(&compilers_pc);
+}
+
 static void sample(const struct opts *o, struct state *s, double elapsed,
 		   struct rm_val *v)
 {
@@ -771,7 +802,7 @@ static void sample(const struct opts *o, struct state *s, double elapsed,
 		v[C_DISKAVAIL] = rm_num((double)dk.avail_bytes / GIB, 2);
 		v[C_DISKPCT] = rm_num(dk.used_pct, 0);
 	}
-	comp = rm_proc_count_names(o->names, o->nnames);
+	comp = count_compilers(o);
 	if (comp >= 0)
 		v[C_COMPILERS] = rm_num((double)comp, 0);
 
@@ -1299,6 +1330,7 @@ int main(int argc, char **argv)
 		emit(&o, &b, v);
 	}
 	serve_stop();
+	compilers_done();
 	rm_buf_free(&b);
 	rm_buf_free(&o.prom_labels);
 	free(o.names_store);

@@ -29,12 +29,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "procev.h"
 #include "procfs.h"
 #include "tree.h"
 
 static struct {
 	int cn, ts, family, ep;
+	int cw;                  /* a second connector socket: the wake-up */
+	int hot;                 /* cn wakes us (else only cw's members' events) */
+	int mev;                 /* members' fork and exec events this pump */
 	int exact, on;
 	char why[160];
 	uint64_t lost, resyncs;
@@ -45,10 +49,11 @@ static struct {
 	double el;
 	int resync;
 	int got;                 /* datagrams read by the last pump */
-} E = { .cn = -1, .ts = -1, .ep = -1, .delayacct = -1 };
+} E = { .cn = -1, .ts = -1, .ep = -1, .cw = -1, .delayacct = -1 };
 
-static unsigned char rbuf[65536] __attribute__((aligned(8)));
-static unsigned char cnbuf[8192] __attribute__((aligned(8)));  /* while rbuf holds a record */
+static unsigned char rbuf[64 * 4096] __attribute__((aligned(8)));
+/* Connector events, read while rbuf holds taskstats records. */
+static unsigned char cnbuf[64 * 512] __attribute__((aligned(8)));
 
 int events_exact(void)
 {
@@ -93,6 +98,120 @@ static int read_delayacct(void)
 	return b[0] == '1' ? 1 : b[0] == '0' ? 0 : -1;
 }
 
+/*
+ * Waking up.  A fork or an exec of a member must wake us at once (a
+ * command line is only there while the process lives), but every other
+ * process on the host forks and execs too: on a busy host that is
+ * hundreds of wake-ups a second for nothing.  So while no member forks
+ * or execs ("cold"), the events socket is read only on the tick, and a
+ * second connector socket wakes us, with a kernel filter that passes
+ * only the forks, execs and comm changes of the members (at most 255;
+ * more, and we stay "hot").  The member set changes only through a
+ * member's own events, which wake us: then the events socket wakes us
+ * again ("hot") until a pump sees none.  Only tree selections (PIDs,
+ * --exec) go cold: --match, --in-cgroup and "every process" take
+ * members from anyone's exec.
+ */
+static void wake_start(struct stream *s)
+{
+	char why[160];
+	struct epoll_event ev = { .events = EPOLLIN };
+	const struct opts *o = stream_opts(s);
+	const char *no = getenv("RM_EV_HOT");
+
+	if (o->sel != SEL_PIDS && o->sel != SEL_EXEC)
+		return;
+	if (no && strcmp(no, "1") == 0)
+		return;
+	E.cw = rm_pe_open(1 << 20, RM_PE_WANT_FORK | RM_PE_WANT_EXEC | RM_PE_WANT_COMM, why,
+			  sizeof(why));
+	if (E.cw < 0)
+		return;
+	ev.data.fd = E.cw;
+	if (rm_pe_filter_tgids(E.cw, NULL, -1) < 0 || epoll_ctl(E.ep, EPOLL_CTL_ADD, E.cw, &ev) < 0) {
+		close(E.cw);
+		E.cw = -1;
+	}
+}
+
+static void go_hot(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	ev.data.fd = E.cn;
+	if (epoll_ctl(E.ep, EPOLL_CTL_ADD, E.cn, &ev) == 0 || errno == EEXIST) {
+		E.hot = 1;
+		rm_pe_filter_tgids(E.cw, NULL, -1);
+	}
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The members' TGIDs (and our own, which forks --exec's command), sorted;
+ * -1 when more than the filter takes. */
+static int member_list(struct stream *s, int *tg)
+{
+	int n = 0;
+	pid_t self = stream_self(s);
+	struct rm_pnode *m;
+	size_t it = 0;
+
+	if (self > 0)
+		tg[n++] = self;
+	while ((m = rm_ptree_next(stream_tree(s), &it)) != NULL) {
+		if (!m->member || m->ended || m->excluded)
+			continue;
+		if (n == 255)
+			return -1;
+		tg[n++] = m->pid;
+	}
+	qsort(tg, (size_t)n, sizeof(*tg), cmp_int);
+	return n;
+}
+
+static int filt[255], nfilt;
+
+/* Let only the members' events wake us: 0, or -1 (stay as we are). */
+static int set_cold_filter(struct stream *s)
+{
+	int tg[255], n = member_list(s, tg);
+
+	if (n < 0 || rm_pe_filter_tgids(E.cw, tg, n) < 0)
+		return -1;
+	memcpy(filt, tg, sizeof(*tg) * (size_t)n);
+	nfilt = n;
+	return 0;
+}
+
+static int go_cold(struct stream *s)
+{
+	if (set_cold_filter(s) < 0)
+		return -1;
+	if (epoll_ctl(E.ep, EPOLL_CTL_DEL, E.cn, NULL) < 0) {
+		rm_pe_filter_tgids(E.cw, NULL, -1);
+		return -1;
+	}
+	E.hot = 0;
+	return 0;
+}
+
+/* Cold: members a scan added (or that ended) change the filter. */
+static int cold_changed(struct stream *s)
+{
+	int tg[255], n = member_list(s, tg);
+
+	if (n < 0)
+		return -1;
+	if (n == nfilt && memcmp(tg, filt, sizeof(*tg) * (size_t)n) == 0)
+		return 0;
+	return set_cold_filter(s) < 0 ? -1 : 1;
+}
+
 void events_start(struct stream *s, int *wake_fd)
 {
 	const char *no = getenv("RM_NO_EVENTS");
@@ -108,7 +227,8 @@ void events_start(struct stream *s, int *wake_fd)
 		snprintf(E.why, sizeof(E.why), "RM_PROC_ROOT is not /proc");
 	} else if ((E.ts = rm_ts_open(8 << 20, &E.family, why, sizeof(why))) < 0) {
 		snprintf(E.why, sizeof(E.why), "%s", why);
-	} else if ((E.cn = rm_pe_open(8 << 20, why, sizeof(why))) < 0) {
+	} else if ((E.cn = rm_pe_open(8 << 20, RM_PE_WANT_FORK | RM_PE_WANT_EXEC | RM_PE_WANT_COMM,
+				     why, sizeof(why))) < 0) {
 		snprintf(E.why, sizeof(E.why), "%s", why);
 		close(E.ts);
 		E.ts = -1;
@@ -129,7 +249,9 @@ void events_start(struct stream *s, int *wake_fd)
 		}
 		if (ok) {
 			E.exact = E.on = 1;
+			E.hot = 1;
 			*wake_fd = E.ep;
+			wake_start(s);
 		} else {
 			snprintf(E.why, sizeof(E.why), "epoll: %s", strerror(errno));
 		}
@@ -321,6 +443,7 @@ static void on_fork(struct stream *s, const struct rm_pe *e)
 	if (member || selected(s, n)) {
 		join_member(s, n);
 		read_cmd(n);  /* a child that never execs runs its parent's */
+		E.mev++;
 	}
 }
 
@@ -344,6 +467,7 @@ static void on_exec(struct stream *s, const struct rm_pe *e)
 		free(n->cmd);
 		n->cmd = NULL;
 		read_cmd(n);
+		E.mev++;
 		return;
 	}
 	if (stream_opts(s)->sel != SEL_MATCH && stream_opts(s)->sel != SEL_CGROUP &&
@@ -567,56 +691,85 @@ static void handle_msg(struct stream *s, double el)
 	nmsg = 0;
 }
 
-/* Every proc connector event waiting; *lost set when some were dropped. */
-static void cn_drain(struct stream *s, int *lost)
+enum { CN_EACH = 512, TS_EACH = 4096, BATCH = 64 };
+
+static void drain_cn(struct stream *s, int *lost)
 {
-	unsigned char *buf = cnbuf;
-	ssize_t n;
+	size_t lens[BATCH];
 
 	for (;;) {
-		n = rm_nl_recv(E.cn, buf, sizeof(cnbuf));
-		if (n == 0)
-			break;
-		if (n < 0) {
-			if (errno == ENOBUFS) {
-				*lost = 1;
-				continue;
-			}
-			break;
+		int got = rm_nl_recvm(E.cn, cnbuf, CN_EACH, BATCH, lens);
+		if (got < 0 && errno == ENOBUFS) {
+			*lost = 1;
+			continue;
 		}
-		rm_pe_parse(buf, (size_t)n, on_pe, s);
+		if (got <= 0)
+			break;
+		for (int i = 0; i < got; i++)
+			rm_pe_parse(cnbuf + (size_t)i * CN_EACH, lens[i], on_pe, s);
 		E.got++;
+		if (got < BATCH)
+			break;
 	}
 }
 
 void events_pump(struct stream *s, double el)
 {
+	size_t lens[BATCH];
 	int lost = 0;
-	ssize_t n;
 
 	if (!E.exact)
 		return;
 	E.el = el;
-	/* Forks first: a record's process was forked before it ended. */
-	cn_drain(s, &lost);
-	for (;;) {
-		n = rm_nl_recv(E.ts, rbuf, sizeof(rbuf));
-		if (n == 0)
-			break;
-		if (n < 0) {
-			if (errno == ENOBUFS) {
-				lost = 1;
-				continue;
+	/* Forks first: a record's process was forked before it ended.
+	 * Up to 64 datagrams a system call: a connector event is about
+	 * 100 bytes, a taskstats message (a task's record and its
+	 * process's aggregate) about 1 KiB. */
+	drain_cn(s, &lost);
+	if (E.cw >= 0) {
+		/* The wake-up socket's events are copies: dropped. */
+		while (rm_nl_recvm(E.cw, rbuf, CN_EACH, BATCH, lens) == BATCH)
+			;
+		if (E.hot && !E.mev && !lost && !E.resync) {
+			/* Cold from now; what came before the filter did is
+			 * read once more. */
+			if (go_cold(s) == 0) {
+				drain_cn(s, &lost);
+				if (E.mev || lost)
+					go_hot();
 			}
-			break;
+		} else if (!E.hot) {
+			int c = E.mev || lost ? -1 : cold_changed(s);
+			if (c < 0) {
+				go_hot();
+			} else if (c > 0) {
+				drain_cn(s, &lost);
+				if (E.mev || lost)
+					go_hot();
+			}
 		}
+		E.mev = 0;
+	}
+	for (;;) {
+		int got = rm_nl_recvm(E.ts, rbuf, TS_EACH, BATCH, lens);
+		if (got < 0 && errno == ENOBUFS) {
+			lost = 1;
+			continue;
+		}
+		if (got <= 0)
+			break;
 		E.got++;
-		nmsg = 0;
-		rm_ts_parse(rbuf, (size_t)n, E.family, on_ts, s, NULL);
-		/* Its fork and exec events were sent before it ended, but may
-		 * have come after the drain above: read them before its row. */
-		cn_drain(s, &lost);
-		handle_msg(s, el);
+		for (int i = 0; i < got; i++) {
+			nmsg = 0;
+			rm_ts_parse(rbuf + (size_t)i * TS_EACH, lens[i], E.family, on_ts, s, NULL);
+			/* Its fork and exec events were sent before it ended,
+			 * but may have come after the drain above: read them
+			 * before its row. */
+			drain_cn(s, &lost);
+			handle_msg(s, el);
+		}
+		if (got < BATCH)
+			break;
 	}
 	if (lost) {
 		E.lost++;
@@ -772,8 +925,9 @@ void events_decide(struct stream *s, struct rm_pnode **v, size_t nv)
 void events_stats(struct stream *s, int final)
 {
 	const struct opts *o = stream_opts(s);
-	char tmp[4096], row[512];
-	int fd, len;
+	struct rm_outfile of = { .fd = -1 };
+	char why[256] = "", row[512];
+	int len;
 
 	if (final && E.lost)
 		fprintf(stderr, "%s: %llu times the kernel dropped events (socket buffer full); "
@@ -796,12 +950,16 @@ void events_stats(struct stream *s, int final)
 		len += snprintf(row + len, sizeof(row) - (size_t)len, "%s", q);
 	}
 	len += snprintf(row + len, sizeof(row) - (size_t)len, "\n");
-	snprintf(tmp, sizeof(tmp), "%s.tmp%d", o->stats, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, row, (size_t)len) != len || close(fd) < 0 ||
-	    rename(tmp, o->stats) < 0) {
-		fprintf(stderr, "%s: cannot write the stats file '%s': %s\n", prog, o->stats,
-			strerror(errno));
-		unlink(tmp);
+	/* Written whole each time, beside its target, never through a link. */
+	if (rm_out_open(o->stats, &of, why, sizeof(why)) < 0 ||
+	    write(of.fd, row, (size_t)len) != len) {
+		if (!why[0])
+			snprintf(why, sizeof(why), "%s", strerror(errno));
+		if (of.fd >= 0)
+			rm_out_abort(&of);
+		fprintf(stderr, "%s: cannot write the stats file '%s': %s\n", prog, o->stats, why);
+		return;
 	}
+	if (rm_out_commit(&of, why, sizeof(why)) < 0)
+		fprintf(stderr, "%s: cannot write the stats file '%s': %s\n", prog, o->stats, why);
 }

@@ -11,9 +11,11 @@
 #
 # Cost: rm-tree as rm-monitor runs it (-i 1 --elsewhere --exclude-tree,
 # following an idle watched process) plus rm-sample -i 1, with 2,000
-# extra sleeping processes on the host, in exact and sampled mode: CPU
-# seconds per hour, the median of EV_REPS runs of EV_SECONDS (default 3 x
-# 60 s).
+# extra sleeping processes on the host, both in event mode or both
+# sampling (RM_NO_EVENTS=1): CPU seconds per hour, the median of EV_REPS
+# runs of EV_SECONDS (default 3 x 60 s), whole and after EV_WARM seconds
+# (default 5), with the host's process events per second and its load.
+# EV_ONLY=cost or EV_ONLY=completeness runs one half.
 #
 # Smaller runs: EV_UNITS=200 EV_SECONDS=20 EV_REPS=1 bash tests/bench/events.sh
 set -u
@@ -21,6 +23,7 @@ set -u
 MEMHOG="${RM_BUILD}/tests/memhog"
 UNITS=${EV_UNITS:-1000}
 SECS=${EV_SECONDS:-60}
+WARM=${EV_WARM:-5}
 REPS=${EV_REPS:-3}
 work=''
 pgids=()
@@ -154,9 +157,13 @@ cpu_of() {
   awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
 }
 
-# one_cost MODE: CPU seconds per hour of rm-tree and of rm-sample.
+# one_cost MODE: CPU seconds per hour of rm-tree and of rm-sample over
+# SECS seconds, whole (from their start, the first /proc scan included)
+# and steady (from WARM seconds after their start), then the host's
+# process events per second (what rm-sample received) and the 1-minute
+# load average at the end.
 one_cost() {
-  local env=() watched t s ct cs hz
+  local env=() watched t s ct0 cs0 ct cs hz ev
   [[ "$1" == sampled ]] && env=(RM_NO_EVENTS=1)
   hz=$(getconf CLK_TCK)
   sleep 36000 &
@@ -166,32 +173,51 @@ one_cost() {
   env "${env[@]}" sh -c 'exec rm-tree -i 1 --elsewhere --exclude-tree $$ --stats "$1" --log /dev/null "$2"' \
     sh "${work}/stats" "${watched}" 2>/dev/null &
   t=$!
-  rm-sample -i 1 --watch-pid "${watched}" >/dev/null 2>&1 &
+  env "${env[@]}" RM_PCOUNT_STATS=1 rm-sample -i 1 --watch-pid "${watched}" >/dev/null 2>"${work}/sample.err" &
   s=$!
-  sleep "${SECS}"
+  sleep "${WARM}"
+  ct0=$(cpu_of "$t")
+  cs0=$(cpu_of "$s")
+  sleep "$((SECS - WARM))"
   ct=$(cpu_of "$t")
   cs=$(cpu_of "$s")
   kill "$t" "$s" "${watched}" 2>/dev/null
   wait "$t" "$s" "${watched}" 2>/dev/null
-  awk -v a="$ct" -v b="$cs" -v hz="$hz" -v s="${SECS}" \
-    'BEGIN { printf "%.2f %.2f\n", a / hz * 3600 / s, b / hz * 3600 / s }'
+  ev=$(sed -n 's/.*compilers from events: \([0-9]*\) events.*/\1/p' "${work}/sample.err")
+  awk -v a="$ct" -v b="$cs" -v a0="$ct0" -v b0="$cs0" -v hz="$hz" -v s="${SECS}" -v w="${WARM}" \
+    -v ev="${ev:-0}" -v la="$(cut -d' ' -f1 /proc/loadavg)" \
+    'BEGIN { printf "%.2f %.2f %.2f %.2f %.0f %s\n", a / hz * 3600 / s, b / hz * 3600 / s,
+             (a - a0) / hz * 3600 / (s - w), (b - b0) / hz * 3600 / (s - w), ev / s, la }'
 }
 
 cost() {
   local m i
   start_sleepers 2000
-  echo "## rm-tree: cost of following a build, exact against sampled (2,000 extra sleeping processes)"
+  echo "## rm-monitor: cost of following a build, event mode against sampling (2,000 extra sleeping processes)"
   echo
   echo "rm-tree as rm-monitor starts it (-i 1 --elsewhere --exclude-tree, following an idle process)"
-  echo "and rm-sample -i 1; CPU seconds per hour, median of ${REPS} runs of ${SECS} s."
+  echo "and rm-sample -i 1, both in event mode (proc connector, taskstats) or both sampling"
+  echo "(RM_NO_EVENTS=1); CPU seconds per hour, median of ${REPS} runs of ${SECS} s.  Whole: from"
+  echo "their start (the one /proc scan each makes at the start included); steady: the last"
+  echo "$((SECS - WARM)) s.  Host events/s: the fork, exec, comm and exit events of processes (not threads)"
+  echo "rm-sample received in event mode, i.e. how busy the rest of the host was."
   echo
-  echo "| mode | rm-tree s/h | rm-sample s/h | both s/h |"
-  echo "|---|---|---|---|"
-  for m in exact sampled; do
+  echo "| mode | rm-tree s/h | rm-sample s/h | both s/h, whole | both s/h, steady | host events/s | load avg (1 min) |"
+  echo "|---|---:|---:|---:|---:|---:|---:|"
+  for m in exact sampled 'exact, without the 2,000'; do
+    if [[ "$m" == exact,* ]]; then
+      # the same, with the sleepers gone: the cost of following the
+      # build must not depend on them
+      kill -TERM -- "-${pgids[-1]}" 2>/dev/null
+      sleep 2
+    fi
     for ((i = 0; i < REPS; i++)); do
-      one_cost "$m"
-    done | sort -n | awk -v m="$m" '{ t[NR] = $1; s[NR] = $2 }
-      END { k = int((NR + 1) / 2); printf "| %s | %.1f | %.1f | %.1f |\n", m, t[k], s[k], t[k] + s[k] }'
+      one_cost "${m%%,*}"
+    done | awk -v m="$m" '
+      function med(a, n,   i, j, t) { for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t } return a[int((n + 1) / 2)] }
+      { t[NR] = $1; s[NR] = $2; w[NR] = $1 + $2; st[NR] = $3 + $4; ev[NR] = $5; la[NR] = $6 }
+      END { e = m ~ /^sampled/ ? "-" : sprintf("%.0f", med(ev, NR))
+            printf "| %s | %.1f | %.1f | %.1f | %.1f | %s | %.2f |\n", m, med(t, NR), med(s, NR), med(w, NR), med(st, NR), e, med(la, NR) }'
   done
 }
 
@@ -202,9 +228,14 @@ main() {
     echo "## rm-tree: exact mode: not available here (needs root / CAP_NET_ADMIN); skipped"
     return 0
   fi
-  completeness
-  echo
-  cost
+  # EV_ONLY=cost or EV_ONLY=completeness runs one half.
+  if [[ "${EV_ONLY:-}" != cost ]]; then
+    completeness
+    echo
+  fi
+  if [[ "${EV_ONLY:-}" != completeness ]]; then
+    cost
+  fi
 }
 
 main "$@"

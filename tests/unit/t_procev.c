@@ -5,12 +5,14 @@
  * last message carries the TGID aggregate; the fork, exec and exit
  * events of the sh), and from records derived from them: the same record
  * in the version 15 layout, a TGID aggregate of version 0, every
- * truncation.
+ * truncation.  lib/pcount's PID sets, and its count moved by fork, exec,
+ * comm and exit events (threads' own events leave it alone).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pcount.h"
 #include "procev.h"
 #include "tap.h"
 
@@ -268,6 +270,88 @@ static void test_connector(void)
 	CHECK(bad == 0);
 }
 
+static void test_pset(void)
+{
+	struct rm_pset s = { 0 };
+	int ok = 1;
+
+	for (int p = 1; p <= 1000; p++)
+		CHECK(rm_pset_add(&s, p * 7) == 0);
+	CHECK(s.n == 1000);
+	for (int p = 1; p <= 1000; p += 2)
+		rm_pset_del(&s, p * 7);
+	CHECK(s.n == 500);
+	for (int p = 1; p <= 1000; p++)
+		if (rm_pset_has(&s, p * 7) != (p % 2 == 0))
+			ok = 0;
+	CHECK(ok);
+	CHECK(!rm_pset_has(&s, 3));
+	CHECK(rm_pset_add(&s, 14) == 0 && s.n == 500);  /* already there */
+	rm_pset_clear(&s);
+	CHECK(s.n == 0 && !rm_pset_has(&s, 14));
+	rm_pset_free(&s);
+}
+
+/* A copy of the captured fork event turned into event what for pid (and
+ * tgid), with parent (fork) or name (comm). */
+static size_t pe_make(unsigned char *out, const unsigned char *fork, size_t n, uint32_t what,
+		      int pid, int tgid, int parent, const char *name)
+{
+	uint32_t v[4] = { (uint32_t)parent, (uint32_t)parent, (uint32_t)pid, (uint32_t)tgid };
+
+	memcpy(out, fork, n);
+	memcpy(out + 36, &what, 4);
+	if (what == 1) {
+		memcpy(out + 52, v, 16);
+	} else {
+		v[0] = (uint32_t)pid;
+		v[1] = (uint32_t)tgid;
+		memcpy(out + 52, v, 8);
+		if (name) {
+			memset(out + 60, 0, 16);
+			memcpy(out + 60, name, strlen(name));
+		}
+	}
+	return n;
+}
+
+static void test_pcount(void)
+{
+	static const char *const names[] = { "cc1", "ld" };
+	unsigned char fork[256], e[256];
+	size_t n = load("single-pe1.bin", fork, sizeof(fork));
+	struct rm_pcount pc;
+
+	CHECK(n >= 60 + 16);
+	rm_pcount_init(&pc, names, 2);
+	rm_pset_add(&pc.counted, 100);           /* a cc1 found by the scan */
+	/* its fork: the child is a cc1 until it execs */
+	rm_pcount_apply(&pc, e, pe_make(e, fork, n, 1, 101, 101, 100, NULL));
+	CHECK(rm_pset_has(&pc.counted, 101));
+	/* a thread of it: nothing */
+	rm_pcount_apply(&pc, e, pe_make(e, fork, n, 1, 102, 100, 100, NULL));
+	CHECK(!rm_pset_has(&pc.counted, 102) && pc.counted.n == 2);
+	/* the child execs: its name is read later */
+	rm_pcount_apply(&pc, e, pe_make(e, fork, n, 2, 101, 101, 0, NULL));
+	CHECK(!rm_pset_has(&pc.counted, 101) && rm_pset_has(&pc.pending, 101));
+	/* a process renames itself ld (comm event): counted, not pending */
+	rm_pcount_apply(&pc, e, pe_make(e, fork, n, 0x200, 200, 200, 0, "ld"));
+	CHECK(rm_pset_has(&pc.counted, 200));
+	/* a thread's own name: not the process's */
+	rm_pcount_apply(&pc, e, pe_make(e, fork, n, 0x200, 201, 200, 0, "worker"));
+	CHECK(rm_pset_has(&pc.counted, 200));
+	rm_pcount_apply(&pc, e, pe_make(e, fork, n, 0x200, 200, 200, 0, "bash"));
+	CHECK(!rm_pset_has(&pc.counted, 200));
+	/* a thread's exit: still counted; the main thread's: gone */
+	rm_pcount_apply(&pc, e, pe_make(e, fork, n, 0x80000000u, 102, 100, 0, NULL));
+	CHECK(rm_pset_has(&pc.counted, 100));
+	rm_pcount_apply(&pc, e, pe_make(e, fork, n, 0x80000000u, 100, 100, 0, NULL));
+	CHECK(!rm_pset_has(&pc.counted, 100));
+	rm_pcount_apply(&pc, e, pe_make(e, fork, n, 0x80000000u, 101, 101, 0, NULL));
+	CHECK(!rm_pset_has(&pc.pending, 101) && pc.counted.n == 0);
+	rm_pcount_close(&pc);
+}
+
 int main(void)
 {
 	RUN(test_single);
@@ -275,5 +359,7 @@ int main(void)
 	RUN(test_v15);
 	RUN(test_truncated);
 	RUN(test_connector);
+	RUN(test_pset);
+	RUN(test_pcount);
 	return tap_done();
 }
