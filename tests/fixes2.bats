@@ -102,3 +102,54 @@ watch_two() {
   [ -s "$OUT/resources-next.summary.txt" ]
   [ -z "$(ls -A "$tmp")" ]
 }
+
+# sys_csv FILE MEM_AVAIL SWAP DISK_AVAIL: three rm-sample rows with those
+# values (empty for no reading).
+sys_csv() {
+  local i
+  {
+    echo 'epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,oom_kills'
+    for i in 0 1 2; do
+      echo "$((1796283588 + i)),x,$i,1,5,400,$2,2,$3,$4,${4:+19},0,,,0"
+    done
+  } >"$1"
+}
+
+@test "rm-summarize: available memory not recorded, swap in use: 'not recorded', never nan, in text, Markdown and JSON" {
+  local f="$BATS_TEST_TMPDIR/noavail.csv"
+  sys_csv "$f" "" 100 50
+  run -0 rm-summarize "$f"
+  [[ "$output" != *nan* ]]
+  [[ "$output" == *"OOM edge: swap in use up to 100 MiB (available memory not recorded), at +0:00:00."* ]]
+  [[ "$output" == *"Near-OOM (available below 4096 MiB): not recorded"* ]]
+  run -0 rm-summarize --markdown "$f"
+  [[ "$output" != *nan* ]]
+  [[ "$output" == *"Near-OOM below 4096 MiB available: not recorded."* ]]
+  [[ "$output" == *"(available memory not recorded)"* ]]
+  [[ "$output" == *"| (none) | 0:00:02 | 3 | 400 | - | 50.00 | 0 | 0 |"* ]]
+  run -0 rm-summarize --json "$f"
+  [[ "$output" != *[Nn]a[Nn]* ]]
+  jq -e '.system.near_oom.samples == null and .system.low_disk.samples == 0' <<<"$output" >/dev/null
+  jq -e '.verdicts[0].text | test("available memory not recorded")' <<<"$output" >/dev/null
+}
+
+@test "rm-summarize: no disk readings: 'disk not recorded', never 'disk above N GiB' nor a low-disk count" {
+  local f="$BATS_TEST_TMPDIR/nodisk.csv"
+  sys_csv "$f" 20000 0 ""
+  run -0 rm-summarize "$f"
+  [[ "$output" != *"disk above"* && "$output" != *nan* ]]
+  [[ "$output" == *"No headroom problem: available memory stayed above 4096 MiB, no swap in use, no OOM kill, disk not recorded."* ]]
+  [[ "$output" == *"Low disk (available below 20 GiB): not recorded"* ]]
+  run -0 rm-summarize --markdown "$f"
+  [[ "$output" != *"disk above"* && "$output" != *nan* ]]
+  [[ "$output" == *"Low disk below 20 GiB: not recorded."* ]]
+  [[ "$output" == *"| (none) | 0:00:02 | 3 | 400 | 20000 | - | 0 | 0 |"* ]]
+  run -0 rm-summarize --json "$f"
+  jq -e '.system.low_disk.samples == null and .system.near_oom.samples == 0' <<<"$output" >/dev/null
+  jq -e '.verdicts[0].text | test("disk not recorded")' <<<"$output" >/dev/null
+  # With readings, the same words as before.
+  sys_csv "$f" 20000 0 50
+  run -0 rm-summarize "$f"
+  [[ "$output" == *"no OOM kill, disk above 20 GiB."* ]]
+  [[ "$output" == *"Low disk (available below 20 GiB): 0 samples"* ]]
+}
