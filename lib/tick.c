@@ -12,11 +12,13 @@
 
 #include "tick.h"
 
-static volatile sig_atomic_t got_signal;
+static volatile sig_atomic_t got_signal, got_code;
 
-static void on_signal(int sig)
+static void on_signal(int sig, siginfo_t *si, void *uc)
 {
+	(void)uc;
 	got_signal = sig;
+	got_code = si ? si->si_code : SI_USER;
 }
 
 static int open_pidfd(pid_t pid)
@@ -86,7 +88,8 @@ int rm_tick_init(struct rm_tick *t, double interval, long count, pid_t watch_pid
 	if (watch_pid > 0 && rm_tick_watch(t, watch_pid) < 0)
 		return -1;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -154,6 +157,7 @@ int rm_tick_stopping(struct rm_tick *t)
 	if (got_signal) {
 		t->end = RM_END_SIGNAL;
 		t->signo = got_signal;
+		t->si_code = got_code;
 		return 1;
 	}
 	return 0;
@@ -248,6 +252,7 @@ void rm_tick_clear_signal(struct rm_tick *t)
 	got_signal = 0;
 	t->end = RM_END_NONE;
 	t->signo = 0;
+	t->si_code = 0;
 }
 
 double rm_t0_shift(const struct timespec *start)

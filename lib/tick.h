@@ -46,6 +46,7 @@ struct rm_tick {
 	struct timespec start; /* monotonic */
 	enum rm_tick_end end;
 	int signo;             /* the signal that ended it */
+	int si_code;           /* its si_code: SI_KERNEL when a terminal sent it */
 };
 
 /*

@@ -153,3 +153,64 @@ sys_csv() {
   [[ "$output" == *"no OOM kill, disk above 20 GiB."* ]]
   [[ "$output" == *"Low disk (available below 20 GiB): 0 samples"* ]]
 }
+
+# The driver of the rm-energy ^C test: rm-energy -- CMD on a new pty, as
+# in a terminal.  CMD (python) takes SIGINT and SIGTERM with sigwaitinfo
+# and logs each one's si_code and sender.  rm-energy is stopped while ^C is
+# typed, so CMD has logged the terminal's SIGINT before rm-energy can
+# pass anything on: a second SIGINT can never merge with the first.
+# Prints CMD's log, then rm-energy's exit status.
+ENERGY_PTY='import os, pty, signal, sys, time
+log = sys.argv[1]
+cmd = """import signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+f = open(sys.argv[1], "a", buffering=1)
+f.write("ready\\n")
+while True:
+    si = signal.sigwaitinfo({signal.SIGINT, signal.SIGTERM})
+    f.write("%s %d %s\\n" % (signal.Signals(si.si_signo).name, si.si_code, "us" if si.si_pid == int(sys.argv[2]) else si.si_pid))
+    if si.si_signo == signal.SIGTERM:
+        sys.exit(0)
+"""
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("rm-energy", ["rm-energy", "--", sys.executable, "-c", cmd, log, str(os.getpid())])
+def until(what, secs=20):
+    end = time.monotonic() + secs
+    while not what():
+        if time.monotonic() > end:
+            sys.exit("timed out: " + open(log).read())
+        try:
+            os.read(fd, 4096) if os.path.exists("/proc/%d" % pid) else None
+        except OSError:
+            pass
+        time.sleep(0.02)
+def lines():
+    return open(log).read().split("\n")[:-1] if os.path.exists(log) else []
+def state():
+    return open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0]
+def pending():
+    return [int(l.split()[1], 16) for l in open("/proc/%d/status" % pid) if l.startswith("ShdPnd")][0]
+os.set_blocking(fd, False)
+until(lambda: "ready" in lines())
+os.kill(pid, signal.SIGSTOP)
+until(lambda: state() == "T")
+os.write(fd, b"\x03")                      # ^C, from the terminal
+until(lambda: len(lines()) == 2)
+until(lambda: pending() & (1 << (signal.SIGINT - 1)))
+os.kill(pid, signal.SIGCONT)
+until(lambda: not pending() & (1 << (signal.SIGINT - 1)))
+os.kill(pid, signal.SIGINT)                # kill(1): SI_USER
+until(lambda: any(l.startswith("SIGINT 0") for l in lines()))
+os.kill(pid, signal.SIGTERM)
+_, st = os.waitpid(pid, 0)
+print("\n".join(lines()[1:]))
+print("exit", os.waitstatus_to_exitcode(st))
+'
+
+@test "rm-energy -- CMD in a terminal: ^C reaches CMD once (from the terminal), a kill(1) SIGINT is passed on once" {
+  local log="$BATS_TEST_TMPDIR/cmd.log"
+  run -0 timeout 60 "$PY" -c "$ENERGY_PTY" "$log"
+  # SI_KERNEL (128): the terminal's own; SI_USER (0) from rm-energy ("us").
+  [ "$output" = $'SIGINT 128 0\nSIGINT 0 us\nSIGTERM 0 us\nexit 0' ]
+}

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -111,10 +112,31 @@ static void watch_refuses_gone_and_too_many(void)
 			close(t.pidfd[i]);
 }
 
+/* The signal that ends a wait comes with its si_code: SI_USER from
+ * kill(2), SI_QUEUE from sigqueue(3); a terminal's would be SI_KERNEL. */
+static void stop_signal_keeps_si_code(void)
+{
+	struct rm_tick t;
+	union sigval sv = { .sival_int = 0 };
+
+	CHECK(rm_tick_init(&t, 1000, 0, 0) == 0);
+	CHECK(rm_tick_next(&t) == 1);
+	CHECK(kill(getpid(), SIGTERM) == 0); /* blocked: pending until the wait */
+	CHECK(rm_tick_next(&t) == 0);
+	CHECK(t.end == RM_END_SIGNAL && t.signo == SIGTERM && t.si_code == SI_USER);
+	rm_tick_clear_signal(&t);
+	CHECK(t.si_code == 0 && t.signo == 0);
+	CHECK(sigqueue(getpid(), SIGINT, sv) == 0);
+	CHECK(rm_tick_next(&t) == 0);
+	CHECK(t.signo == SIGINT && t.si_code == SI_QUEUE);
+	rm_tick_clear_signal(&t);
+}
+
 int main(void)
 {
 	RUN(extra_fd_wake_is_not_a_tick);
 	RUN(watch_any_of_several);
 	RUN(watch_refuses_gone_and_too_many);
+	RUN(stop_signal_keeps_si_code);
 	return tap_done();
 }
