@@ -66,7 +66,7 @@ watch_two() {
 }
 
 @test "kill -9 of rm-monitor --watch-pid: rm-sample and rm-tree end with it; the next run removes its status dir" {
-  local build mon kids c rows tmp="$BATS_TEST_TMPDIR/tmp"
+  local build mon dead kids c rows tmp="$BATS_TEST_TMPDIR/tmp"
   mkdir -p "$tmp"
   sleep 300 &
   build=$!
@@ -91,7 +91,11 @@ watch_two() {
   # The CSV stopped growing: no sampler is left to write to it.
   run -1 pgrep -f "resources-k9w.csv"
   [ "$(wc -l <"$OUT/resources-k9w.csv")" -eq "$rows" ]
-  # The next monitor run (any run-id) clears the dead run's status dir.
+  # The next monitor run (any run-id) clears the dead run's status dir,
+  # and nothing else: not a live PID's, not a file.
+  mkdir "$tmp/rm-monitor.$$.Live01"
+  : >"$tmp/rm-monitor.$mon.File01"
+  dead=$mon
   TMPDIR="$tmp" rm-monitor --out-dir "$OUT" --run-id next --interval 0.05 --watch-pid "$build" \
     </dev/null >/dev/null 2>"$BATS_TEST_TMPDIR/mon2.err" &
   mon=$!
@@ -100,7 +104,8 @@ watch_two() {
   kill "$build"
   wait "$mon"
   [ -s "$OUT/resources-next.summary.txt" ]
-  [ -z "$(ls -A "$tmp")" ]
+  [ -d "$tmp/rm-monitor.$$.Live01" ] && [ -f "$tmp/rm-monitor.$dead.File01" ]
+  [ "$(find "$tmp" -mindepth 1 -maxdepth 1 | wc -l)" -eq 2 ]
 }
 
 # sys_csv FILE MEM_AVAIL SWAP DISK_AVAIL: three rm-sample rows with those
