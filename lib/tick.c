@@ -91,6 +91,10 @@ int rm_tick_init(struct rm_tick *t, double interval, long count, pid_t watch_pid
 	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
+	/* One handler at a time: got_signal and got_code stay a pair. */
+	sigaddset(&sa.sa_mask, SIGINT);
+	sigaddset(&sa.sa_mask, SIGTERM);
+	sigaddset(&sa.sa_mask, SIGHUP);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
