@@ -12,19 +12,23 @@
 
 #include "tick.h"
 
-static volatile sig_atomic_t got_signal;
+static volatile sig_atomic_t got_signal, got_code;
 
-static void on_signal(int sig)
+static void on_signal(int sig, siginfo_t *si, void *uc)
 {
+	(void)uc;
 	got_signal = sig;
+	got_code = si ? si->si_code : SI_USER;
 }
 
 static int open_pidfd(pid_t pid)
 {
 #ifdef SYS_pidfd_open
 	const char *no = getenv("RM_NO_PIDFD");
-	if (no && *no && strcmp(no, "0") != 0)
+	if (no && *no && strcmp(no, "0") != 0) {
+		errno = ENOSYS;
 		return -1;
+	}
 	return (int)syscall(SYS_pidfd_open, pid, 0);
 #else
 	(void)pid;
@@ -80,19 +84,17 @@ int rm_tick_init(struct rm_tick *t, double interval, long count, pid_t watch_pid
 	memset(t, 0, sizeof(*t));
 	t->interval = interval;
 	t->count = count;
-	t->watch_pid = watch_pid;
-	t->pidfd = -1;
 	t->extra_fd = -1;
-	if (watch_pid > 0) {
-		t->pidfd = open_pidfd(watch_pid);
-		if (t->pidfd < 0 && kill(watch_pid, 0) < 0 && errno == ESRCH)
-			return -1;
-		if (t->pidfd < 0 && errno == ESRCH)
-			return -1;
-	}
+	if (watch_pid > 0 && rm_tick_watch(t, watch_pid) < 0)
+		return -1;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
+	/* One handler at a time: got_signal and got_code stay a pair. */
+	sigaddset(&sa.sa_mask, SIGINT);
+	sigaddset(&sa.sa_mask, SIGTERM);
+	sigaddset(&sa.sa_mask, SIGHUP);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
@@ -105,6 +107,24 @@ int rm_tick_init(struct rm_tick *t, double interval, long count, pid_t watch_pid
 	return 0;
 }
 
+int rm_tick_watch(struct rm_tick *t, pid_t pid)
+{
+	int fd;
+
+	if (t->nwatch == RM_TICK_WATCH_MAX) {
+		errno = E2BIG;
+		return -1;
+	}
+	fd = open_pidfd(pid);
+	if (fd < 0 && (errno == ESRCH || (kill(pid, 0) < 0 && errno == ESRCH))) {
+		errno = ESRCH;
+		return -1;
+	}
+	t->watch_pid[t->nwatch] = pid;
+	t->pidfd[t->nwatch++] = fd;
+	return 0;
+}
+
 double rm_tick_elapsed(const struct rm_tick *t)
 {
 	struct timespec now;
@@ -114,15 +134,15 @@ double rm_tick_elapsed(const struct rm_tick *t)
 	       (double)(now.tv_nsec - t->start.tv_nsec) / 1e9;
 }
 
+/* Has any watched PID ended? */
 static int pid_gone(struct rm_tick *t)
 {
-	if (t->watch_pid <= 0)
-		return 0;
-	if (t->pidfd >= 0) {
-		struct pollfd p = { t->pidfd, POLLIN, 0 };
-		return poll(&p, 1, 0) > 0;
+	for (int i = 0; i < t->nwatch; i++) {
+		struct pollfd p = { t->pidfd[i], POLLIN, 0 };
+		if (p.fd >= 0 ? poll(&p, 1, 0) > 0 : kill(t->watch_pid[i], 0) < 0 && errno == ESRCH)
+			return 1;
 	}
-	return kill(t->watch_pid, 0) < 0 && errno == ESRCH;
+	return 0;
 }
 
 int rm_tick_stopping(struct rm_tick *t)
@@ -141,6 +161,7 @@ int rm_tick_stopping(struct rm_tick *t)
 	if (got_signal) {
 		t->end = RM_END_SIGNAL;
 		t->signo = got_signal;
+		t->si_code = got_code;
 		return 1;
 	}
 	return 0;
@@ -152,7 +173,7 @@ int rm_tick_sleep_until(struct rm_tick *t, double sec)
 
 	sigemptyset(&empty);
 	for (;;) {
-		struct pollfd p[2 + RM_TICK_HOOK_MAX];
+		struct pollfd p[1 + RM_TICK_WATCH_MAX + RM_TICK_HOOK_MAX];
 		nfds_t n = 0;
 		int xi = -1, hi = 0, hn = 0;
 		double left;
@@ -167,12 +188,14 @@ int rm_tick_sleep_until(struct rm_tick *t, double sec)
 		left = sec - rm_tick_elapsed(t);
 		if (left <= 0)
 			return 1;
-		if (t->pidfd >= 0) {
-			p[n].fd = t->pidfd;
-			p[n].events = POLLIN;
-			n++;
-		} else if (t->watch_pid > 0 && left > 0.02) {
-			left = 0.02;
+		for (int i = 0; i < t->nwatch; i++) {
+			if (t->pidfd[i] >= 0) {
+				p[n].fd = t->pidfd[i];
+				p[n].events = POLLIN;
+				n++;
+			} else if (left > 0.02) {
+				left = 0.02;
+			}
 		}
 		if (t->extra_fd >= 0) {
 			xi = (int)n;
@@ -233,6 +256,7 @@ void rm_tick_clear_signal(struct rm_tick *t)
 	got_signal = 0;
 	t->end = RM_END_NONE;
 	t->signo = 0;
+	t->si_code = 0;
 }
 
 double rm_t0_shift(const struct timespec *start)

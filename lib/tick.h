@@ -4,7 +4,8 @@
  * Ticks fall on absolute CLOCK_MONOTONIC deadlines (start + k * interval),
  * so a slow sample never makes the stream drift.  SIGINT, SIGTERM and
  * SIGHUP are blocked while a row is being made and only delivered inside
- * the wait, so a stream always ends after a whole row.  A watched PID is
+ * the wait, so a stream always ends after a whole row.  Each watched PID
+ * (up to RM_TICK_WATCH_MAX; the stream ends when any of them ends) is
  * followed through a pidfd in the same poll, so its end is noticed at
  * once; where pidfd_open is missing (or RM_NO_PIDFD is set) the wait wakes
  * every 20 ms to check it with kill(pid, 0).
@@ -19,6 +20,8 @@
 
 /* The most pollfds a hook may fill. */
 #define RM_TICK_HOOK_MAX 96
+/* The most PIDs one loop watches. */
+#define RM_TICK_WATCH_MAX 8
 
 enum rm_tick_end { RM_END_NONE, RM_END_COUNT, RM_END_SIGNAL, RM_END_PID };
 
@@ -27,8 +30,9 @@ struct rm_tick {
 	long count;            /* ticks to run; 0 = unbounded */
 	long done;             /* ticks handed out so far */
 	long slot;             /* index of the next deadline */
-	pid_t watch_pid;       /* 0 = none */
-	int pidfd;             /* -1 when polling */
+	pid_t watch_pid[RM_TICK_WATCH_MAX]; /* the first nwatch are watched */
+	int pidfd[RM_TICK_WATCH_MAX];       /* -1 when polling */
+	int nwatch;
 	int extra_fd;          /* another fd to wake on (readable), or -1 */
 	/*
 	 * A hook served during every wait (a server, say): hook_fds fills at
@@ -42,6 +46,7 @@ struct rm_tick {
 	struct timespec start; /* monotonic */
 	enum rm_tick_end end;
 	int signo;             /* the signal that ended it */
+	int si_code;           /* its si_code: SI_KERNEL when a terminal sent it */
 };
 
 /*
@@ -49,6 +54,13 @@ struct rm_tick {
  * ESRCH when watch_pid does not exist.
  */
 int rm_tick_init(struct rm_tick *t, double interval, long count, pid_t watch_pid);
+
+/*
+ * Watch one more PID: the stream ends when any watched PID ends.  Returns
+ * 0, or -1 with errno ESRCH when pid does not exist, E2BIG when
+ * RM_TICK_WATCH_MAX are watched already.
+ */
+int rm_tick_watch(struct rm_tick *t, pid_t pid);
 
 /*
  * Wait for the next tick.  The first call returns at once.  Returns 1

@@ -413,6 +413,19 @@ static pid_t spawn(char **cmd)
 }
 
 /*
+ * Did the terminal send this signal to CMD as well?  Its ^C and its
+ * hangups go to the whole foreground process group (si_code SI_KERNEL),
+ * so CMD has one already while it is still in our group: passing it on
+ * would make two.  A hangup of the terminal itself reaches only the
+ * session's leader, which may be us.  kill(1) (SI_USER) names us alone.
+ */
+static int cmd_got_it_too(const struct rm_tick *t, pid_t pid)
+{
+	return t->si_code == SI_KERNEL && getpgid(pid) == getpgrp() &&
+	       !(t->signo == SIGHUP && getsid(0) == getpid());
+}
+
+/*
  * Run CMD and print what it cost: its time, and the energy of r's zones,
  * or empty energy fields where r is NULL (no readable RAPL counter).
  * Returns CMD's status as time(1) gives it (128+N for signal N).
@@ -466,7 +479,8 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 	rm_tick_init(&t, o->interval, 0, 0);
 	t.extra_fd = p[0];
 	/* Read on every tick so that no wrap goes unseen; a stop signal is
-	 * passed on to CMD, and we wait for it to end. */
+	 * passed on to CMD (unless the terminal sent it to CMD too), and we
+	 * wait for it to end. */
 	for (;;) {
 		w = waitpid(pid, &st, WNOHANG);
 		if (w == pid || (w < 0 && errno != EINTR))
@@ -474,7 +488,8 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 		if (!rm_tick_next(&t)) {
 			if (t.end != RM_END_SIGNAL)
 				break;
-			kill(pid, t.signo);
+			if (!cmd_got_it_too(&t, pid))
+				kill(pid, t.signo);
 			rm_tick_clear_signal(&t);
 			continue;
 		}

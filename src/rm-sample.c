@@ -1,7 +1,7 @@
 /*
  * rm-sample: one system-wide row per tick, for the build monitor.
  *
- * usage: rm-sample [-H] [-i SEC] [-n COUNT] [--watch-pid PID] [-f csv|jsonl|prom]
+ * usage: rm-sample [-H] [-i SEC] [-n COUNT] [--watch-pid PID]... [-f csv|jsonl|prom]
  *                  [-o FILE] [--disk-path PATH] [--stage-file FILE] [--stage-log-dir DIR]
  *                  [--context-match ERE] [--compilers LIST] [--energy] [--gpu]
  *                  [--prom-file FILE] [--prom-label NAME=VALUE] [--status FILE] [--check]
@@ -17,7 +17,8 @@
  *
  *   -i, --interval SEC     seconds between rows (0.001 to 86400)
  *   -n, --count COUNT      stop after COUNT rows
- *       --watch-pid PID    stop as soon as PID ends, after one last row
+ *       --watch-pid PID    stop as soon as PID ends, after one last row; given
+ *                          more than once, when any of them ends
  *   -f, --format FMT       csv (default), jsonl or prom
  *   -H, --no-header        no CSV header line
  *   -o, --output FILE      append rows to FILE (the header only when it is
@@ -84,7 +85,7 @@
 
 static const char prog[] = "rm-sample";
 static const char usage_line[] =
-	"usage: rm-sample [-H] [-i SEC] [-n COUNT] [--watch-pid PID] [-f csv|jsonl|prom]\n"
+	"usage: rm-sample [-H] [-i SEC] [-n COUNT] [--watch-pid PID]... [-f csv|jsonl|prom]\n"
 	"                 [-o FILE] [--disk-path PATH] [--stage-file FILE] [--stage-log-dir DIR]\n"
 	"                 [--context-match ERE] [--compilers LIST] [--energy] [--gpu]\n"
 	"                 [--prom-file FILE] [--prom-label NAME=VALUE] [--status FILE] [--check]\n"
@@ -99,7 +100,8 @@ static const char help_text[] =
 	"\n"
 	"  -i, --interval SEC     seconds between rows (0.001 to 86400)\n"
 	"  -n, --count COUNT      stop after COUNT rows\n"
-	"      --watch-pid PID    stop as soon as PID ends, after one last row\n"
+	"      --watch-pid PID    stop as soon as PID ends, after one last row; given\n"
+	"                         more than once (at most 8), when any of them ends\n"
 	"  -f, --format FMT       csv (default), jsonl or prom\n"
 	"  -H, --no-header        no CSV header line\n"
 	"  -o, --output FILE      append rows to FILE (the header only when it is empty);\n"
@@ -206,7 +208,9 @@ static int cg_cores;
 struct opts {
 	double interval;
 	long count;
-	pid_t watch_pid;
+	pid_t watch_pid;            /* the first --watch-pid: the build's */
+	pid_t watch[RM_TICK_WATCH_MAX];
+	int nwatch;
 	enum rm_fmt fmt;
 	int header;
 	const char *disk_path;
@@ -356,7 +360,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case O_VERSION:
 			rm_opt_version(prog);
 		case O_WATCH:
-			o->watch_pid = rm_opt_watch_pid(prog, usage_line, optarg);
+			/* Given more than once: the stream ends when any ends. */
+			if (o->nwatch == RM_TICK_WATCH_MAX)
+				rm_usage_error(prog, usage_line, "at most %d --watch-pid", RM_TICK_WATCH_MAX);
+			o->watch[o->nwatch++] = rm_opt_watch_pid(prog, usage_line, optarg);
+			o->watch_pid = o->watch[0];
 			break;
 		case O_DISK:
 			o->disk_path = optarg;
@@ -1274,6 +1282,12 @@ int main(int argc, char **argv)
 	if (rm_tick_init(&t, o.interval, o.interval ? o.count : 1, o.watch_pid) < 0) {
 		fprintf(stderr, "%s: cannot watch PID %d: %s\n", prog, (int)o.watch_pid, strerror(errno));
 		return RM_EXIT_FAIL;
+	}
+	for (int i = 1; i < o.nwatch; i++) {
+		if (rm_tick_watch(&t, o.watch[i]) < 0) {
+			fprintf(stderr, "%s: cannot watch PID %d: %s\n", prog, (int)o.watch[i], strerror(errno));
+			return RM_EXIT_FAIL;
+		}
 	}
 	s.oom_known = rm_vmstat_oom_read(&s.oom_base) == 0;
 	if (o.prom_file)

@@ -114,6 +114,12 @@ static int peak_applies(const struct sys *s, int k)
 	return s->col[col_of[k]] >= 0;
 }
 
+/* Was near-OOM judged at all: an available-memory reading, host or cgroup? */
+static int near_known(const struct sys *s)
+{
+	return s->pk[PK_MEM_AVAIL].known || s->cg_avail.known;
+}
+
 /* Colour, only when opts say so. */
 struct sty {
 	const char *b, *red, *yel, *grn, *off;
@@ -217,12 +223,16 @@ static void text_sys(struct rm_buf *b, const struct report *r, const struct opts
 				if (s->cg_avail.known)
 					snprintf(cgt, sizeof(cgt), ", or within the cgroup below %.0f MiB",
 						 fmin(o->near_oom_mb, 0.15 * s->cg_limit_min));
-				rm_buf_addf(b, "%s (available below %.0f MiB%s): %ld sample%s", what[i],
-					    o->near_oom_mb, cgt, rs[i]->samples, rs[i]->samples == 1 ? "" : "s");
+				rm_buf_addf(b, "%s (available below %.0f MiB%s): ", what[i], o->near_oom_mb, cgt);
 			}
 			else
-				rm_buf_addf(b, "%s (available below %g GiB): %ld sample%s", what[i],
-					    o->low_disk_gb, rs[i]->samples, rs[i]->samples == 1 ? "" : "s");
+				rm_buf_addf(b, "%s (available below %g GiB): ", what[i], o->low_disk_gb);
+			/* A column with no reading in it counts nothing. */
+			if (!(i == 0 ? near_known(s) : s->pk[PK_DISK].known)) {
+				rm_buf_adds(b, "not recorded\n");
+				continue;
+			}
+			rm_buf_addf(b, "%ld sample%s", rs[i]->samples, rs[i]->samples == 1 ? "" : "s");
 			if (rs[i]->samples) {
 				fmt_clock(rs[i]->first_epoch - s->first_epoch, clk, sizeof(clk));
 				rm_buf_addf(b, ", first at +%s", clk);
@@ -687,9 +697,17 @@ void print_markdown(struct rm_buf *b, const struct report *r, const struct opts 
 		fmt_dur(s->last_epoch - s->first_epoch, d, sizeof(d));
 		rm_buf_adds(b, "### Build resources: ");
 		md(b, s->file);
-		rm_buf_addf(b, "\n\n%ld samples over %s. Near-OOM below %.0f MiB available: %ld samples. "
-			    "Low disk below %g GiB: %ld samples. OOM kills: ",
-			    s->samples, d, o->near_oom_mb, s->near.samples, o->low_disk_gb, s->low.samples);
+		rm_buf_addf(b, "\n\n%ld samples over %s. Near-OOM below %.0f MiB available: ", s->samples, d,
+			    o->near_oom_mb);
+		if (near_known(s))
+			rm_buf_addf(b, "%ld samples. ", s->near.samples);
+		else
+			rm_buf_adds(b, "not recorded. ");
+		rm_buf_addf(b, "Low disk below %g GiB: ", o->low_disk_gb);
+		if (s->pk[PK_DISK].known)
+			rm_buf_addf(b, "%ld samples. OOM kills: ", s->low.samples);
+		else
+			rm_buf_adds(b, "not recorded. OOM kills: ");
 		if (o->rows_lost > 0)
 			rm_buf_addf(b, "%ld rows lost from %s (the monitor could not write them). ",
 				    o->rows_lost, o->rows_lost_from ? o->rows_lost_from : "(unknown)");
@@ -745,8 +763,13 @@ void print_markdown(struct rm_buf *b, const struct report *r, const struct opts 
 			fmt_clock(st->duration, d, sizeof(d));
 			rm_buf_adds(b, "| ");
 			md(b, st->name[0] ? st->name : "(none)");
-			rm_buf_addf(b, " | %s | %ld | %.0f | %.0f | %.2f | %.0f | %ld |", d, st->samples,
-				    st->peak_used, st->min_avail, st->min_disk, st->max_comp, st->near_oom);
+			/* A value never read is "-", as in the text table. */
+			rm_buf_addf(b, " | %s | %ld | ", d, st->samples);
+			rm_buf_addf(b, isnan(st->peak_used) ? "- | " : "%.0f | ", st->peak_used);
+			rm_buf_addf(b, isnan(st->min_avail) ? "- | " : "%.0f | ", st->min_avail);
+			rm_buf_addf(b, isnan(st->min_disk) ? "- | " : "%.2f | ", st->min_disk);
+			rm_buf_addf(b, isnan(st->max_comp) ? "- | " : "%.0f | ", st->max_comp);
+			rm_buf_addf(b, "%ld |", st->near_oom);
 			if (s->cg_avail.known)
 				rm_buf_addf(b, isnan(st->min_cg_avail) ? " - |" : " %.0f |", st->min_cg_avail);
 			rm_buf_adds(b, "\n");
@@ -979,8 +1002,13 @@ static void json_sys(struct rm_buf *b, const struct report *r, const struct opts
 			rm_buf_addc(b, '{');
 			jkey(b, &g, i == 0 ? "threshold_mb" : "threshold_gb");
 			jnum(b, i == 0 ? o->near_oom_mb : o->low_disk_gb, 3);
+			/* null, not 0, where the column held no reading. */
+			int known = i == 0 ? near_known(s) : s->pk[PK_DISK].known;
 			jkey(b, &g, "samples");
-			rm_buf_addf(b, "%ld", rs[i]->samples);
+			if (known)
+				rm_buf_addf(b, "%ld", rs[i]->samples);
+			else
+				rm_buf_adds(b, "null");
 			jkey(b, &g, "first");
 			if (rs[i]->samples) {
 				int h = 1;
@@ -992,7 +1020,10 @@ static void json_sys(struct rm_buf *b, const struct report *r, const struct opts
 				rm_buf_adds(b, "null");
 			}
 			jkey(b, &g, "longest_run_samples");
-			rm_buf_addf(b, "%ld", rs[i]->longest);
+			if (known)
+				rm_buf_addf(b, "%ld", rs[i]->longest);
+			else
+				rm_buf_adds(b, "null");
 			jkey(b, &g, "longest_run_s");
 			jnum(b, rs[i]->samples ? rs[i]->longest_end - rs[i]->longest_start : NAN, 3);
 			rm_buf_addc(b, '}');

@@ -646,16 +646,21 @@ static void sys_verdicts(struct report *r, const struct opts *o)
 	if (cgroup_edge(r, o, av)) {
 		problem = 1;
 	} else if ((sw->known && sw->v > 0) || (av->known && av->v < o->near_oom_mb)) {
-		char swaps[200] = "";
+		char swaps[200] = "", fell[80] = "";
 		const struct peak *at = av->known && av->v < o->near_oom_mb ? av : sw;
+		const char *climb = s->swap_last > s->swap_first ? " and climbing" : "";
+		/* Without a mem_avail_mb reading, swap alone: never "nan MiB". */
+		if (av->known)
+			snprintf(fell, sizeof(fell), "available memory fell to %.0f MiB%s", av->v,
+				 sw->known && sw->v > 0 ? "; " : "");
 		if (sw->known && sw->v > 0)
-			snprintf(swaps, sizeof(swaps), "; swap in use up to %.0f MiB%s", sw->v,
-				 s->swap_last > s->swap_first ? " and climbing" : "");
+			snprintf(swaps, sizeof(swaps), "swap in use up to %.0f MiB%s%s", sw->v, climb,
+				 av->known ? "" : " (available memory not recorded)");
 		fmt_clock(at->epoch - s->first_epoch, clock, sizeof(clock));
 		where(r, at->stage, at->ctx, w, sizeof(w));
 		verdict_add(r, "oom-edge",
-			    "OOM edge: available memory fell to %.0f MiB%s, at +%s%s. Lower the memory per job for that stage, or add RAM.",
-			    av->known ? av->v : NAN, swaps, clock, w);
+			    "OOM edge: %s%s, at +%s%s. Lower the memory per job for that stage, or add RAM.",
+			    fell, swaps, clock, w);
 		problem = 1;
 	}
 	if (s->near.samples > 0 && s->low_comp_n > 0 && r->cores > 0) {
@@ -697,15 +702,25 @@ static void sys_verdicts(struct report *r, const struct opts *o)
 			problem = 1;
 		}
 	}
-	/* "No problem" only where there were memory readings to judge. */
-	if (!problem && s->pk[PK_MEM_AVAIL].known && s->cg_avail.known)
-		verdict_add(r, "ok",
-			    "No headroom problem: available memory stayed above %.0f MiB (within the build's cgroup: lowest %.0f MiB of its limit), no swap in use, no OOM kill, disk above %g GiB.",
-			    o->near_oom_mb, s->cg_avail.v, o->low_disk_gb);
-	else if (!problem && s->pk[PK_MEM_AVAIL].known)
-		verdict_add(r, "ok",
-			    "No headroom problem: available memory stayed above %.0f MiB, no swap in use, no OOM kill, disk above %g GiB.",
-			    o->near_oom_mb, o->low_disk_gb);
+	/* "No problem" only where there were memory readings to judge; of
+	 * swap, OOM kills and disk it says only what was recorded. */
+	if (!problem && s->pk[PK_MEM_AVAIL].known) {
+		char cg[120] = "", rest[160];
+		if (s->cg_avail.known)
+			snprintf(cg, sizeof(cg), " (within the build's cgroup: lowest %.0f MiB of its limit)",
+				 s->cg_avail.v);
+		snprintf(rest, sizeof(rest), "%s, %s, ",
+			 sw->known ? "no swap in use" : "swap not recorded",
+			 s->has_oom ? "no OOM kill" : "OOM kills not recorded");
+		if (s->pk[PK_DISK].known)
+			verdict_add(r, "ok",
+				    "No headroom problem: available memory stayed above %.0f MiB%s, %sdisk above %g GiB.",
+				    o->near_oom_mb, cg, rest, o->low_disk_gb);
+		else
+			verdict_add(r, "ok",
+				    "No headroom problem: available memory stayed above %.0f MiB%s, %sdisk not recorded.",
+				    o->near_oom_mb, cg, rest);
+	}
 }
 
 void sys_finish(struct report *r, const struct opts *o)

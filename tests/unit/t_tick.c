@@ -3,7 +3,11 @@
  * deadlines and the count.  No timing is measured: the interval is long
  * enough (1000 s) that only the pipe can end a wait.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tick.h"
@@ -28,8 +32,111 @@ static void extra_fd_wake_is_not_a_tick(void)
 	close(p[1]);
 }
 
+/* A child that waits for a byte on fd, then exits. */
+static pid_t waiter(int fd)
+{
+	pid_t pid = fork();
+	char c;
+
+	if (pid == 0) {
+		_exit(read(fd, &c, 1) == 1 ? 0 : 1);
+	}
+	return pid;
+}
+
+/*
+ * Several watched PIDs: the loop ends when any of them ends, the first or
+ * a later one, with a pidfd or polling (RM_NO_PIDFD).  No timing: the
+ * interval (1000 s) is long enough that only a PID's end can end a wait.
+ */
+static void watch_any_of_several(void)
+{
+	for (int poll_mode = 0; poll_mode < 2; poll_mode++) {
+		for (int which = 0; which < 3; which++) {
+			struct rm_tick t;
+			int p[3][2];
+			pid_t kid[3];
+
+			if (poll_mode)
+				setenv("RM_NO_PIDFD", "1", 1);
+			else
+				unsetenv("RM_NO_PIDFD");
+			for (int i = 0; i < 3; i++) {
+				CHECK(pipe(p[i]) == 0);
+				kid[i] = waiter(p[i][0]);
+				CHECK(kid[i] > 0);
+			}
+			CHECK(rm_tick_init(&t, 1000, 0, kid[0]) == 0);
+			CHECK(rm_tick_watch(&t, kid[1]) == 0);
+			CHECK(rm_tick_watch(&t, kid[2]) == 0);
+			CHECK(t.nwatch == 3);
+			CHECK(rm_tick_next(&t) == 1); /* the first tick: at once */
+			CHECK(write(p[which][1], "x", 1) == 1);
+			/* A zombie still answers kill(pid, 0): reap it. */
+			if (poll_mode)
+				CHECK(waitpid(kid[which], NULL, 0) == kid[which]);
+			CHECK(rm_tick_next(&t) == 0);
+			CHECK(t.end == RM_END_PID);
+			for (int i = 0; i < 3; i++) {
+				if (i != which)
+					CHECK(write(p[i][1], "x", 1) == 1);
+				if (i != which || !poll_mode)
+					waitpid(kid[i], NULL, 0);
+				close(p[i][0]);
+				close(p[i][1]);
+				if (t.pidfd[i] >= 0)
+					close(t.pidfd[i]);
+			}
+		}
+	}
+	unsetenv("RM_NO_PIDFD");
+}
+
+/* A PID that is gone is refused, and so is a ninth. */
+static void watch_refuses_gone_and_too_many(void)
+{
+	struct rm_tick t;
+	pid_t gone = fork();
+
+	if (gone == 0)
+		_exit(0);
+	CHECK(waitpid(gone, NULL, 0) == gone);
+	CHECK(rm_tick_init(&t, 1000, 0, getpid()) == 0);
+	errno = 0;
+	CHECK(rm_tick_watch(&t, gone) == -1 && errno == ESRCH);
+	for (int i = 1; i < RM_TICK_WATCH_MAX; i++)
+		CHECK(rm_tick_watch(&t, getpid()) == 0);
+	CHECK(rm_tick_watch(&t, getpid()) == -1 && errno == E2BIG);
+	for (int i = 0; i < t.nwatch; i++)
+		if (t.pidfd[i] >= 0)
+			close(t.pidfd[i]);
+}
+
+/* The signal that ends a wait comes with its si_code: SI_USER from
+ * kill(2), SI_QUEUE from sigqueue(3); a terminal's would be SI_KERNEL. */
+static void stop_signal_keeps_si_code(void)
+{
+	struct rm_tick t;
+	union sigval sv = { .sival_int = 0 };
+
+	CHECK(rm_tick_init(&t, 1000, 0, 0) == 0);
+	CHECK(rm_tick_next(&t) == 1);
+	CHECK(kill(getpid(), SIGTERM) == 0); /* blocked: pending until the wait */
+	CHECK(rm_tick_next(&t) == 0);
+	CHECK(t.end == RM_END_SIGNAL && t.signo == SIGTERM && t.si_code == SI_USER);
+	rm_tick_clear_signal(&t);
+	CHECK(t.si_code == 0 && t.signo == 0);
+	CHECK(sigqueue(getpid(), SIGINT, sv) == 0);
+	CHECK(rm_tick_next(&t) == 0);
+	CHECK(t.signo == SIGINT && t.si_code == SI_QUEUE);
+	rm_tick_clear_signal(&t);
+}
+
 int main(void)
 {
 	RUN(extra_fd_wake_is_not_a_tick);
+	RUN(watch_any_of_several);
+	RUN(watch_refuses_gone_and_too_many);
+	RUN(stop_signal_keeps_si_code);
 	return tap_done();
 }
