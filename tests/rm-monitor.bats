@@ -260,7 +260,7 @@ print(max(int(r["compilers"]) for r in rows if r["compilers"]))' "$d/resources-d
   local v1=/sys/fs/cgroup/memory
   CG="$v1/rm-monitor-test-$$"
   if ! mkdir "$CG" 2>/dev/null; then
-    skip "cannot create a v1 memory cgroup under $v1 (not root, or no cgroup v1 memory controller)"
+    skip_needs_root "cannot create a v1 memory cgroup under $v1 (not root, or no cgroup v1 memory controller)"
   fi
   echo 64M >"$CG/memory.limit_in_bytes"
   cat >"$BATS_TEST_TMPDIR/orch.sh" <<'EOF'

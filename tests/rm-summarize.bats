@@ -390,7 +390,7 @@ EOF
   local mnt="$BATS_TEST_TMPDIR/fs"
   mkdir -p "$mnt"
   mount -t tmpfs -o size=16k rm-sum "$mnt" 2>"$BATS_TEST_TMPDIR/mount.err" ||
-    skip "cannot mount a tmpfs here: $(cat "$BATS_TEST_TMPDIR/mount.err")"
+    skip_needs_root "cannot mount a tmpfs here: $(cat "$BATS_TEST_TMPDIR/mount.err")" 21
   printf 'OLD SVG\n' >"$mnt/old.svg"
   dd if=/dev/zero of="$mnt/fill" bs=1k count=64 2>/dev/null || true
   run -1 --separate-stderr rm-summarize --svg "$mnt/old.svg" "$F/seed-build.csv"

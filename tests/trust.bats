@@ -39,7 +39,7 @@ KILL_PIDS=()
   local mnt="${BATS_TEST_TMPDIR}/fs" redir
   mkdir -p "${mnt}"
   mount -t tmpfs -o size=64k rm-trust "${mnt}" 2>"${BATS_TEST_TMPDIR}/mount.err" ||
-    skip "cannot mount a tmpfs here: $(cat "${BATS_TEST_TMPDIR}/mount.err")"
+    skip_needs_root "cannot mount a tmpfs here: $(cat "${BATS_TEST_TMPDIR}/mount.err")" 21
   for redir in '>' '>>'; do
     rm -f "${mnt}/s.csv"
     # 64 KiB holds a few hundred rows; the one that meets the end is cut.
@@ -226,11 +226,11 @@ stage_run() {
 # whose /proc is mounted hidepid=2; skips when namespaces are refused.
 as_nobody_hidepid() {
   unshare -m --propagation private true 2>/dev/null ||
-    skip "unshare -m is refused here (not root, or no user namespaces)"
+    skip_needs_root "unshare -m is refused here (not root, or no user namespaces)" 21
   run --separate-stderr unshare -m --propagation private bash -c '
     mount -t proc -o hidepid=2 proc /proc || exit 99
     exec setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"' _ "$@"
-  [[ "${status}" != 99 ]] || skip "mount -t proc -o hidepid=2 is refused here"
+  [[ "${status}" != 99 ]] || skip_needs_root "mount -t proc -o hidepid=2 is refused here" 21
 }
 
 @test "hidepid=2: rm-sample as nobody counts only what it can see and says nothing about the rest" {
