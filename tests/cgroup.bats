@@ -35,6 +35,7 @@ make_cg() {
   fi
 }
 
+# bats test_tags=slow
 @test "a build in a 512 MiB cgroup: near-OOM by the cgroup's headroom only while it allocates; the verdict names the limit" {
   make_cg 512
   local t=$BATS_TEST_TMPDIR
@@ -69,6 +70,7 @@ print(len(rows), sum(near), near[0], near[-1], rows[0]["cg_mem_limit_mb"])' "$t/
   [ "$(jq -r '.system.near_oom.samples' <<<"$output")" = "$nnear" ]
 }
 
+# bats test_tags=slow
 @test "rm-run --memory-max 64M around a 200 MiB allocator: OOM-killed inside the budget, reported, exit 137" {
   [[ -w /sys/fs/cgroup/memory/cgroup.procs ]] || grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null ||
     skip_needs_root "no writable memory cgroup controller (needs root)"

@@ -231,6 +231,7 @@ EOF
   [ "$output" = '[1000000,true,0.5]' ]
 }
 
+# bats test_tags=slow
 @test "end to end: the demo build, monitored at --interval 0.5" {
   local d="$BATS_TEST_TMPDIR/demo"
   run -0 rm-demo --out-dir "$d"
@@ -256,6 +257,7 @@ print(max(int(r["compilers"]) for r in rows if r["compilers"]))' "$d/resources-d
   jq -e '.memory_per_job | length >= 1' "$d/resources-demo.summary.json" >/dev/null
 }
 
+# bats test_tags=slow
 @test "a real OOM kill in a small memory cgroup is found, the victim named" {
   local v1=/sys/fs/cgroup/memory
   CG="$v1/rm-monitor-test-$$"

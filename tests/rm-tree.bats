@@ -235,6 +235,7 @@ print(sum(1 for r in csv.DictReader(open(sys.argv[1], newline="")) if r[sys.argv
   [[ "${stderr_lines[-1]}" == "rm-tree: cannot run '/nonexistent/cmd': No such file or directory" ]]
 }
 
+# bats test_tags=slow
 @test "SIGINT reaches the whole group; rm-tree waits for every descendant" {
   local d="$BATS_TEST_TMPDIR"
   # Background jobs start with SIGINT ignored, and CMD inherits what

@@ -8,6 +8,7 @@ setup() {
   load test_helper/trust
 }
 
+# bats test_tags=slow
 @test "churn: 2,000 processes/s for 10 s under rm-sample -i 0.01, rm-tree --match . -i 0.01 and rm-tree --exec: no crash, no bad row, no noise" {
   need rm-tree
   under_valgrind && skip "valgrind runs the samplers too slowly to meet the storm"
