@@ -87,7 +87,13 @@ has_rows() {
   wait_for 10 test -s "$OUT/resources-w.summary.json"
   t1=$(date +%s.%N)
   wait "$MON"
-  "$PY" -c 'import sys; d = float(sys.argv[2]) - float(sys.argv[1]); print(d); assert d < 1.0, d' "$t0" "$t1"
+  # Within a second on a quiet machine; on a busy one, plus what the summary
+  # itself costs there now (rm-summarize on the same CSV, timed here).
+  local r0 r1
+  r0=$(date +%s.%N)
+  rm-summarize --json "$OUT/resources-w.csv" >/dev/null
+  r1=$(date +%s.%N)
+  "$PY" -c 'import sys; d = float(sys.argv[2]) - float(sys.argv[1]); ref = float(sys.argv[4]) - float(sys.argv[3]); print(d, ref); assert d < 1.0 + 2 * ref, (d, ref)' "$t0" "$t1" "$r0" "$r1"
   run -0 jq -r '.system.samples' "$OUT/resources-w.summary.json"
   [ "$output" -ge 1 ]
   grep -q '^Build resources: ' "$OUT/resources-w.summary.txt"
