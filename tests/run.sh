@@ -61,7 +61,10 @@ run_group() {
   if ((jobs > 1)); then
     args+=(--jobs "${jobs}" --no-parallelize-within-files)
   fi
-  timeout --kill-after=30 "${RM_SUITE_TIMEOUT}" bats "${args[@]}" "$@" >"${out}" 2>&1 </dev/null || rc=$?
+  timeout --kill-after=30 "${RM_SUITE_TIMEOUT}" bats "${args[@]}" "$@" >"${out}" 2>&1 </dev/null &
+  local bats_pid=$!
+  watch_group "${name}" "${bats_pid}" >/dev/null 2>&1 &
+  wait "${bats_pid}" || rc=$?
   if ((rc == 124 || rc == 137)); then
     {
       echo "not ok - watchdog: the ${name} bats files ran past ${RM_SUITE_TIMEOUT} s and were killed; still running then:"
@@ -77,13 +80,22 @@ run_group() {
 watch_group() {
   local name=$1 pid=$2
   while kill -0 "${pid}" 2>/dev/null; do
-    ps -eo pid,ppid,etimes,args >"${tmp}/${name}.ps.new" 2>/dev/null &&
+    ps -eo pid=,ppid=,etimes=,args= 2>/dev/null | awk -v root="${pid}" '
+      { ppid[$1] = $2; line[$1] = $0; order[NR] = $1 }
+      END {
+        print "  PID  PPID  SECS COMMAND"
+        for (i = 1; i <= NR; i++) {
+          p = order[i]
+          for (q = p; q in ppid && q != root && q > 1; q = ppid[q]) {}
+          if (q == root) print line[p]
+        }
+      }' >"${tmp}/${name}.ps.new" &&
       mv -f "${tmp}/${name}.ps.new" "${tmp}/${name}.ps"
-    sleep 10
+    sleep 5
   done
 }
 
-# bats_files LONG FILE...: runs the bats files, serial ones beside the
+# bats_files FILTER FILE...: runs the bats files, serial ones beside the
 # parallel ones, and prints their TAP output, the serial group's first.
 bats_files() {
   local filter=$1 jobs=${RM_JOBS} f pids=()
@@ -104,12 +116,10 @@ bats_files() {
   if ((${#serial[@]} > 0)); then
     run_group serial 1 "${filter}" "${serial[@]}" &
     pids+=("$!")
-    watch_group serial "$!" >/dev/null 2>&1 &
   fi
   if ((${#par[@]} > 0)); then
     run_group parallel "$((jobs > 1 && ${#serial[@]} > 0 ? jobs - 1 : jobs))" "${filter}" "${par[@]}" &
     pids+=("$!")
-    watch_group parallel "$!" >/dev/null 2>&1 &
   fi
   wait "${pids[@]}"
   [[ -f "${tmp}/serial.tap" ]] && cat "${tmp}/serial.tap"
@@ -117,7 +127,7 @@ bats_files() {
 }
 
 main() {
-  local top build passed=0 failed=0 skipped=0 t long=0 filter='!slow' files=() whole=1
+  local top build passed=0 failed=0 skipped=0 t urc long=0 filter='!slow' files=() whole=1
   top=$(cd "$(dirname "$0")/.." && pwd)
   build=${RM_BUILD:-build/std}
   build=${build#"${top}"/}
@@ -157,7 +167,10 @@ main() {
       for t in "${build}"/tests/t_*; do
         [[ -x "${t}" ]] || continue
         echo "# unit: ${t##*/}"
-        "${t}" 2>&1
+        urc=0
+        timeout --kill-after=10 "${RM_TEST_TIMEOUT}" "${t}" 2>&1 || urc=$?
+        ((urc != 124 && urc != 137)) ||
+          echo "not ok - watchdog: unit test ${t##*/} ran past ${RM_TEST_TIMEOUT} s and was killed"
       done
     fi
     if command -v bats >/dev/null 2>&1; then
