@@ -24,6 +24,7 @@
 #   RM_SUITE_TIMEOUT seconds a whole group of files may run before it is
 #                    killed, with the processes still running listed
 #                    (default 3600)
+#   RM_TIMING=1      each bats test's time after its title ("in 1234ms")
 #   CI=true          (set by .ci/run) a test that skips for want of root
 #                    while running as root fails instead: see
 #                    skip_needs_root in tests/test_helper/common.bash
@@ -58,6 +59,7 @@ run_group() {
   shift 3
   out="${tmp}/${name}.tap"
   local args=(--tap --filter-tags "${filter}")
+  [[ "${RM_TIMING:-}" == 1 ]] && args+=(--timing)
   if ((jobs > 1)); then
     args+=(--jobs "${jobs}" --no-parallelize-within-files)
   fi
