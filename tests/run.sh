@@ -153,9 +153,10 @@ main() {
     RM_TEST_TIMEOUT=$((long ? 900 : 300))
     [[ "${VALGRIND:-}" == 1 ]] && RM_TEST_TIMEOUT=$((RM_TEST_TIMEOUT * 3))
   fi
-  # bats (1.8 and later) kills a test that runs longer and reports it
-  # "not ok ... # timeout after Ns".
-  export BATS_TEST_TIMEOUT=${RM_TEST_TIMEOUT}
+  # The watchdog in tests/test_helper/common.bash kills a test that runs
+  # longer (not bats' BATS_TEST_TIMEOUT, which a test's bare `wait` waits
+  # for); a test it had to kill itself is listed in RM_WATCHDOG_LOG.
+  export RM_TEST_TIMEOUT RM_WATCHDOG_LOG="${tmp}/watchdog.log"
   export RM_TOP="${top}" RM_BUILD="${top}/${build}"
   export PATH="${top}/bin:${PATH}"
   if [[ "${VALGRIND:-}" == 1 ]]; then
@@ -177,6 +178,7 @@ main() {
     fi
     if command -v bats >/dev/null 2>&1; then
       bats_files "${filter}" "${files[@]}"
+      [[ -f "${RM_WATCHDOG_LOG}" ]] && sed -n 's/^KILLED /not ok - watchdog killed /p' "${RM_WATCHDOG_LOG}"
     else
       echo "not ok - bats is not installed"
     fi

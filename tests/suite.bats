@@ -28,11 +28,16 @@ suite() {
 
 @test "a test that hangs is killed after RM_TEST_TIMEOUT seconds, reported failed, and the suite goes on" {
   local t0=$SECONDS
-  run -1 suite RM_TEST_TIMEOUT=3 bash tests/run.sh "$S/hang.bats"
+  run -1 suite RM_TEST_TIMEOUT=3 RM_WATCHDOG_GRACE=3 bash tests/run.sh "$S/hang.bats"
   echo "# took $((SECONDS - t0)) s"
-  [[ "$output" == *"not ok 1 hangs # timeout after 3s"* ]]
-  [[ "$output" == *"ok 2 after the hang"* ]]
-  [ "${lines[-1]}" = "1 passed, 1 failed, 0 skipped" ]
+  [[ "$output" == *"not ok 1 hangs in a command"* ]]
+  [[ "$output" == *"watchdog: 'hang.bats: hangs in a command' ran past 3 s (RM_TEST_TIMEOUT); killing what it started:"*"sleep 1000"* ]]
+  # A bare wait does not wait for the watchdog.
+  [[ "$output" == *"ok 2 a bare wait"* && "$output" != *"not ok 2"* ]]
+  # A loop in the test's own shell: the test itself is killed, and counted.
+  [[ "$output" == *"not ok - watchdog killed hang.bats: hangs in its own shell: still running 3 s after"* ]]
+  [[ "$output" == *"ok 4 after the hangs"* && "$output" != *"not ok 4"* ]]
+  [ "${lines[-1]}" = "2 passed, 2 failed, 0 skipped" ]
   # Bounded well below the 1000 s the test would sleep.
   ((SECONDS - t0 < 120))
 }
