@@ -13,7 +13,7 @@ setup() {
 # suite ARGS...: tests/run.sh ARGS, in an environment of its own (not this
 # bats run's).
 suite() {
-  env -u BATS_TEST_TIMEOUT -u CI -u VALGRIND RM_TOP="$RM_TOP" "$@"
+  env -u CI -u VALGRIND -u RM_TIMING -u RM_JOBS -u RM_TEST_TIMEOUT -u RM_SUITE_TIMEOUT -u RM_WATCHDOG_LOG RM_TOP="$RM_TOP" "$@"
 }
 
 @test "make check leaves out the tests tagged slow, make check-long runs only them; the last line counts" {
