@@ -37,6 +37,15 @@ set -u
 # They run one after another, in one bats process, beside the others.
 SERIAL_FILES=(cgroup rm-monitor rm-run rm-tree rm-tree-exact scope rundrop mondrop)
 
+# make check VALGRIND=1 runs the bats files below, not all: the files whose
+# tests feed a command its input and check its output, where memcheck's
+# slowness (10 to 30 times) changes nothing the test looks at.  Elsewhere
+# the commands race sleeps, watch PIDs that end before valgrind has
+# started, time ticks or read their own /proc entries, which under valgrind
+# are valgrind's.  RM_VALGRIND_FILES=all runs every file (RM_VALGRIND_FILES
+# may also name files).
+VALGRIND_FILES=(cli rm-summarize rm-summarize-trace series rm-gpu usage-json completion manpages recipes plot browser install)
+
 err() { printf 'run.sh: %s\n' "$*" >&2; }
 
 tmp=""
@@ -163,7 +172,18 @@ main() {
     bash tests/valgrind-wrap.sh "${top}/${build}/valgrind-bin" || exit 1
     export PATH="${top}/${build}/valgrind-bin:${PATH}"
   fi
-  ((${#files[@]} > 0)) || files=(tests/*.bats)
+  if ((${#files[@]} == 0)); then
+    files=(tests/*.bats)
+    if [[ "${VALGRIND:-}" == 1 && "${RM_VALGRIND_FILES:-}" != all ]]; then
+      local v
+      files=()
+      for v in ${RM_VALGRIND_FILES:-${VALGRIND_FILES[*]}}; do
+        v=${v##*/}
+        [[ -f "tests/${v%.bats}.bats" ]] && files+=("tests/${v%.bats}.bats")
+      done
+      echo "# VALGRIND=1: ${#files[@]} of the bats files (tests/run.sh VALGRIND_FILES; RM_VALGRIND_FILES=all for every one)"
+    fi
+  fi
 
   {
     if ((long == 0 && whole)); then

@@ -40,6 +40,12 @@ under_san() {
   [[ "${RM_FLAVOR:-std}" == san ]]
 }
 
+# under_valgrind: true in `make check VALGRIND=1`, where the commands run
+# under memcheck: their /proc entries (RSS, comm) and timing are valgrind's.
+under_valgrind() {
+  [[ "${VALGRIND:-}" == 1 ]]
+}
+
 # wait_for TIMEOUT_S CMD ARGS...: poll every 20 ms until CMD succeeds.
 wait_for() {
   local i limit=$(( $1 * 50 ))
