@@ -62,7 +62,7 @@ FUZZ_BIN  = $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 FUZZ_CC   = clang
 FUZZ_SECONDS = 10
 
-.PHONY: all check lint bench install uninstall clean fuzz
+.PHONY: all check check-long lint bench install uninstall clean fuzz
 .SUFFIXES:
 
 all: bin-stamp
@@ -120,9 +120,14 @@ fuzz: $(FUZZ_BIN)
 
 -include $(LIB_OBJ:.o=.d) $(wildcard $(BUILD)/src/*.d $(BUILD)/src/*/*.d)
 
-# The whole suite: C unit tests, bats, shellcheck.  Last line: N passed, N failed.
+# The suite: C unit tests, every bats test not tagged slow (files that
+# share no state side by side), shellcheck.  check-long: the tests tagged
+# slow (`# bats test_tags=slow`).  Last line: N passed, N failed, N skipped.
 check: all $(UNIT_BIN) $(TEST_HELPERS) $(STUBS)
 	@RM_BUILD=$(BUILD) RM_FLAVOR=$(FLAVOR) VALGRIND=$(VALGRIND) bash tests/run.sh
+
+check-long: all $(TEST_HELPERS) $(STUBS)
+	@RM_BUILD=$(BUILD) RM_FLAVOR=$(FLAVOR) VALGRIND=$(VALGRIND) bash tests/run.sh --long
 
 lint:
 	shellcheck -x scripts/rm-* scripts/*.sh tests/*.sh tests/test_helper/*.bash .ci/run

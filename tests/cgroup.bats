@@ -24,17 +24,18 @@ teardown() {
 make_cg() {
   if [[ -w /sys/fs/cgroup/memory/cgroup.procs ]]; then
     CG=/sys/fs/cgroup/memory/rm-cg-test-$$
-    mkdir "$CG" || skip "cannot create a v1 memory cgroup"
+    mkdir "$CG" || skip_needs_root "cannot create a v1 memory cgroup"
     echo $(($1 * 1048576)) >"$CG/memory.limit_in_bytes"
   elif grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
     CG=/sys/fs/cgroup/rm-cg-test-$$
-    mkdir "$CG" || skip "cannot create a v2 cgroup"
+    mkdir "$CG" || skip_needs_root "cannot create a v2 cgroup"
     echo $(($1 * 1048576)) >"$CG/memory.max"
   else
-    skip "no writable memory cgroup controller (needs root)"
+    skip_needs_root "no writable memory cgroup controller (needs root)"
   fi
 }
 
+# bats test_tags=slow
 @test "a build in a 512 MiB cgroup: near-OOM by the cgroup's headroom only while it allocates; the verdict names the limit" {
   make_cg 512
   local t=$BATS_TEST_TMPDIR
@@ -69,9 +70,10 @@ print(len(rows), sum(near), near[0], near[-1], rows[0]["cg_mem_limit_mb"])' "$t/
   [ "$(jq -r '.system.near_oom.samples' <<<"$output")" = "$nnear" ]
 }
 
+# bats test_tags=slow
 @test "rm-run --memory-max 64M around a 200 MiB allocator: OOM-killed inside the budget, reported, exit 137" {
   [[ -w /sys/fs/cgroup/memory/cgroup.procs ]] || grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null ||
-    skip "no writable memory cgroup controller (needs root)"
+    skip_needs_root "no writable memory cgroup controller (needs root)"
   sleep 60 &
   local bystander=$!
   run -137 --separate-stderr rm-run --memory-max 64M -- "$MEMHOG" -m 200 -t 1
@@ -90,7 +92,7 @@ print(len(rows), sum(near), near[0], near[-1], rows[0]["cg_mem_limit_mb"])' "$t/
 }
 
 @test "rm-run --memory-max where no cgroup can be made: said, exit 125, CMD never runs" {
-  [ "$(id -u)" = 0 ] || skip "needs root to become nobody"
+  [[ $EUID -eq 0 ]] || skip_needs_root "needs root to become nobody"
   local d
   d=$(mktemp -d /tmp/rm-cg.XXXXXX)
   chmod 777 "$d"

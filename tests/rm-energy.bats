@@ -221,7 +221,7 @@ intel-rapl:0:0,core,3000000,65712999613" ]
 @test "energy_uj the user may not read (root-only since 5.10): one message naming the file, why and the remedy; exit 1" {
   command -v setpriv >/dev/null || skip "no setpriv"
   id nobody >/dev/null 2>&1 || skip "no user nobody"
-  [ "$(id -u)" -eq 0 ] || skip "needs root to switch to nobody"
+  [[ $EUID -eq 0 ]] || skip_needs_root "needs root to switch to nobody"
   EACCES_DIR=$(mktemp -d /tmp/rm-energy-eacces.XXXXXX)
   chmod 755 "$EACCES_DIR"
   cp -a "$FIXTURES/powercap/intel1" "$EACCES_DIR/root"

@@ -87,7 +87,13 @@ has_rows() {
   wait_for 10 test -s "$OUT/resources-w.summary.json"
   t1=$(date +%s.%N)
   wait "$MON"
-  "$PY" -c 'import sys; d = float(sys.argv[2]) - float(sys.argv[1]); print(d); assert d < 1.0, d' "$t0" "$t1"
+  # Within a second on a quiet machine; on a busy one, plus what the summary
+  # itself costs there now (rm-summarize on the same CSV, timed here).
+  local r0 r1
+  r0=$(date +%s.%N)
+  rm-summarize --json "$OUT/resources-w.csv" >/dev/null
+  r1=$(date +%s.%N)
+  "$PY" -c 'import sys; d = float(sys.argv[2]) - float(sys.argv[1]); ref = float(sys.argv[4]) - float(sys.argv[3]); print(d, ref); assert d < 1.0 + 2 * ref, (d, ref)' "$t0" "$t1" "$r0" "$r1"
   run -0 jq -r '.system.samples' "$OUT/resources-w.summary.json"
   [ "$output" -ge 1 ]
   grep -q '^Build resources: ' "$OUT/resources-w.summary.txt"
@@ -231,6 +237,7 @@ EOF
   [ "$output" = '[1000000,true,0.5]' ]
 }
 
+# bats test_tags=slow
 @test "end to end: the demo build, monitored at --interval 0.5" {
   local d="$BATS_TEST_TMPDIR/demo"
   run -0 rm-demo --out-dir "$d"
@@ -256,11 +263,12 @@ print(max(int(r["compilers"]) for r in rows if r["compilers"]))' "$d/resources-d
   jq -e '.memory_per_job | length >= 1' "$d/resources-demo.summary.json" >/dev/null
 }
 
+# bats test_tags=slow
 @test "a real OOM kill in a small memory cgroup is found, the victim named" {
   local v1=/sys/fs/cgroup/memory
   CG="$v1/rm-monitor-test-$$"
   if ! mkdir "$CG" 2>/dev/null; then
-    skip "cannot create a v1 memory cgroup under $v1 (not root, or no cgroup v1 memory controller)"
+    skip_needs_root "cannot create a v1 memory cgroup under $v1 (not root, or no cgroup v1 memory controller)"
   fi
   echo 64M >"$CG/memory.limit_in_bytes"
   cat >"$BATS_TEST_TMPDIR/orch.sh" <<'EOF'

@@ -108,7 +108,7 @@ signal.signal(signal.SIGINT, bye); open(sys.argv[2], \"w\").close(); time.sleep(
 @test "--cgroup: the exact tree peak in the summary" {
   run -0 --separate-stderr rm-run --json --cgroup -- "$MEMHOG" -c 32,64 -t 0.5
   if [[ "$stderr" == *"no memory cgroup"* ]]; then
-    skip "this kernel does not let us create a memory cgroup"
+    skip_needs_root "this kernel does not let us create a memory cgroup"
   fi
   echo "$stderr" | jq -e '.job.cgroup_peak_kib > 98304 and .job.cgroup_peak_kib < 131072'
 }

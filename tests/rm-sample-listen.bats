@@ -188,7 +188,7 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.clos
 }
 
 @test "--listen beyond loopback leaves cmd out unless --expose-cmdline" {
-  unshare -n true 2>/dev/null || skip "needs a network namespace (unshare -n, root)"
+  unshare -n true 2>/dev/null || skip_needs_root "needs a network namespace (unshare -n, root)" 21
   # In a fresh network namespace 0.0.0.0 reaches nothing but its own lo.
   # shellcheck disable=SC2016  # the script expands $1 and $$ in the namespace
   run -0 unshare -n bash -c '

@@ -78,22 +78,34 @@ spawn_named() {
 
 @test "ticks keep to absolute deadlines: 20 rows at 0.05 s span 0.95 s" {
   rm-sample -i 0.05 -n 20 >"$BATS_TEST_TMPDIR/out.csv"
+  # On a busy machine a tick can wake late; what makes the deadlines
+  # absolute is that a late tick delays no later one: most ticks, and one
+  # of the last five at least, stay within 0.04 s of start + i * 0.05.
   run -0 "$PY" -c 'import csv,sys
 r=list(csv.DictReader(open(sys.argv[1])))
-e=[float(x["elapsed_s"]) for x in r]
-print(len(r), round(e[-1]-e[0],2), max(abs(v - i*0.05) for i,v in enumerate(e)) < 0.04)' "$BATS_TEST_TMPDIR/out.csv"
-  [[ "$output" == "20 0.95 True" ]]
+e=[float(x["elapsed_s"]) - float(r[0]["elapsed_s"]) for x in r]
+dev=[abs(v - i*0.05) for i,v in enumerate(e)]
+print("# deviations from the deadlines (s):", " ".join(f"{d:.3f}" for d in dev))
+print(len(r), sum(d < 0.04 for d in dev) >= 15 and min(dev[-5:]) < 0.04)' "$BATS_TEST_TMPDIR/out.csv"
+  printf '%s\n' "${lines[@]}"
+  [[ "${lines[-1]}" == "20 True" ]]
 }
 
 @test "with -i 10 --watch-pid the stream ends within 0.5 s of the PID's exit (pidfd and polling)" {
-  local mode start end pid
+  local mode start end pid r0 r1
   for mode in 0 1; do
+    # What starting, sampling once and ending costs on this machine now: a
+    # busy one adds it to the 0.5 s.
+    r0=$(date +%s.%N)
+    RM_NO_PIDFD=$mode rm-sample -n 1 >/dev/null
+    r1=$(date +%s.%N)
     sleep 1 &
     pid=$!
     start=$(date +%s.%N)
     RM_NO_PIDFD=$mode rm-sample -i 10 --watch-pid "$pid" >"$BATS_TEST_TMPDIR/out.csv"
     end=$(date +%s.%N)
-    run -0 awk -v s="$start" -v e="$end" 'BEGIN { d = e - s; print (d > 0.9 && d < 1.5) ? "ok" : d }'
+    run -0 awk -v s="$start" -v e="$end" -v r="$(awk -v a="$r0" -v b="$r1" 'BEGIN { print b - a }')" \
+      'BEGIN { d = e - s; print (d > 0.9 && d < 1.5 + 2 * r) ? "ok" : d " (reference " r ")" }'
     [[ "$output" == ok ]]
     # The header, the first row, and one last row when the PID ended.
     run -0 wc -l <"$BATS_TEST_TMPDIR/out.csv"
@@ -279,9 +291,30 @@ compiler_names() {
   bash -c 'while :; do :; done' &
   KILL_PIDS+=("$!")
   sleep 0.3
-  run -0 bash -c "rm-sample -i 1 -n 2 | tail -n 1 | cut -d, -f5"
-  run -0 awk -v v="$output" -v e="$expect" 'BEGIN { print (v >= e - 15 && v <= e + 15) ? "ok" : v }'
-  [[ "$output" == ok ]]
+  # The machine may be busy besides: the reference is /proc/stat read by
+  # the test over the same second as rm-sample's last row (read as each row
+  # arrives).  With one core spinning, busy is at least 100/N.
+  run -0 "$PY" - "$expect" <<'EOF'
+import subprocess, sys
+expect = float(sys.argv[1])
+def busy_idle():
+    f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    idle = f[3] + f[4]
+    return sum(f[:8]) - idle, idle
+p = subprocess.Popen(["rm-sample", "-i", "1", "-n", "3"], stdout=subprocess.PIPE, text=True)
+marks, rows = [], []
+for line in p.stdout:
+    rows.append(line)
+    marks.append(busy_idle())
+p.wait()
+(b0, i0), (b1, i1) = marks[-2], marks[-1]
+ref = 100.0 * (b1 - b0) / max(1, (b1 - b0) + (i1 - i0))
+v = float(rows[-1].split(",")[4])
+print(f"# cpu_pct {v}, /proc/stat over the same second {ref:.1f}, floor {expect}")
+print("ok" if abs(v - ref) <= 10 and v >= expect - 10 else "bad")
+EOF
+  printf '%s\n' "${lines[@]}"
+  [[ "${lines[-1]}" == ok ]]
 }
 
 @test "-o appends with one header; rows the disk refuses are counted and reported at the end" {

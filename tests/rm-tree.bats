@@ -198,7 +198,7 @@ print(sum(1 for r in csv.DictReader(open(sys.argv[1], newline="")) if r[sys.argv
   run -0 --separate-stderr rm-tree --exec --cgroup -i 0.2 --log /dev/null \
     --job "$BATS_TEST_TMPDIR/job.csv" -- "$MEMHOG" -c 64,128,192 -t 1
   if [[ "$stderr" == *"no memory cgroup"* ]]; then
-    skip "this kernel does not let us create a memory cgroup: $stderr"
+    skip_needs_root "this kernel does not let us create a memory cgroup: $stderr"
   fi
   [ "$stderr" = "" ]
   kib_near "$(csv_get "$BATS_TEST_TMPDIR/job.csv" cgroup_peak_kib)" $((393216 + 4 * base)) 10
@@ -235,6 +235,7 @@ print(sum(1 for r in csv.DictReader(open(sys.argv[1], newline="")) if r[sys.argv
   [[ "${stderr_lines[-1]}" == "rm-tree: cannot run '/nonexistent/cmd': No such file or directory" ]]
 }
 
+# bats test_tags=slow
 @test "SIGINT reaches the whole group; rm-tree waits for every descendant" {
   local d="$BATS_TEST_TMPDIR"
   # Background jobs start with SIGINT ignored, and CMD inherits what

@@ -172,7 +172,7 @@ two_builds() {
 new_memcg() {
   local v1=/sys/fs/cgroup/memory
   CG="$v1/rm-scope-test-$$-$1"
-  mkdir "$CG" 2>/dev/null || skip "cannot create a v1 memory cgroup under $v1 (not root, or no cgroup v1 memory controller)"
+  mkdir "$CG" 2>/dev/null || skip_needs_root "cannot create a v1 memory cgroup under $v1 (not root, or no cgroup v1 memory controller)"
   CGS="${CGS:-} $CG"
   echo "$2M" >"$CG/memory.limit_in_bytes"
 }

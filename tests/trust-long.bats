@@ -80,6 +80,7 @@ watch() {
     ((anon2 - anon1 <= 16 && rss2 - rss1 <= 64))
 }
 
+# bats test_tags=slow
 @test "100,000 ticks of rm-sample: fds and RSS the same at tick 10,000 and 100,000" {
   local d="${BATS_TEST_TMPDIR}" pid
   rm-sample -i 0.001 -n $((TICKS + 50000)) >"${d}/sample.csv" 2>"${d}/sample.err" &
@@ -89,6 +90,7 @@ watch() {
   [[ ! -s "${d}/sample.err" ]]
 }
 
+# bats test_tags=slow
 @test "100,000 ticks of rm-tree streaming: fds and RSS the same at tick 10,000 and 100,000" {
   need rm-tree
   rm-tree -i 0.001 -n 1 $$ >/dev/null 2>&1 ||

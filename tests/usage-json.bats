@@ -95,7 +95,7 @@ holds_dir() {
 @test "usage JSON: package_watts is null when the counters are root-only" {
   command -v setpriv >/dev/null || skip "no setpriv"
   id nobody >/dev/null 2>&1 || skip "no user nobody"
-  [ "$(id -u)" -eq 0 ] || skip "needs root to switch to nobody"
+  [[ $EUID -eq 0 ]] || skip_needs_root "needs root to switch to nobody"
   local d
   d=$(mktemp -d /tmp/rm-usage-eacces.XXXXXX)
   chmod 755 "$d"

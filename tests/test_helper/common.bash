@@ -8,7 +8,13 @@ bats_require_minimum_version 1.5.0
 RM_TOP=${RM_TOP:-$(cd "$BATS_TEST_DIRNAME/.." && pwd)}
 RM_BUILD=${RM_BUILD:-$RM_TOP/build/std}
 FIXTURES="$RM_TOP/tests/fixtures"
-PATH="$RM_TOP/bin:$PATH"
+# The built commands first on PATH, unless bin/ is on it already: under
+# `make check VALGRIND=1` tests/run.sh puts the valgrind stand-ins before
+# bin/, and they must stay first.
+case ":$PATH:" in
+  *":$RM_TOP/bin:"*) ;;
+  *) PATH="$RM_TOP/bin:$PATH" ;;
+esac
 # python3 with Debian's python3-psutil, whatever python3 is first on PATH.
 PY=/usr/bin/python3
 export PATH
@@ -34,6 +40,12 @@ under_san() {
   [[ "${RM_FLAVOR:-std}" == san ]]
 }
 
+# under_valgrind: true in `make check VALGRIND=1`, where the commands run
+# under memcheck: their /proc entries (RSS, comm) and timing are valgrind's.
+under_valgrind() {
+  [[ "${VALGRIND:-}" == 1 ]]
+}
+
 # wait_for TIMEOUT_S CMD ARGS...: poll every 20 ms until CMD succeeds.
 wait_for() {
   local i limit=$(( $1 * 50 ))
@@ -44,3 +56,84 @@ wait_for() {
   done
   return 1
 }
+
+# skip_needs_root REASON [CAP]: skip a test that cannot run without root,
+# saying REASON.  Where it runs as root under CI (CI=true, as .ci/run sets
+# it) the test fails instead: there root has what the test needs, and a
+# skip would hide a test that never runs.  CAP (a capability number, see
+# has_cap) is what root needs for it: root without CAP on this machine (a
+# container's) is a limit root has too, a plain skip that says so.
+skip_needs_root() {
+  local reason=${1:-needs root} cap=${2:-}
+  if [[ -n "${cap}" && $EUID -eq 0 ]] && ! has_cap "${cap}"; then
+    skip "${reason} (this machine withholds capability ${cap} even from root)"
+  fi
+  if [[ $EUID -eq 0 && "${CI:-}" == true ]]; then
+    echo "skip_needs_root: running as root under CI, yet: ${reason}" >&2
+    return 1
+  fi
+  skip "${reason}"
+}
+
+# has_cap N: this process has capability number N in its effective set
+# (/proc/self/status CapEff; 24 is CAP_SYS_RESOURCE, 21 CAP_SYS_ADMIN).
+has_cap() {
+  local eff
+  eff=$(awk '$1 == "CapEff:" { print $2 }' /proc/self/status 2>/dev/null) || return 1
+  [[ -n "${eff}" ]] || return 1
+  (((16#${eff} >> $1) & 1))
+}
+
+# The per-test watchdog.  tests/run.sh sets RM_TEST_TIMEOUT (seconds): a
+# test still running then has every process it started killed, with a
+# diagnostic in its output (and in RM_WATCHDOG_LOG), so that it fails and
+# the suite goes on; a test that still does not end (a loop in the test's
+# own shell) is killed itself RM_WATCHDOG_GRACE seconds later (default 30).
+# The watchdog is no child of the test (bats' BATS_TEST_TIMEOUT is, and a
+# test's bare `wait` would wait for it), holds none of bats' pipes, and
+# ends when the test does.
+
+# _rm_descendants PID: the PIDs of PID's descendants, one per line.
+_rm_descendants() {
+  ps -eo pid=,ppid= 2>/dev/null | awk -v root="$1" '
+    { parent[$1] = $2; order[NR] = $1 }
+    END {
+      for (i = 1; i <= NR; i++) {
+        p = order[i]
+        for (q = parent[p]; q in parent && q != root && q > 1; q = parent[q]) {}
+        if (q == root) print p
+      }
+    }'
+}
+
+# _rm_watchdog PID LIMIT: as above, for the test whose shell is PID.
+_rm_watchdog() {
+  local pid=$1 limit=$2 grace=${RM_WATCHDOG_GRACE:-30} kids what msg
+  timeout "${limit}" tail --pid="${pid}" -f /dev/null >/dev/null 2>&1
+  (($? == 124)) || return 0
+  what="${BATS_TEST_FILENAME##*/}: ${BATS_TEST_DESCRIPTION}"
+  kids=$(_rm_descendants "${pid}" | paste -sd ' ')
+  msg="watchdog: '${what}' ran past ${limit} s (RM_TEST_TIMEOUT); killing what it started:"
+  {
+    echo "${msg}"
+    [[ -n "${kids}" ]] && ps -o pid=,etimes=,args= -p "${kids// /,}" 2>/dev/null | sed 's/^/  /'
+  } | tee -a "${RM_WATCHDOG_LOG:-/dev/null}" >&2
+  # shellcheck disable=SC2086  # a list of PIDs
+  [[ -n "${kids}" ]] && kill -TERM ${kids} 2>/dev/null
+  sleep 2
+  kids=$(_rm_descendants "${pid}" | paste -sd ' ')
+  # shellcheck disable=SC2086
+  [[ -n "${kids}" ]] && kill -KILL ${kids} 2>/dev/null
+  timeout "${grace}" tail --pid="${pid}" -f /dev/null >/dev/null 2>&1
+  (($? == 124)) || return 0
+  echo "KILLED ${what}: still running ${grace} s after its processes were killed; the test itself killed" |
+    tee -a "${RM_WATCHDOG_LOG:-/dev/null}" >&2
+  kill -KILL "${pid}" 2>/dev/null
+}
+
+# Started once per test, from setup (which loads this file).
+if [[ -n "${BATS_TEST_NAME:-}" && "${RM_TEST_TIMEOUT:-0}" =~ ^[0-9]+$ ]] &&
+  ((RM_TEST_TIMEOUT > 0)) && [[ "${_RM_WATCHDOG_FOR:-}" != "${BASHPID}" ]]; then
+  _RM_WATCHDOG_FOR=${BASHPID}
+  (_rm_watchdog "${_RM_WATCHDOG_FOR}" "${RM_TEST_TIMEOUT}" &) </dev/null 3>&- 4>&-
+fi

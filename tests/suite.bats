@@ -1,0 +1,74 @@
+#!/usr/bin/env bats
+# The test runner itself (tests/run.sh, tests/test_helper/common.bash): slow
+# tests only in make check-long, a hung test killed and reported, a root
+# test that skips as root under CI failing, the valgrind stand-ins first on
+# PATH.  Each runs tests/run.sh on a small bats file in tests/fixtures/suite.
+
+setup() {
+  load test_helper/common
+  S=tests/fixtures/suite
+  cd "$RM_TOP"
+}
+
+# suite ARGS...: tests/run.sh ARGS, in an environment of its own (not this
+# bats run's).
+suite() {
+  env -u CI -u VALGRIND -u RM_TIMING -u RM_JOBS -u RM_TEST_TIMEOUT -u RM_SUITE_TIMEOUT -u RM_WATCHDOG_LOG RM_TOP="$RM_TOP" "$@"
+}
+
+@test "make check leaves out the tests tagged slow, make check-long runs only them; the last line counts" {
+  run -0 suite bash tests/run.sh "$S/tags.bats"
+  [[ "$output" == *"ok 1 quick one"* && "$output" != *"slow one"* ]]
+  [ "${lines[-1]}" = "1 passed, 0 failed, 0 skipped" ]
+  run -0 suite bash tests/run.sh --long "$S/tags.bats"
+  [[ "$output" == *"ok 1 slow one"* && "$output" != *"quick one"* ]]
+  [ "${lines[-1]}" = "1 passed, 0 failed, 0 skipped" ]
+  grep -q '^check-long:' Makefile
+}
+
+@test "a test that hangs is killed after RM_TEST_TIMEOUT seconds, reported failed, and the suite goes on" {
+  local t0=$SECONDS
+  run -1 suite RM_TEST_TIMEOUT=3 RM_WATCHDOG_GRACE=3 bash tests/run.sh "$S/hang.bats"
+  echo "# took $((SECONDS - t0)) s"
+  [[ "$output" == *"not ok 1 hangs in a command"* ]]
+  [[ "$output" == *"watchdog: 'hang.bats: hangs in a command' ran past 3 s (RM_TEST_TIMEOUT); killing what it started:"*"sleep 1000"* ]]
+  # A bare wait does not wait for the watchdog.
+  [[ "$output" == *"ok 2 a bare wait"* && "$output" != *"not ok 2"* ]]
+  # A loop in the test's own shell: the test itself is killed, and counted.
+  [[ "$output" == *"not ok - watchdog killed hang.bats: hangs in its own shell: still running 3 s after"* ]]
+  [[ "$output" == *"ok 4 after the hangs"* && "$output" != *"not ok 4"* ]]
+  [ "${lines[-1]}" = "2 passed, 2 failed, 0 skipped" ]
+  # Bounded well below the 1000 s the test would sleep.
+  ((SECONDS - t0 < 120))
+}
+
+@test "skip_needs_root: a skip outside CI; as root under CI=true a failure; a capability root lacks is a skip" {
+  run -0 suite bash tests/run.sh "$S/needsroot.bats"
+  [[ "$output" == *"ok 1 needs root # skip pretend root could not do it"* ]]
+  [[ "$output" == *"ok 2 needs a capability root lacks # skip pretend root lacks it"* ]]
+  [ "${lines[-1]}" = "1 passed, 0 failed, 2 skipped" ]
+  if [[ $EUID -eq 0 ]]; then
+    run -1 suite CI=true bash tests/run.sh "$S/needsroot.bats"
+    [[ "$output" == *"not ok 1 needs root"* ]]
+    [[ "$output" == *"running as root under CI, yet: pretend root could not do it"* ]]
+    [[ "$output" == *"ok 2 needs a capability root lacks # skip pretend root lacks it (this machine withholds capability 63 even from root)"* ]]
+    [ "${lines[-1]}" = "1 passed, 1 failed, 1 skipped" ]
+  else
+    run -0 suite CI=true bash tests/run.sh "$S/needsroot.bats"
+    [ "${lines[-1]}" = "1 passed, 0 failed, 2 skipped" ]
+  fi
+}
+
+@test "VALGRIND=1: the valgrind stand-ins stay first on PATH, before bin/" {
+  local vg="$BATS_TEST_TMPDIR/valgrind-bin"
+  mkdir -p "$vg"
+  printf '#!/bin/sh\nexit 0\n' >"$vg/rm-sample"
+  chmod 755 "$vg/rm-sample"
+  # What tests/run.sh sets up under VALGRIND=1: the stand-ins, then bin/.
+  run -0 suite PATH="$vg:$RM_TOP/bin:$PATH" EXPECT_RM_SAMPLE="$vg/rm-sample" \
+    bats --tap "$S/path.bats"
+  [[ "$output" == *"ok 1 rm-sample is the one first on PATH before common.bash"* ]]
+  # Without them, bin/ comes first.
+  run -0 suite PATH="/usr/bin:/bin" EXPECT_RM_SAMPLE="$RM_TOP/bin/rm-sample" \
+    bats --tap "$S/path.bats"
+}
