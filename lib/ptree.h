@@ -41,6 +41,7 @@ struct rm_pnode {
 	char state;
 	long threads;
 	uint64_t rss_kib, hwm_kib, peak_kib, pss_kib, ticks, minflt_children;
+	uint64_t cpu_us;         /* exact rows: the record's user + system time */
 	double peak_at, first_at; /* peak_at < 0: time unknown */
 	unsigned has_peak : 1, has_ticks : 1, has_pss : 1, has_hwm : 1, cmd_read : 1;
 	/* Event mode (rm-tree events.c): the kernel's exit record. */

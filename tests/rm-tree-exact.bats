@@ -251,3 +251,24 @@ PY
   done
   ((bad == 0))
 }
+
+# Found on the real binutils build: 30,000 configure processes of a few ms
+# each printed cpu_s 0.00 (whole clock ticks) and the summary's CPU total
+# fell 16 % below GNU time's.  An exact row has the kernel's microseconds.
+@test "exact: 400 processes of about 2 ms: the rows' CPU adds up to the job's wait4 total (less the exit teardown)" {
+  need_exact
+  local d="$BATS_TEST_TMPDIR"
+  rm-tree --exec --log "$d/c.csv" --job "$d/j.csv" -- \
+    sh -c 'for i in $(seq 400); do sh -c "i=0; while [ \$i -lt 300 ]; do i=\$((i+1)); done"; done'
+  run -0 "$PY" - "$d" <<'PY'
+import csv, sys
+d = sys.argv[1]
+rows = list(csv.DictReader(open(d + "/c.csv", newline="")))
+j = list(csv.DictReader(open(d + "/j.csv", newline="")))[0]
+rows_s = sum(float(r["cpu_s"]) for r in rows)
+job_s = float(j["user_s"]) + float(j["sys_s"])
+print(f"rows {rows_s:.3f} s, wait4 {job_s:.3f} s, {len(rows)} rows")
+sys.exit(0 if len(rows) == 402 and 0.75 * job_s <= rows_s <= 1.01 * job_s else 1)
+PY
+  echo "# $output"
+}

@@ -588,6 +588,7 @@ static void put_row(struct stream *s, struct rm_pnode *n, const struct acc *a,
 		n->has_peak = 1;
 	}
 	n->ticks = (cpu * (uint64_t)hz + 500000) / 1000000;
+	n->cpu_us = cpu;
 	n->has_ticks = 1;
 	n->exit = rm_exit_column((int)r->exitcode);
 	/* The kernel's name at exit: right even when the exec event was

@@ -191,7 +191,12 @@ static void log_row(struct stream *s, const struct rm_pnode *n, double end)
 	if (n->has_peak && n->peak_at >= 0)
 		rm_buf_num(b, n->peak_at, 3);
 	rm_buf_addc(b, ',');
-	if (n->has_ticks)
+	/* An exact row's CPU time is the kernel's, in microseconds: to the
+	 * ms, so that thousands of processes of under 5 ms each (a configure
+	 * run's) do not round to 0.00 and vanish from the totals. */
+	if (n->exact && n->has_ticks)
+		rm_buf_num(b, (double)n->cpu_us / 1e6, 3);
+	else if (n->has_ticks)
 		rm_buf_num(b, (double)n->ticks / (double)s->hz, 2);
 	rm_buf_addc(b, ',');
 	if (n->exit >= 0)
