@@ -743,7 +743,9 @@ static long count_compilers(const struct opts *o)
 {
 	if (!compilers_pc.names)
 		rm_pcount_init(&compilers_pc, o->names, o->nnames);
-	return rm_pcount_get(&compilers_pc, o->interval > 0);
+	/* Streaming, or serving (the server's poll drains the events
+	 * between scrapes): events.  One row: one scan. */
+	return rm_pcount_get(&compilers_pc, o->interval > 0 || o->listen);
 }
 
 /* Never lost silently: said once at the end. */
@@ -1186,15 +1188,30 @@ static int serve_request(void *arg, struct rm_httpd *h, uint64_t tk, const struc
 	return 0;
 }
 
+/* The server's descriptors, and the compilers count's event socket, so
+ * that its events are read as they come, not only when a scrape asks. */
 static int serve_hook_fds(void *arg, struct pollfd *p, int max, double *timeout)
 {
+	int n;
+
 	(void)arg;
-	return rm_httpd_fds(&srv.h, p, max, timeout);
+	if (max < 2 || compilers_pc.fd < 0)
+		return rm_httpd_fds(&srv.h, p, max, timeout);
+	n = rm_httpd_fds(&srv.h, p, max - 1, timeout);
+	p[n].fd = compilers_pc.fd;
+	p[n].events = POLLIN;
+	p[n].revents = 0;
+	return n + 1;
 }
 
 static void serve_hook_ready(void *arg, const struct pollfd *p, int n)
 {
 	(void)arg;
+	if (n > 0 && compilers_pc.fd >= 0 && p[n - 1].fd == compilers_pc.fd) {
+		if (p[n - 1].revents)
+			(void)rm_pcount_get(&compilers_pc, 1);
+		n--;
+	}
 	rm_httpd_ready(&srv.h, p, n);
 }
 
@@ -1220,6 +1237,7 @@ static int serve_start(const struct opts *o, struct state *s, struct rm_tick *t)
 	/* /usage's gpus: NVML comes up once, not per answer. */
 	if (!o->gpu)
 		rm_gpu_open(&gpus);
+	(void)count_compilers(o);  /* the event socket, before the first scrape */
 	t->hook_fds = serve_hook_fds;
 	t->hook_ready = serve_hook_ready;
 	t->hook_arg = &srv;
@@ -1248,6 +1266,7 @@ static int serve_only(struct rm_tick *t)
 	while (rm_tick_sleep_until(t, rm_tick_elapsed(t) + 1e6))
 		;
 	serve_stop();
+	compilers_done();
 	return rm_finish_stdout(prog, RM_EXIT_OK);
 }
 

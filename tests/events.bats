@@ -238,3 +238,36 @@ if cmds != want or bad:
     sys.exit(1)
 PYEOF
 }
+
+# metrics_compilers PORT: rm_compilers from one scrape.
+metrics_compilers() {
+  curl -sf "http://127.0.0.1:$1/metrics" | awk '/^rm_compilers[{ ]/ { print $NF }'
+}
+compilers_are() { [[ "$(metrics_compilers "$1")" == "$2" ]]; }
+
+# Serving without -i: before, every scrape read every /proc/PID/comm (the
+# cost that made a scrape 4.6x node_exporter's); the server's poll now
+# reads the events as they come.
+@test "rm-sample --listen: rm_compilers from events read between scrapes, agreeing with ps" {
+  local port
+  RM_PCOUNT_STATS=1 rm-sample --listen 127.0.0.1:0 --min-age 0 --compilers "$NAME" \
+    2>"$D/err" &
+  SAMPLER=$!
+  wait_for 30 grep -q 'listening on' "$D/err"
+  port=$(sed -n 's/^rm-sample: listening on .*:\([0-9]*\)$/\1/p' "$D/err")
+  [[ "$(metrics_compilers "$port")" == 0 ]]
+  "$D/$NAME" 60 & PIDS+=($!)
+  "$D/$NAME" 60 & PIDS+=($!)
+  "$D/$NAME" 60 & PIDS+=($!)
+  wait_for 20 ps_is 3
+  wait_for 20 compilers_are "$port" 3
+  kill "${PIDS[0]}"
+  wait_for 20 ps_is 2
+  wait_for 20 compilers_are "$port" 2
+  kill "${PIDS[1]}" "${PIDS[2]}"
+  wait_for 20 ps_is 0
+  wait_for 20 compilers_are "$port" 0
+  stop_sampler
+  cat "$D/err"
+  grep -q "^rm-sample: compilers from events: [0-9]* events, [0-9]* comm reads, 1 scans$" "$D/err"
+}
