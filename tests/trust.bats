@@ -297,10 +297,9 @@ EOF
   local victim="${BATS_TEST_TMPDIR}/victim" link="${BATS_TEST_TMPDIR}/link" checked=0
   local -a failed=()
   # try DESCRIPTION STATUS CMD...: CMD must exit STATUS with a message
-  # naming the path, the victim intact (rm-run exits with its command's
-  # status when the command ran, so 0 for -o and --csv; --timeline is
-  # refused by rm-tree before the command starts, so 1).  Every command is tried; the
-  # failures are listed at the end.
+  # naming the path, the victim intact (rm-run checks every output path
+  # before the command starts, MW42: exit 1, nothing run).  Every command
+  # is tried; the failures are listed at the end.
   try() {
     echo precious >"${victim}"
     ln -sfn "${victim}" "${link}"
@@ -324,8 +323,8 @@ EOF
     try "rm-energy -o" 1 env RM_SYS_ROOT="${FIXTURES}/powercap/intel1" rm-energy -o "${link}" -- true
   fi
   if command -v rm-run >/dev/null; then
-    try "rm-run -o" 0 rm-run -o "${link}" -- true
-    try "rm-run --csv" 0 rm-run --csv "${link}" -- true
+    try "rm-run -o" 1 rm-run -o "${link}" -- true
+    try "rm-run --csv" 1 rm-run --csv "${link}" -- true
     try "rm-run --timeline" 1 rm-run --timeline "${link}" -- true
   fi
   ((checked > 0)) || skip "no command with an output file option has landed"
