@@ -2,6 +2,7 @@
  * cgroup: see cgroup.h.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -372,11 +373,65 @@ static int up(char *d, const char *top)
 	return 0;
 }
 
+/* The files rm_cg_read reads every tick, each opened once and then read
+ * with pread: a path lookup in cgroupfs costs as much as the read. */
+enum { K_STAT, K_USED, K_LIMIT, K_OOM, K_PSI };
+
+/* name: in cg->dir, or for K_PSI the whole path. */
+static ssize_t kept_read(struct rm_cg *cg, int slot, const char *name, char *buf, size_t size)
+{
+	char p[4300];
+	ssize_t n;
+
+	for (int tries = 0; tries < 2; tries++) {
+		if (!cg->kept[slot]) {
+			int fd;
+			if (slot == K_PSI)
+				snprintf(p, sizeof(p), "%s", name);
+			else if (rm_pathf(p, sizeof(p), "%s/%s", cg->dir, name) < 0)
+				return -1;
+			fd = open(p, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				return -1;
+			cg->kept[slot] = fd + 1;
+		}
+		do
+			n = pread(cg->kept[slot] - 1, buf, size - 1, 0);
+		while (n < 0 && errno == EINTR);
+		if (n >= 0) {
+			buf[n] = '\0';
+			return n;
+		}
+		/* Gone and made again, say: once more from the path. */
+		close(cg->kept[slot] - 1);
+		cg->kept[slot] = 0;
+	}
+	return -1;
+}
+
+static int kept_u64(struct rm_cg *cg, int slot, const char *name, uint64_t *v)
+{
+	char buf[64];
+
+	if (kept_read(cg, slot, name, buf, sizeof(buf)) < 0)
+		return -1;
+	return rm_parse_u64(buf, v);
+}
+
 static int read_oom(const struct rm_cg *cg, uint64_t *v)
 {
 	char buf[2048];
 
 	if (read_in(cg->dir, cg->v2 ? "memory.events" : "memory.oom_control", buf, sizeof(buf)) < 0)
+		return -1;
+	return rm_cg_parse_kv(buf, "oom_kill", v);
+}
+
+static int kept_oom(struct rm_cg *cg, uint64_t *v)
+{
+	char buf[2048];
+
+	if (kept_read(cg, K_OOM, cg->v2 ? "memory.events" : "memory.oom_control", buf, sizeof(buf)) < 0)
 		return -1;
 	return rm_cg_parse_kv(buf, "oom_kill", v);
 }
@@ -473,14 +528,14 @@ toolong:
 }
 
 /* The tightest memory limit over the cgroup and its ancestors. */
-static int tightest_limit(const struct rm_cg *cg, const char *stat, uint64_t *lim)
+static int tightest_limit(struct rm_cg *cg, const char *stat, uint64_t *lim)
 {
 	char buf[128], d[4096];
 	uint64_t v;
 	int found = 0;
 
 	if (!cg->v2) {
-		if (u64_in(cg->dir, "memory.limit_in_bytes", &v) == 0 && v < RM_CG_V1_UNLIMITED) {
+		if (kept_u64(cg, K_LIMIT, "memory.limit_in_bytes", &v) == 0 && v < RM_CG_V1_UNLIMITED) {
 			*lim = v;
 			found = 1;
 		}
@@ -511,10 +566,10 @@ int rm_cg_read(struct rm_cg *cg, struct rm_cg_reading *r)
 	memset(r, 0, sizeof(*r));
 	if (!cg->ok)
 		return 0;
-	have_stat = read_in(cg->dir, "memory.stat", stat, sizeof(stat)) >= 0;
+	have_stat = kept_read(cg, K_STAT, "memory.stat", stat, sizeof(stat)) >= 0;
 	if (!have_stat)
 		stat[0] = '\0';
-	if (u64_in(cg->dir, cg->v2 ? "memory.current" : "memory.usage_in_bytes", &r->used) == 0)
+	if (kept_u64(cg, K_USED, cg->v2 ? "memory.current" : "memory.usage_in_bytes", &r->used) == 0)
 		r->has |= RM_CG_USED;
 	if (tightest_limit(cg, stat, &r->limit))
 		r->has |= RM_CG_LIMIT;
@@ -534,14 +589,14 @@ int rm_cg_read(struct rm_cg *cg, struct rm_cg_reading *r)
 		r->swap = v;
 		r->has |= RM_CG_SWAP;
 	}
-	if (cg->oom_known && read_oom(cg, &v) == 0) {
+	if (cg->oom_known && kept_oom(cg, &v) == 0) {
 		r->oom_kills = v >= cg->oom_base ? v - cg->oom_base : 0;
 		r->has |= RM_CG_OOM;
 	}
 	if (cg->psi[0]) {
 		char buf[512];
 		struct rm_psi psi;
-		if (rm_read_file(cg->psi, buf, sizeof(buf)) >= 0 && rm_psi_parse(buf, &psi) == 0 &&
+		if (kept_read(cg, K_PSI, cg->psi, buf, sizeof(buf)) >= 0 && rm_psi_parse(buf, &psi) == 0 &&
 		    psi.has_full) {
 			r->psi_full10 = psi.full10;
 			r->has |= RM_CG_PSI_FULL;

@@ -93,6 +93,7 @@ struct rm_cg {
 	char psi[4200];        /* v2 memory.pressure to read, or "" */
 	int oom_known;
 	uint64_t oom_base;     /* oom_kill when opened */
+	int kept[5];           /* descriptor + 1 of each file read every tick, 0 none */
 };
 
 /*
