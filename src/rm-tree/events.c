@@ -898,6 +898,30 @@ static void outsider_read(struct rm_pnode *n)
 	}
 }
 
+/* Sampled mode with membership from events lists /proc only now and
+ * then: an outsider met by an earlier listing may have ended since, and
+ * its pid be another process's.  The node becomes that process's (the
+ * old one owed no row: it was not heavy).  0 when the pid is gone. */
+static int renew(struct rm_pnode *n)
+{
+	struct rm_pstat st;
+
+	if (rm_pstat_read(n->pid, &st) < 0)
+		return 0;
+	if (st.starttime == n->start)
+		return 1;
+	n->start = st.starttime;
+	n->ppid = st.ppid;
+	n->pgrp = st.pgrp;
+	n->state = st.state;
+	memcpy(n->comm, st.comm, sizeof(n->comm));
+	free(n->cmd);
+	n->cmd = NULL;
+	n->cmd_read = 0;
+	n->has_ticks = 0;
+	return 1;
+}
+
 void events_elsewhere_scan(struct stream *s, double el, int final)
 {
 	const struct opts *o = stream_opts(s);
@@ -923,6 +947,10 @@ void events_elsewhere_scan(struct stream *s, double el, int final)
 		outsider_read(n);
 		if (!n->has_hwm || n->hwm_kib < o->elsewhere_kib)
 			continue;
+		if (E.memb && !renew(n)) {
+			n->has_hwm = 0;
+			continue;
+		}
 		if (!n->cmd_read)
 			read_cmd(n);
 		if (final) {
