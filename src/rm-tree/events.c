@@ -14,6 +14,11 @@
  * parked member whose record never came (events lost when the socket
  * buffer was full) gets the sampled row it would have had.
  *
+ * Without taskstats (sampled mode), a tree selection (PIDs, --exec) still
+ * takes its membership from the connector where it is allowed (any user
+ * since 6.6): a tick reads the members' own files, not a listing of
+ * /proc; every reading stays a sample and the rows say so.
+ *
  * Records come per exiting thread; the last one of a process carries
  * AGROUP, followed in the same message by the TGID aggregate when the
  * process had threads.  Threads' CPU, I/O and faults are summed, the
@@ -40,6 +45,8 @@ static struct {
 	int hot;                 /* cn wakes us (else only cw's members' events) */
 	int mev;                 /* members' fork and exec events this pump */
 	int exact, on;
+	int memb;                /* sampled, but membership from the connector */
+	int elsewhere;           /* --elsewhere: outsiders read every 10th tick */
 	char why[160];
 	uint64_t lost, resyncs;
 	int delayacct;           /* /proc/sys/kernel/task_delayacct, -1 unknown */
@@ -69,9 +76,18 @@ void events_coalesce(void)
 {
 	struct timespec ts = { 0, 25 * 1000 * 1000 };
 
-	if (E.exact && E.got)
+	if (E.on && E.got)
 		nanosleep(&ts, NULL);
 	E.got = 0;
+}
+
+int events_members_only(void)
+{
+	if (E.exact)
+		return 1;
+	/* Sampled: --elsewhere reads the outsiders every tenth tick (see
+	 * events_elsewhere_scan), from a listing of /proc. */
+	return E.memb && !(E.elsewhere && E.ticks % 10 == 0);
 }
 
 int events_resync_due(void)
@@ -212,10 +228,67 @@ static int cold_changed(struct stream *s)
 	return set_cold_filter(s) < 0 ? -1 : 1;
 }
 
+/* The epoll set the tick waits on: the connector and what woke it
+ * before.  0, or -1 with errno. */
+static int ep_start(int *wake_fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	/* Exit records wait for the tick (the socket buffer holds many
+	 * seconds of them); a fork or an exec wakes us, since a command line
+	 * is only there while the process lives. */
+	int fds[2] = { E.cn, *wake_fd };
+
+	if ((E.ep = epoll_create1(EPOLL_CLOEXEC)) < 0)
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		if (fds[i] < 0)
+			continue;
+		ev.data.fd = fds[i];
+		if (epoll_ctl(E.ep, EPOLL_CTL_ADD, fds[i], &ev) < 0)
+			return -1;
+	}
+	E.on = 1;
+	E.hot = 1;
+	*wake_fd = E.ep;
+	return 0;
+}
+
+/*
+ * Sampled mode with the connector allowed (any user since 6.6): a tree
+ * selection (PIDs, --exec) takes its membership from fork and exec
+ * events, as exact mode does, so a tick reads the members' own files
+ * instead of listing /proc; the readings stay samples.  Silent when the
+ * connector is refused: the mode is sampled either way.
+ */
+static void members_start(struct stream *s, int *wake_fd)
+{
+	const struct opts *o = stream_opts(s);
+	char why[160];
+
+	if (o->sel != SEL_PIDS && o->sel != SEL_EXEC)
+		return;
+	E.cn = rm_pe_open(8 << 20, RM_PE_WANT_FORK | RM_PE_WANT_EXEC | RM_PE_WANT_COMM, why,
+			  sizeof(why));
+	if (E.cn < 0)
+		return;
+	if (ep_start(wake_fd) < 0) {
+		close(E.cn);
+		if (E.ep >= 0)
+			close(E.ep);
+		E.cn = E.ep = -1;
+		E.on = 0;
+		return;
+	}
+	E.memb = 1;
+	E.elsewhere = o->elsewhere;
+	wake_start(s);
+}
+
 void events_start(struct stream *s, int *wake_fd)
 {
 	const char *no = getenv("RM_NO_EVENTS");
 	char why[160];
+	int memb = 0;
 
 	rm_ptree_init(&E.parked);
 	rm_ptree_init(&E.fold);
@@ -227,34 +300,18 @@ void events_start(struct stream *s, int *wake_fd)
 		snprintf(E.why, sizeof(E.why), "RM_PROC_ROOT is not /proc");
 	} else if ((E.ts = rm_ts_open(8 << 20, &E.family, why, sizeof(why))) < 0) {
 		snprintf(E.why, sizeof(E.why), "%s", why);
+		memb = 1;
 	} else if ((E.cn = rm_pe_open(8 << 20, RM_PE_WANT_FORK | RM_PE_WANT_EXEC | RM_PE_WANT_COMM,
 				     why, sizeof(why))) < 0) {
 		snprintf(E.why, sizeof(E.why), "%s", why);
 		close(E.ts);
 		E.ts = -1;
-	} else if ((E.ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
+	} else if (ep_start(wake_fd) < 0) {
 		snprintf(E.why, sizeof(E.why), "epoll: %s", strerror(errno));
+		E.on = 0;
 	} else {
-		struct epoll_event ev = { .events = EPOLLIN };
-		/* Exit records wait for the tick (the socket buffer holds
-		 * many seconds of them); a fork or an exec wakes us, since a
-		 * command line is only there while the process lives. */
-		int fds[2] = { E.cn, *wake_fd }, ok = 1;
-		for (int i = 0; i < 2; i++) {
-			if (fds[i] < 0)
-				continue;
-			ev.data.fd = fds[i];
-			if (epoll_ctl(E.ep, EPOLL_CTL_ADD, fds[i], &ev) < 0)
-				ok = 0;
-		}
-		if (ok) {
-			E.exact = E.on = 1;
-			E.hot = 1;
-			*wake_fd = E.ep;
-			wake_start(s);
-		} else {
-			snprintf(E.why, sizeof(E.why), "epoll: %s", strerror(errno));
-		}
+		E.exact = 1;
+		wake_start(s);
 	}
 	/* Said once on stderr: with --exec unless --job (rm-run: its job
 	 * row says it, and stderr is CMD's); a stream says it only to a
@@ -269,6 +326,8 @@ void events_start(struct stream *s, int *wake_fd)
 		if (E.ep >= 0)
 			close(E.ep);
 		E.cn = E.ts = E.ep = -1;
+		if (memb)
+			members_start(s, wake_fd);
 		if (say)
 			fprintf(stderr, "%s: sampled mode: %s\n", prog, E.why);
 	} else if (say) {
@@ -420,16 +479,21 @@ static void on_fork(struct stream *s, const struct rm_pe *e)
 	n = rm_ptree_find(t, e->pid);
 	if (n) {
 		struct rm_pstat st;
+		int gone = rm_pstat_read(e->pid, &st) < 0;
 		/* A scan may have met the child before its event came: the
-		 * same process (same start time, or gone by now) stays. */
-		if (rm_pstat_read(e->pid, &st) < 0 || st.starttime == n->start) {
+		 * same process (same start time, or gone by now) stays.  In
+		 * sampled mode only the members are read between listings: a
+		 * non-member not met by the last scan may be an old process
+		 * whose pid this one has taken. */
+		if ((gone && (E.exact || n->member || n->seen == t->gen)) ||
+		    (!gone && st.starttime == n->start)) {
 			if (!n->member && !n->excluded && !n->ended && !n->outsider && member)
 				join_member(s, n);
 			return;
 		}
 		/* The pid was another process's, ended unnoticed. */
-		if (n->member && !n->ended)
-			events_park(s, n, E.el);
+		if (n->member && !n->ended && !events_park(s, n, E.el))
+			stream_row(s, n, E.el);
 		rm_ptree_remove(t, n);
 	}
 	if (!member && !excluded && o->sel != SEL_ALL && o->sel != SEL_CGROUP)
@@ -719,7 +783,7 @@ void events_pump(struct stream *s, double el)
 	size_t lens[BATCH];
 	int lost = 0;
 
-	if (!E.exact)
+	if (!E.on)
 		return;
 	E.el = el;
 	/* Forks first: a record's process was forked before it ended.
@@ -751,7 +815,7 @@ void events_pump(struct stream *s, double el)
 		}
 		E.mev = 0;
 	}
-	for (;;) {
+	for (; E.ts >= 0;) {
 		int got = rm_nl_recvm(E.ts, rbuf, TS_EACH, BATCH, lens);
 		if (got < 0 && errno == ENOBUFS) {
 			lost = 1;
@@ -834,6 +898,30 @@ static void outsider_read(struct rm_pnode *n)
 	}
 }
 
+/* Sampled mode with membership from events lists /proc only now and
+ * then: an outsider met by an earlier listing may have ended since, and
+ * its pid be another process's.  The node becomes that process's (the
+ * old one owed no row: it was not heavy).  0 when the pid is gone. */
+static int renew(struct rm_pnode *n)
+{
+	struct rm_pstat st;
+
+	if (rm_pstat_read(n->pid, &st) < 0)
+		return 0;
+	if (st.starttime == n->start)
+		return 1;
+	n->start = st.starttime;
+	n->ppid = st.ppid;
+	n->pgrp = st.pgrp;
+	n->state = st.state;
+	memcpy(n->comm, st.comm, sizeof(n->comm));
+	free(n->cmd);
+	n->cmd = NULL;
+	n->cmd_read = 0;
+	n->has_ticks = 0;
+	return 1;
+}
+
 void events_elsewhere_scan(struct stream *s, double el, int final)
 {
 	const struct opts *o = stream_opts(s);
@@ -859,6 +947,10 @@ void events_elsewhere_scan(struct stream *s, double el, int final)
 		outsider_read(n);
 		if (!n->has_hwm || n->hwm_kib < o->elsewhere_kib)
 			continue;
+		if (E.memb && !renew(n)) {
+			n->has_hwm = 0;
+			continue;
+		}
 		if (!n->cmd_read)
 			read_cmd(n);
 		if (final) {

@@ -3,7 +3,8 @@
  * tick, write one exit-log row per process when it ends, a timeline row
  * per tick, and for --exec one job row at the end.
  *
- * Each tick lists /proc once.  A process met before is not read again
+ * A tick lists /proc once, or, where fork events tell of every new member
+ * (events.c), reads the members only.  A process met before is not read again
  * unless it is followed (a known outsider stays an outsider: membership
  * only grows through new processes), or, with --match in sampled mode, it
  * may still exec into a matching name; a followed one is read through the
@@ -620,33 +621,48 @@ static void scan(struct stream *s, double el)
 	}
 }
 
+/* Sampled mode between listings: an outsider whose row --elsewhere
+ * will write when it ends (its peak reached the threshold). */
+static int watched_outsider(const struct stream *s, const struct rm_pnode *n)
+{
+	return s->o->elsewhere && !n->member && !n->excluded && !n->ended && n->has_hwm &&
+	       n->hwm_kib >= s->o->elsewhere_kib;
+}
+
 /*
- * Exact mode: the kernel tells of every new process, so a tick samples
+ * The kernel tells of every new process (fork events), so a tick samples
  * the members only (through their kept descriptors) instead of listing
  * /proc: its cost follows the build, not the host.  Nodes whose row is
- * written go once their process is gone.
+ * written go once their process is gone.  In sampled mode the excluded
+ * ones and --elsewhere's heavy outsiders go too (no exit record says
+ * when): a pid of theirs taken by a new process is that process's.
  */
 static void scan_members(struct stream *s, double el)
 {
 	char buf[64];
 	struct rm_pnode *n;
 	size_t it = 0;
+	int exact = events_exact();
 
 	s->t.gen++;
 	s->fresh.n = 0;
 	s->gone.n = 0;
 	while ((n = rm_ptree_next(&s->t, &it)) != NULL)
-		if (n->member || n->ended)
+		if (n->member || n->ended || (!exact && (n->excluded || watched_outsider(s, n))))
 			push(&s->gone, n);
 	for (size_t i = 0; i < s->gone.n; i++) {
+		struct rm_pstat st;
 		n = s->gone.v[i];
 		n->seen = s->t.gen;
 		if (n->member) {
 			sample(s, n, el);
-		} else {
+		} else if (exact) {
 			int fd = -1;
 			if (rm_pfile_read(&fd, n->pid, "stat", buf, sizeof(buf), 0) < 0)
 				rm_ptree_remove(&s->t, n);
+		} else if (rm_pstat_read(n->pid, &st) < 0 || st.starttime != n->start) {
+			events_outsider_gone(s, n, el);
+			rm_ptree_remove(&s->t, n);
 		}
 	}
 	s->gone.n = 0;
@@ -749,8 +765,15 @@ static void reap(struct stream *s, double el)
 				oom();
 			g->start = st.starttime;
 		}
-		if (n && have && n->start != st.starttime)
-			n = NULL;  /* cannot be: a zombie holds its pid */
+		if (n && have && n->start != st.starttime) {
+			/* A zombie holds its pid: the node is of an older
+			 * process, not met again since (sampled mode reads only
+			 * the members between listings). */
+			if (n->member && !n->ended)
+				end_member(s, n, el);
+			rm_ptree_remove(&s->t, n);
+			n = NULL;
+		}
 		if (n && !n->member && !n->ended) {
 			/* Our own child is the job's whatever was met of it. */
 			n->member = 1;
@@ -1311,7 +1334,7 @@ int stream_run(const struct opts *o)
 			}
 		}
 		el = rm_tick_elapsed(&s.tick);
-		if (events_exact() && !s.first_scan && !events_resync_due())
+		if (events_members_only() && !s.first_scan && !events_resync_due())
 			scan_members(&s, el);
 		else
 			scan(&s, el);

@@ -103,13 +103,17 @@ void stream_row(struct stream *s, struct rm_pnode *n, double end);
 /* Does the regex of --match take this name? */
 int stream_wanted(struct stream *s, const char *comm);
 
-/* events.c: kernel process events (exact mode). */
+/* events.c: kernel process events (exact mode, and membership in sampled
+ * mode where the proc connector is allowed). */
 /* Open the event sources as the options and privileges allow; say the
  * mode on stderr.  *wake_fd: the fd the tick waits on (in: the existing
  * one or -1; out: one that also wakes on events). */
 void events_start(struct stream *s, int *wake_fd);
 int events_exact(void);                    /* exit rows come from the kernel */
 int events_on(void);                       /* any event source is open */
+/* May this tick read the members only, not list /proc?  Exact mode, and
+ * sampled mode with membership from the connector (a tree selection). */
+int events_members_only(void);
 /* Events were lost: the next tick lists /proc (once; clears the flag). */
 int events_resync_due(void);
 /* After a pump woken by events: let the next ones gather a moment, so a
