@@ -72,7 +72,11 @@ fill() {
   wait_for 20 rows_at_least "${csv}" $((before + 20))
   kill -TERM "${mon}"
   wait "${mon}"
-  [[ ! -s "${BATS_TEST_TMPDIR}/mon.err" ]]
+  # rm-tree's exit log is on the same full disk: where processes ended
+  # meanwhile (a busy host), it says once that it could not write them.
+  run grep -v '^rm-tree: cannot write the exit log: No space left on device$' \
+    "${BATS_TEST_TMPDIR}/mon.err"
+  [[ -z "${output}" ]] || { echo "${output}"; false; }
   whole_rows "${csv}" 19
   after=$(lines_of "${csv}")
   echo "# ${before} lines when full, ${after} at the end"
