@@ -829,13 +829,13 @@ void events_pump(struct stream *s, double el)
 		if (got <= 0)
 			break;
 		E.got++;
+		/* These processes' fork and exec events were sent before
+		 * they ended, but may have come after the drain above: read
+		 * them before their rows (once a batch). */
+		drain_cn(s, &lost);
 		for (int i = 0; i < got; i++) {
 			nmsg = 0;
 			rm_ts_parse(rbuf + (size_t)i * TS_EACH, lens[i], E.family, on_ts, s, NULL);
-			/* Its fork and exec events were sent before it ended,
-			 * but may have come after the drain above: read them
-			 * before its row. */
-			drain_cn(s, &lost);
 			handle_msg(s, el);
 		}
 		if (got < BATCH)
