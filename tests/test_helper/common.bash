@@ -46,6 +46,17 @@ under_valgrind() {
   [[ "${VALGRIND:-}" == 1 ]]
 }
 
+# strace ARGS...: strace(1), but in `make check SAN=1` with LeakSanitizer
+# off for the traced commands (it refuses to run under ptrace and fails the
+# command; AddressSanitizer's other checks stay on).
+strace() {
+  if under_san; then
+    ASAN_OPTIONS="${ASAN_OPTIONS:+${ASAN_OPTIONS}:}detect_leaks=0" command strace "$@"
+  else
+    command strace "$@"
+  fi
+}
+
 # wait_for TIMEOUT_S CMD ARGS...: poll every 20 ms until CMD succeeds.
 wait_for() {
   local i limit=$(( $1 * 50 ))
