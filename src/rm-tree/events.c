@@ -74,7 +74,7 @@ int events_on(void)
 
 void events_coalesce(void)
 {
-	struct timespec ts = { 0, 25 * 1000 * 1000 };
+	struct timespec ts = { 0, 2 * 1000 * 1000 };
 
 	if (E.on && E.got)
 		nanosleep(&ts, NULL);
