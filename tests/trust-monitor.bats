@@ -88,6 +88,12 @@ fill() {
   run -0 jq -e '.rows_lost >= 20 and (.rows_lost_from | test("Z$"))' "${MNT}/resources-full.summary.json"
 }
 
+# lost_a_row MONITOR_PID: that monitor's rm-sample says in its --status
+# file that it has lost a row.
+lost_a_row() {
+  grep -qs '^rows_lost=[1-9]' "${TMPDIR:-/tmp}/rm-monitor.$1".*/status.*
+}
+
 @test "a filesystem still full at the end: the summary goes to stderr" {
   need rm-monitor
   under_valgrind && skip "timing: valgrind is too slow for 20 ms ticks"
@@ -99,7 +105,9 @@ fill() {
   KILL_PIDS+=("${mon}")
   wait_for 20 rows_at_least "${MNT}/resources-stuck.csv" 10
   fill
-  sleep 0.5
+  # Until the sampler has lost a row (its --status file says so), however
+  # slow the machine: a fixed sleep was too short under SAN=1 on a busy host.
+  wait_for 30 lost_a_row "${mon}"
   kill -TERM "${mon}"
   # The summary could not be kept: that is a failure (exit 1).
   local rc=0
