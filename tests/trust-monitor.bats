@@ -59,7 +59,8 @@ fill() {
   fill
   local size
   size=$(stat -c %s "${csv}")
-  sleep 0.5
+  # Once the sampler has lost a row, the last page is full too.
+  wait_for 30 lost_a_row "${mon}"
   before=$(lines_of "${csv}")
   sleep 1
   # Still running, and the file grows no further while the disk is full
