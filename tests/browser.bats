@@ -24,20 +24,7 @@ chrome() {
     { cat "$BATS_TEST_TMPDIR/shot.err"; false; }
   # The screenshot: a PNG the window's size whose pixels are many colours
   # (a blank page decodes to one or two byte values).
-  run -0 "$PY" - "$png" <<'EOF'
-import struct, sys, zlib
-data = open(sys.argv[1], "rb").read()
-assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-pos, idat = 8, b""
-while pos < len(data):
-    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-    if kind == b"IHDR":
-        w, h = struct.unpack(">II", data[pos + 8:pos + 16])
-    if kind == b"IDAT":
-        idat += data[pos + 8:pos + 8 + n]
-    pos += 12 + n
-print(w, h, len(set(zlib.decompress(idat))))
-EOF
+  run -0 png_bytes "$png"
   read -r w h distinct <<<"$output"
   echo "# screenshot ${w}x${h}, ${distinct} distinct byte values"
   [ "$w" -eq 1000 ] && [ "$h" -eq 700 ] && [ "$distinct" -gt 20 ]

@@ -211,21 +211,7 @@ EOF
   grep -q 'OOM' "$svg"
   rsvg-convert -o "$png" "$svg"
   # Decode the PNG and count distinct pixel values: a blank page has one.
-  run -0 "$PY" - "$png" <<'EOF'
-import struct, sys, zlib
-data = open(sys.argv[1], "rb").read()
-assert data[:8] == b"\x89PNG\r\n\x1a\n"
-pos, idat = 8, b""
-while pos < len(data):
-    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-    if kind == b"IHDR":
-        w, h = struct.unpack(">II", data[pos + 8:pos + 16])
-    if kind == b"IDAT":
-        idat += data[pos + 8:pos + 8 + n]
-    pos += 12 + n
-raw = zlib.decompress(idat)
-print(w, h, len(set(raw)))
-EOF
+  run -0 png_bytes "$png"
   read -r w h distinct <<<"$output"
   [ "$w" -eq 1000 ] && [ "$distinct" -gt 20 ]
 }

@@ -46,6 +46,26 @@ under_valgrind() {
   [[ "${VALGRIND:-}" == 1 ]]
 }
 
+# png_bytes FILE: "WIDTH HEIGHT N" of a PNG, N the distinct byte values of
+# its inflated pixel data (a blank picture has one or two); fails when
+# FILE is not a PNG.
+png_bytes() {
+  "$PY" - "$1" <<'EOF'
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+pos, idat = 8, b""
+while pos < len(data):
+    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    if kind == b"IHDR":
+        w, h = struct.unpack(">II", data[pos + 8:pos + 16])
+    if kind == b"IDAT":
+        idat += data[pos + 8:pos + 8 + n]
+    pos += 12 + n
+print(w, h, len(set(zlib.decompress(idat))))
+EOF
+}
+
 # strace ARGS...: strace(1), but in `make check SAN=1` with LeakSanitizer
 # off for the traced commands (it refuses to run under ptrace and fails the
 # command; AddressSanitizer's other checks stay on).
