@@ -77,6 +77,15 @@ check_phase() {
     END { if (n < 2) { print "phase " w ": " n " rows"; bad = 1 } exit bad }'
 }
 
+# check_phases: every phase of run_phases, in its order: 3 started, one
+# killed, a renamed shell and its subshell, all stopped.
+check_phases() {
+  check_phase 3
+  check_phase 2
+  check_phase 4
+  check_phase 0
+}
+
 # start_sampler [ENV...]: rm-sample -i 0.2 counting NAME, the stage from a file.
 start_sampler() {
   : > "$D/stage"
@@ -122,10 +131,7 @@ run_phases() {
   run_phases
   stop_sampler
   cat "$D/err"
-  check_phase 3
-  check_phase 2
-  check_phase 4
-  check_phase 0
+  check_phases
   # from events: one scan (the first), no events lost
   grep -q "^rm-sample: compilers from events: [0-9]* events, [0-9]* comm reads, 1 scans$" "$D/err"
   run ! grep -q dropped "$D/err"
@@ -148,10 +154,7 @@ run_phases() {
   run_phases
   stop_sampler
   cat "$D/err"
-  check_phase 3
-  check_phase 2
-  check_phase 4
-  check_phase 0
+  check_phases
   grep -q "^rm-sample: compilers from $want: " "$D/err"
 }
 
@@ -160,10 +163,7 @@ run_phases() {
   run_phases
   stop_sampler
   cat "$D/err"
-  check_phase 3
-  check_phase 2
-  check_phase 4
-  check_phase 0
+  check_phases
   grep -q "^rm-sample: compilers from scans: 0 events, 0 comm reads, [0-9]* scans$" "$D/err"
 }
 
