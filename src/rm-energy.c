@@ -394,7 +394,8 @@ static void drain(int fd)
 
 /* What we were started with, which CMD gets back (as under time(1)). */
 static sigset_t entry_mask;
-static struct sigaction entry_pipe;
+static const int entry_signo[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+static struct sigaction entry_sig[4];
 
 static pid_t spawn(char **cmd)
 {
@@ -402,8 +403,18 @@ static pid_t spawn(char **cmd)
 
 	if (pid != 0)
 		return pid;
-	/* CMD gets the dispositions and mask we were started with. */
-	sigaction(SIGPIPE, &entry_pipe, NULL);
+	/* CMD gets the dispositions and mask we were started with: an
+	 * ignored signal stays ignored, a handled one goes back to its
+	 * default before the mask opens, so that a ^C that came while we
+	 * were between fork and exec ends CMD rather than our handler. */
+	for (int i = 0; i < 4; i++) {
+		struct sigaction sa = entry_sig[i];
+		if (sa.sa_handler != SIG_IGN) {
+			memset(&sa, 0, sizeof(sa));
+			sa.sa_handler = SIG_DFL;
+		}
+		sigaction(entry_signo[i], &sa, NULL);
+	}
 	signal(SIGCHLD, SIG_DFL);
 	sigprocmask(SIG_SETMASK, &entry_mask, NULL);
 	execvp(cmd[0], cmd);
@@ -468,6 +479,9 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGCHLD, &sa, NULL);
+	/* Our stop signals are caught before CMD exists: one sent as soon
+	 * as CMD is up must be passed on, never end us with CMD left. */
+	rm_tick_init(&t, o->interval, 0, 0);
 	fflush(NULL);
 	pid = spawn(o->cmd);
 	if (pid < 0) {
@@ -476,7 +490,6 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 			rm_out_abort(&out);
 		return RM_EXIT_FAIL;
 	}
-	rm_tick_init(&t, o->interval, 0, 0);
 	t.extra_fd = p[0];
 	/* Read on every tick so that no wrap goes unseen; a stop signal is
 	 * passed on to CMD (unless the terminal sent it to CMD too), and we
@@ -559,7 +572,8 @@ int main(int argc, char **argv)
 	int n;
 
 	sigprocmask(SIG_SETMASK, NULL, &entry_mask);
-	sigaction(SIGPIPE, NULL, &entry_pipe);
+	for (int i = 0; i < 4; i++)
+		sigaction(entry_signo[i], NULL, &entry_sig[i]);
 	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &o);
 	n = rm_rapl_open(&r);

@@ -218,6 +218,28 @@ intel-rapl:0:0,core,3000000,65712999613" ]
   run -0 awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { exit !(e - s < 5) }'
 }
 
+@test "-- CMD: a stop signal sent the moment CMD starts is passed on too: the handlers are set before the fork" {
+  command -v strace >/dev/null || skip "no strace"
+  # CI found rm-energy killed by a SIGTERM that came before its handler
+  # was set, CMD left running.  The order of the calls says it for sure:
+  # our handler for SIGTERM, then the fork (the parent alone is traced).
+  RM_SYS_ROOT="$FIXTURES/powercap/intel1" run -0 strace -qq -o "$BATS_TEST_TMPDIR/trace" \
+    -e trace=rt_sigaction,clone,clone3,fork,vfork rm-energy -- true
+  run -0 awk '/^rt_sigaction\(SIGTERM, \{sa_handler=0x/ && !h { h = NR }
+              /^(clone|clone3|fork|vfork)\(/ && !f { f = NR }
+              END { exit !(h && f && h < f) }' "$BATS_TEST_TMPDIR/trace"
+  # And as a user sees it: CMD signals us first thing, and gets it back.
+  local i
+  for i in 1 2 3 4 5; do
+    RM_SYS_ROOT="$FIXTURES/powercap/intel1" run -7 --separate-stderr timeout 60 rm-energy -- \
+      sh -c 'trap "exit 7" TERM; kill -TERM "$PPID"; i=0; while [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done; exit 3'
+  done
+  # An ignored SIGINT (a job started with &) stays ignored in CMD.
+  RM_SYS_ROOT="$FIXTURES/powercap/intel1" run -0 --separate-stderr sh -c \
+    'trap "" INT; exec rm-energy -- sh -c "kill -INT \$\$; echo alive"'
+  [ "$output" = "alive" ]
+}
+
 @test "energy_uj the user may not read (root-only since 5.10): one message naming the file, why and the remedy; exit 1" {
   command -v setpriv >/dev/null || skip "no setpriv"
   id nobody >/dev/null 2>&1 || skip "no user nobody"
