@@ -5,7 +5,8 @@
  *                     [--near-oom-mb MB] [--low-disk-gb GB] [--include ERE]
  *                     [--exclude ERE] [--top N] [--cores N] [--kmsg FILE]
  *                     [--rows-lost N [--rows-lost-from TIME]] [--trace FILE] [--series]
- *                     [--stage-fallback N] [-o FILE] FILE...
+ *                     [--stage-fallback N] [--sampler-status FILE]... [--gap-note TEXT]...
+ *                     [--companions] [--keep-error] [--check] [-o FILE] FILE...
  *
  * Each FILE is recognised by its header: a system CSV (rm-sample's, or the
  * seed script's 14 columns), rm-tree's exit log, its --job row or its
@@ -57,6 +58,7 @@
 #include <unistd.h>
 
 #include "outfile.h"
+#include "runinfo.h"
 #include "series.h"
 #include "summarize.h"
 
@@ -68,7 +70,8 @@ static const char usage_line[] =
 	"                    [--near-oom-mb MB] [--low-disk-gb GB] [--include ERE]\n"
 	"                    [--exclude ERE] [--top N] [--cores N] [--kmsg FILE]\n"
 	"                    [--rows-lost N [--rows-lost-from TIME]] [--trace FILE] [--series]\n"
-	"                    [--stage-fallback N] [-o FILE] FILE...";
+	"                    [--stage-fallback N] [--sampler-status FILE]... [--gap-note TEXT]...\n"
+	"                    [--companions] [--keep-error] [--check] [-o FILE] FILE...";
 
 static const char help_text[] =
 	"\n"
@@ -102,6 +105,16 @@ static const char help_text[] =
 	"      --stage-fallback N N rows took the newest log's name as their stage:\n"
 	"                         the stage file was missing or empty (rm-monitor\n"
 	"                         passes what rm-sample reported)\n"
+	"      --sampler-status FILE\n"
+	"                         an rm-sample --status file of the run (one per\n"
+	"                         sampler): its lost rows, stage fallbacks and gaps\n"
+	"                         are added to the report\n"
+	"      --gap-note TEXT    a line for the text report's \"Gaps in sampling\"\n"
+	"      --companions       X.csv brings X.procs.csv and X.stats.csv beside it;\n"
+	"                         every file is read once, under whatever name\n"
+	"      --keep-error       with -o: input that cannot be summarized leaves its\n"
+	"                         message in FILE ({\"error\": ...} with --json)\n"
+	"      --check            check the options, read nothing, exit 0\n"
 	"      --series           print the columns over time for gnuplot instead\n"
 	"                         of the report (see rm-summarize(1))\n"
 	"  -h, --help             this help\n"
@@ -529,7 +542,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_JSON = 256, O_MD, O_SVG, O_CSV, O_NEAR, O_LOW, O_INC, O_EXC, O_TOP, O_CORES,
 	       O_KMSG, O_VERSION, O_LOST, O_LOST_FROM, O_TRACE, O_SERIES,
-	       O_STAGE_FB };
+	       O_STAGE_FB, O_SAMPLER_STATUS, O_GAP_NOTE, O_COMPANIONS, O_KEEP_ERROR,
+	       O_CHECK };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "markdown", no_argument, NULL, O_MD },
@@ -550,6 +564,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "output", required_argument, NULL, 'o' },
+		{ "sampler-status", required_argument, NULL, O_SAMPLER_STATUS },
+		{ "gap-note", required_argument, NULL, O_GAP_NOTE },
+		{ "companions", no_argument, NULL, O_COMPANIONS },
+		{ "keep-error", no_argument, NULL, O_KEEP_ERROR },
+		{ "check", no_argument, NULL, O_CHECK },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc;
@@ -643,6 +662,14 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case O_SERIES:
 			g_series = 1;
 			break;
+		case O_SAMPLER_STATUS:
+		case O_GAP_NOTE:
+		case O_COMPANIONS:
+		case O_KEEP_ERROR:
+		case O_CHECK:
+			/* In runinfo.h's order: RI_STATUS ... RI_CHECK. */
+			runinfo_opt(c - O_SAMPLER_STATUS, optarg);
+			break;
 		case 'h':
 			rm_opt_help(prog, usage_line, help_text);
 		case O_VERSION:
@@ -653,6 +680,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (o->json && o->markdown)
 		rm_usage_error(prog, usage_line, "--json and --markdown do not go together");
+	if (runinfo_keep_error && !out_path)
+		rm_usage_error(prog, usage_line, "--keep-error needs -o FILE");
+	if (runinfo_check)
+		exit(RM_EXIT_OK);
 	if (optind >= argc)
 		rm_usage_error(prog, usage_line, "no input files");
 	if (!out_path && !o->json && !o->markdown && isatty(STDOUT_FILENO) && !getenv("NO_COLOR")) {
@@ -789,6 +820,8 @@ int main(int argc, char **argv)
 
 	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &g_opt);
+	argc = runinfo_start(argc, &argv, optind, out_path, g_opt.json, &g_opt.rows_lost,
+			     &g_opt.rows_lost_from, &g_opt.stage_fallback);
 	nin = argc - optind;
 	if (out_path)
 		out_start((const char *const *)argv + optind, nin);
@@ -880,6 +913,10 @@ int main(int argc, char **argv)
 			print_markdown(&b, &reps[k], &g_opt);
 		else
 			print_text(&b, &reps[k], &g_opt);
+		rm_out(prog, &b);
+	}
+	if (status == RM_EXIT_OK) {
+		runinfo_text(&b, !g_series && !g_opt.json && !g_opt.markdown);
 		rm_out(prog, &b);
 	}
 	rm_buf_free(&b);

@@ -1,0 +1,257 @@
+/*
+ * runinfo: rm-monitor's run facts for rm-summarize (see runinfo.h): the
+ * samplers' --status files, the gap notes, the companion files of a CSV,
+ * and the message kept in -o FILE when the input cannot be summarized.
+ */
+#include "runinfo.h"
+
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "outfile.h"
+#include "rmtools.h"
+
+int runinfo_check, runinfo_keep_error;
+
+static const char **statuses, **notes;
+static int nstatus, nnote, companions;
+
+/* The sums of the status files. */
+static long gaps;
+static char longest[32];       /* the last longest_gap_s given, as written */
+
+/* --keep-error: standard error kept until exit, and where it may go. */
+static FILE *real_stderr;
+static char *kept;
+static size_t nkept;
+static const char *keep_out;
+static int keep_json;
+
+static const char **push(const char **v, int n, const char *s)
+{
+	v = realloc(v, (size_t)(n + 1) * sizeof(*v));
+	if (!v)
+		errx(RM_EXIT_FAIL, "out of memory");
+	v[n] = s;
+	return v;
+}
+
+void runinfo_opt(int which, const char *arg)
+{
+	if (which == RI_STATUS)
+		statuses = push(statuses, nstatus++, arg);
+	else if (which == RI_NOTE)
+		notes = push(notes, nnote++, arg);
+	else if (which == RI_COMPANIONS)
+		companions = 1;
+	else if (which == RI_KEEP_ERROR)
+		runinfo_keep_error = 1;
+	else
+		runinfo_check = 1;
+}
+
+/* 1 when s is a non-empty run of the characters in set. */
+static int all_of(const char *s, const char *set)
+{
+	return *s && strspn(s, set) == strlen(s);
+}
+
+/*
+ * Add one rm-sample --status file to the sums: rows_lost, first_lost (the
+ * first file's that has one), stage_fallback, gaps and longest_gap_s (the
+ * last file's that has one).  Other keys are skipped.  Exits 1 on a file
+ * it cannot read or a value that is not what rm-sample writes.
+ */
+static void status_read(const char *path, long *lost, const char **from, long *fallback)
+{
+	char buf[8192], *line, *next, *v;
+	ssize_t n = 0;
+	size_t len = 0;
+	long num;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), lineno = 0;
+
+	if (fd < 0)
+		err(RM_EXIT_FAIL, "cannot read --sampler-status '%s'", path);
+	while (len < sizeof(buf) - 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	if (n < 0)
+		err(RM_EXIT_FAIL, "cannot read --sampler-status '%s'", path);
+	if (len == sizeof(buf) - 1)
+		errx(RM_EXIT_FAIL, "--sampler-status '%s': longer than %zu bytes; not an rm-sample --status file",
+		     path, sizeof(buf) - 1);
+	close(fd);
+	buf[len] = '\0';
+	for (line = buf; *line; line = next) {
+		next = strchr(line, '\n');
+		next = next ? (*next = '\0', next + 1) : line + strlen(line);
+		lineno++;
+		if (!(v = strchr(line, '=')))
+			goto bad;
+		*v++ = '\0';
+		if (!strcmp(line, "first_lost")) {
+			if (*v && !all_of(v, "0123456789-:.TZ"))
+				goto bad;
+			if (*v && !*from && !(*from = strdup(v)))
+				errx(RM_EXIT_FAIL, "out of memory");
+		} else if (!strcmp(line, "longest_gap_s")) {
+			if (*v && (!all_of(v, "0123456789.") || strlen(v) >= sizeof(longest)))
+				goto bad;
+			if (*v)
+				strcpy(longest, v);
+		} else {
+			long *sum = !strcmp(line, "rows_lost") ? lost : !strcmp(line, "gaps") ? &gaps :
+				    !strcmp(line, "stage_fallback") ? fallback : NULL;
+			if (sum && rm_parse_long(v, 0, 1000000000000L, &num) < 0)
+				goto bad;
+			if (sum)
+				*sum += num;
+		}
+	}
+	return;
+bad:
+	errx(RM_EXIT_FAIL, "--sampler-status '%s': line %d: not what rm-sample --status writes", path, lineno);
+}
+
+/* Add path to v[*n] unless it is there already, by name or as a file. */
+static void input_add(const char **v, int *n, const char *path)
+{
+	struct stat a, b;
+	int have = stat(path, &a) == 0;
+
+	for (int i = 0; i < *n; i++)
+		if (!strcmp(v[i], path) || (have && stat(v[i], &b) == 0 && rm_same_file(&a, &b)))
+			return;
+	v[(*n)++] = path;
+}
+
+/* 1 when name ends in suffix. */
+static int ends(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), m = strlen(suffix);
+
+	return n >= m && !strcmp(name + n - m, suffix);
+}
+
+/* The inputs with X.csv's X.procs.csv and X.stats.csv (when not empty). */
+static int companions_add(int argc, char ***argv, int first)
+{
+	static const char *const kinds[] = { ".procs.csv", ".stats.csv" };
+	const char **v = malloc((size_t)(first + 3 * (argc - first) + 1) * sizeof(*v));
+	int n = first;
+
+	if (!v)
+		errx(RM_EXIT_FAIL, "out of memory");
+	memcpy(v, *argv, (size_t)first * sizeof(*v));
+	for (int i = first; i < argc; i++) {
+		const char *csv = (*argv)[i];
+		size_t stem = strlen(csv) - 4;
+		input_add(v, &n, csv);
+		if (!ends(csv, ".csv") || ends(csv, kinds[0]) || ends(csv, kinds[1]))
+			continue;
+		for (int k = 0; k < 2; k++) {
+			struct stat st;
+			char *p = malloc(stem + strlen(kinds[k]) + 1);
+			if (!p)
+				errx(RM_EXIT_FAIL, "out of memory");
+			memcpy(p, csv, stem);
+			strcpy(p + stem, kinds[k]);
+			if (stat(p, &st) == 0 && st.st_size > 0)
+				input_add(v, &n, p);
+		}
+	}
+	v[n] = NULL;
+	*argv = (char **)v;
+	return n;
+}
+
+/*
+ * At exit with --keep-error: what was said goes to standard error, and
+ * when the exit is a failure that is not about writing the output, its
+ * first line goes to the output too (a reader that has only the file
+ * learns why there is no summary).
+ */
+static void keep_finish(int status, void *arg)
+{
+	struct rm_outfile o;
+	struct rm_buf b = { 0 };
+	char why[128], *nl, *colon;
+	(void)arg;
+
+	fflush(stderr);
+	fclose(stderr);
+	stderr = real_stderr;
+	if (!kept)
+		return;
+	colon = strstr(kept, ": ");
+	if (status == RM_EXIT_FAIL && nkept && !(colon && !strncmp(colon + 2, "cannot write", 12))) {
+		nl = memchr(kept, '\n', nkept);
+		if (keep_json)
+			rm_buf_adds(&b, "{\"error\":");
+		if (nl)
+			*nl = '\0';
+		(keep_json ? rm_buf_json : rm_buf_adds)(&b, kept);
+		rm_buf_adds(&b, keep_json ? "}\n" : "\n");
+		if (nl)
+			*nl = '\n';
+		if (!b.oom && rm_out_open(keep_out, &o, why, sizeof(why)) == 0) {
+			if (rm_buf_write(o.fd, &b) == 0)
+				rm_out_commit(&o, why, sizeof(why));
+			else
+				rm_out_abort(&o);
+		}
+		rm_buf_free(&b);
+	}
+	fwrite(kept, 1, nkept, stderr);
+	free(kept);
+}
+
+int runinfo_start(int argc, char ***argv, int optind_, const char *out, int json,
+		  long *rows_lost, const char **rows_lost_from, long *stage_fallback)
+{
+	long lost = 0, fallback = 0;
+
+	if (companions)
+		argc = companions_add(argc, argv, optind_);
+	for (int i = 0; i < nstatus; i++)
+		status_read(statuses[i], &lost, rows_lost_from, &fallback);
+	if (nstatus) {
+		*rows_lost = (*rows_lost > 0 ? *rows_lost : 0) + lost;
+		/* A 0 does not say that a stage file was in use: unknown stays. */
+		if (fallback > 0)
+			*stage_fallback = (*stage_fallback > 0 ? *stage_fallback : 0) + fallback;
+	}
+	if (runinfo_keep_error && out) {
+		FILE *f = open_memstream(&kept, &nkept);
+		if (f) {
+			fflush(stderr);
+			real_stderr = stderr;
+			stderr = f;
+			keep_out = out;
+			keep_json = json;
+			on_exit(keep_finish, NULL);
+		}
+	}
+	return argc;
+}
+
+void runinfo_text(struct rm_buf *b, int text)
+{
+	if (!text || (!nnote && !gaps))
+		return;
+	rm_buf_adds(b, "\nGaps in sampling\n");
+	for (int i = 0; i < nnote; i++) {
+		char line[RM_TEXT_MAX + 1];
+		size_t n = rm_sanitize(notes[i], strlen(notes[i]), line, sizeof(line));
+		rm_buf_addf(b, "  %.*s\n", (int)n, line);
+	}
+	if (gaps)
+		rm_buf_addf(b, "  %ld intervals over 3 ticks (the sampler stopped or starved), longest %s s\n",
+			    gaps, longest);
+}

@@ -1,0 +1,45 @@
+/*
+ * runinfo: what rm-summarize is told of a monitored run beyond its CSVs,
+ * so that rm-monitor only starts the samplers, waits and hands over files.
+ *
+ *   --sampler-status FILE  rm-sample --status files (one per sampler the
+ *                          run started), summed: rows lost, the first lost,
+ *                          rows staged by the log's name, gaps and the
+ *                          longest gap
+ *   --gap-note TEXT        a line for the text report's "Gaps in sampling"
+ *   --companions           X.csv brings X.procs.csv and X.stats.csv (when
+ *                          not empty); every file is read once, under
+ *                          whatever name (RM32)
+ *   --keep-error           with -o: input that cannot be summarized leaves
+ *                          its message in FILE ({"error": ...} with --json)
+ *   --check                check the options, read nothing, exit 0
+ *
+ * It depends on lib only; main.c calls it and passes what it needs.
+ */
+#ifndef RM_SUMMARIZE_RUNINFO_H
+#define RM_SUMMARIZE_RUNINFO_H
+
+#include "text.h"
+
+enum { RI_STATUS, RI_NOTE, RI_COMPANIONS, RI_KEEP_ERROR, RI_CHECK };
+
+/* Record one of the options above (arg NULL for a flag). */
+void runinfo_opt(int which, const char *arg);
+
+/* 1 after --check, --keep-error: main.c's parse_args acts on them. */
+extern int runinfo_check, runinfo_keep_error;
+
+/*
+ * After the options: add the companion files to the inputs argv[optind..]
+ * (a new array in *argv; returns the new argc), read the status files
+ * into the counts (a count given as an option is added to), and with
+ * --keep-error start keeping standard error for out (the -o FILE).
+ * Exits 1 with a message on a status file it cannot read.
+ */
+int runinfo_start(int argc, char ***argv, int optind_, const char *out, int json,
+		  long *rows_lost, const char **rows_lost_from, long *stage_fallback);
+
+/* After the reports: the "Gaps in sampling" section, when text is 1. */
+void runinfo_text(struct rm_buf *b, int text);
+
+#endif
