@@ -128,3 +128,15 @@ status() {
   run -2 --separate-stderr rm-summarize --check --low-disk-gb -1
   [ "${stderr_lines[0]}" = "rm-summarize: invalid --low-disk-gb '-1': GiB, a number from 0" ]
 }
+
+@test "--sampler-status: no row written and an empty CSV: the error says how many rows were lost, from when, and why" {
+  : >"$T/e.csv"
+  status "$T/s1" 3 2026-12-02T13:00:00.250Z 0 '' 0 0
+  status "$T/s2" 2 2026-12-02T13:00:09.000Z 0 '' 0 1
+  sed -i 's/^rows_written=.*/rows_written=0/' "$T/s1" "$T/s2"
+  run -1 --separate-stderr rm-summarize --sampler-status "$T/s1" --sampler-status "$T/s2" "$T/e.csv"
+  [ "$stderr" = "rm-summarize: 5 rows lost from 2026-12-02T13:00:00.250Z: cannot write to '$T/e.csv': No space left on device" ]
+  # No status file: the plain words for an empty file.
+  run -1 --separate-stderr rm-summarize "$T/e.csv"
+  [ "$stderr" = "rm-summarize: '$T/e.csv': empty file; not a CSV" ]
+}

@@ -24,7 +24,8 @@ static const char **statuses, **notes;
 static int nstatus, nnote, companions;
 
 /* The sums of the status files. */
-static long gaps;
+static long gaps, written;
+static char lost_error[128];   /* the first file's that has one */
 static char longest[32];       /* the last longest_gap_s given, as written */
 
 /* --keep-error: standard error kept until exit, and where it may go. */
@@ -64,9 +65,9 @@ static int all_of(const char *s, const char *set)
 }
 
 /*
- * Add one rm-sample --status file to the sums: rows_lost, first_lost (the
- * first file's that has one), stage_fallback, gaps and longest_gap_s (the
- * last file's that has one).  Other keys are skipped.  Exits 1 on a file
+ * Add one rm-sample --status file to the sums: rows_written, rows_lost,
+ * first_lost and lost_error (the first file's that has one),
+ * stage_fallback, gaps and longest_gap_s (the last file's that has one).  Other keys are skipped.  Exits 1 on a file
  * it cannot read or a value that is not what rm-sample writes.
  */
 static void status_read(const char *path, long *lost, const char **from, long *fallback)
@@ -100,6 +101,9 @@ static void status_read(const char *path, long *lost, const char **from, long *f
 				goto bad;
 			if (*v && !*from && !(*from = strdup(v)))
 				errx(RM_EXIT_FAIL, "out of memory");
+		} else if (!strcmp(line, "lost_error")) {
+			if (!lost_error[0])
+				snprintf(lost_error, sizeof(lost_error), "%s", v);
 		} else if (!strcmp(line, "longest_gap_s")) {
 			if (*v && (!all_of(v, "0123456789.") || strlen(v) >= sizeof(longest)))
 				goto bad;
@@ -107,7 +111,8 @@ static void status_read(const char *path, long *lost, const char **from, long *f
 				strcpy(longest, v);
 		} else {
 			long *sum = !strcmp(line, "rows_lost") ? lost : !strcmp(line, "gaps") ? &gaps :
-				    !strcmp(line, "stage_fallback") ? fallback : NULL;
+				    !strcmp(line, "stage_fallback") ? fallback :
+				    !strcmp(line, "rows_written") ? &written : NULL;
 			if (sum && rm_parse_long(v, 0, 1000000000000L, &num) < 0)
 				goto bad;
 			if (sum)
@@ -222,7 +227,16 @@ int runinfo_start(int argc, char ***argv, int optind_, const char *out, int json
 	for (int i = 0; i < nstatus; i++)
 		status_read(statuses[i], &lost, rows_lost_from, &fallback);
 	if (nstatus) {
+		struct stat st;
+		const char *csv = (*argv)[optind_];
 		*rows_lost = (*rows_lost > 0 ? *rows_lost : 0) + lost;
+		/* Not one row reached the CSV (a disk full from the start): say
+		 * why, not "empty file". */
+		if (!written && optind_ < argc && strcmp(csv, "-") &&
+		    (stat(csv, &st) < 0 || (S_ISREG(st.st_mode) && st.st_size == 0)))
+			errx(RM_EXIT_FAIL, "%ld rows lost from %s: cannot write to '%s': %s", *rows_lost,
+			     *rows_lost_from ? *rows_lost_from : "the start", csv,
+			     lost_error[0] ? lost_error : "no row written");
 		/* A 0 does not say that a stage file was in use: unknown stays. */
 		if (fallback > 0)
 			*stage_fallback = (*stage_fallback > 0 ? *stage_fallback : 0) + fallback;
