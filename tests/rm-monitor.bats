@@ -64,7 +64,29 @@ has_rows() {
   [ "${stderr_lines[0]}" = "rm-monitor: invalid --run-id: file name too long" ]
   run -2 --separate-stderr rm-monitor --bogus
   [[ "$stderr" == "rm-monitor: unknown option '--bogus'"* ]]
+  # The summary's thresholds: checked at start by rm-summarize, which uses them.
+  run -2 --separate-stderr rm-monitor --out-dir "$OUT" --near-oom-mb lots
+  [ "${stderr_lines[0]}" = "rm-summarize: invalid --near-oom-mb 'lots': MiB, a number from 0" ]
+  run -2 --separate-stderr rm-monitor --out-dir "$OUT" --low-disk-gb=-1
+  [ "${stderr_lines[0]}" = "rm-summarize: invalid --low-disk-gb '-1': GiB, a number from 0" ]
+  # What only the monitor uses, it checks.
+  run -2 --separate-stderr rm-monitor --out-dir "$OUT" --watch-pid self
+  [ "${stderr_lines[0]}" = "rm-monitor: invalid --watch-pid 'self': a PID" ]
+  run -2 --separate-stderr rm-monitor --out-dir "$OUT" --scope tree
+  [ "${stderr_lines[0]}" = "rm-monitor: --scope tree needs --watch-pid" ]
+  run -2 --separate-stderr rm-monitor --out-dir "$OUT" --scope cgroup:
+  [ "${stderr_lines[0]}" = "rm-monitor: invalid --scope 'cgroup:': tree, host or cgroup:PATH" ]
+  run -2 --separate-stderr rm-monitor --out-dir "$OUT" --interval
+  [ "${stderr_lines[0]}" = "rm-monitor: option '--interval' needs a value" ]
   [ ! -e "$OUT" ]
+}
+
+@test "--help and --version exit 0 at once, even with standard output closed: never a monitor" {
+  cd "$BATS_TEST_TMPDIR"
+  run -0 timeout 10 bash -c 'rm-monitor --help >&-'
+  run -0 timeout 10 bash -c 'rm-monitor --version >&-'
+  run -0 timeout 10 bash -c 'rm-monitor --help | head -c 1'
+  [ "$(find . -name 'resources-*' | wc -l)" -eq 0 ]
 }
 
 @test "an out-dir it cannot write is a clear error at start, exit 1" {
@@ -341,6 +363,19 @@ EOF
   cd "$OUT"
   run -0 rm-monitor summarize -- -weird.csv
   [[ "$output" == "Build resources: -weird.csv"* ]]
+}
+
+@test "rm-monitor summarize passes rm-summarize's options on; rm-summarize names what it refuses" {
+  mkdir -p "$OUT"
+  rm-sample -n 3 -i 0.05 >"$OUT/r.csv"
+  run -0 rm-monitor summarize --series "$OUT/r.csv"
+  [[ "${lines[0]}" == "#"* ]]
+  run -0 rm-monitor --near-oom-mb 1000000 summarize --json "$OUT/r.csv"
+  [ "$(jq '.system.near_oom.threshold_mb' <<<"$output")" = 1000000 ]
+  run -2 --separate-stderr rm-monitor summarize --bogus "$OUT/r.csv"
+  [ "${stderr_lines[0]}" = "rm-summarize: unknown option '--bogus'" ]
+  run -2 --separate-stderr rm-monitor summarize
+  [ "${stderr_lines[0]}" = "rm-summarize: no input files" ]
 }
 
 @test "a PATH without coreutils is named as the cause" {
