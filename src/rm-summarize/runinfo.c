@@ -23,6 +23,10 @@ int runinfo_check, runinfo_keep_error;
 static const char **statuses, **notes;
 static int nstatus, nnote, companions;
 
+/* --companions: the new inputs array and the names it made, freed at exit. */
+static const char **inputs, **made;
+static int nmade;
+
 /* The sums of the status files. */
 static long gaps, written;
 static char lost_error[128];   /* the first file's that has one */
@@ -124,16 +128,17 @@ bad:
 	errx(RM_EXIT_FAIL, "--sampler-status '%s': line %d: not what rm-sample --status writes", path, lineno);
 }
 
-/* Add path to v[*n] unless it is there already, by name or as a file. */
-static void input_add(const char **v, int *n, const char *path)
+/* Add path to v[*n] unless it is there already, by name or as a file; 1 when added. */
+static int input_add(const char **v, int *n, const char *path)
 {
 	struct stat a, b;
 	int have = stat(path, &a) == 0;
 
 	for (int i = 0; i < *n; i++)
 		if (!strcmp(v[i], path) || (have && stat(v[i], &b) == 0 && rm_same_file(&a, &b)))
-			return;
+			return 0;
 	v[(*n)++] = path;
+	return 1;
 }
 
 /* 1 when name ends in suffix. */
@@ -142,6 +147,14 @@ static int ends(const char *name, const char *suffix)
 	size_t n = strlen(name), m = strlen(suffix);
 
 	return n >= m && !strcmp(name + n - m, suffix);
+}
+
+static void companions_free(void)
+{
+	for (int i = 0; i < nmade; i++)
+		free((char *)made[i]);
+	free(made);
+	free(inputs);
 }
 
 /* The inputs with X.csv's X.procs.csv and X.stats.csv (when not empty). */
@@ -156,10 +169,11 @@ static int companions_add(int argc, char ***argv, int first)
 	memcpy(v, *argv, (size_t)first * sizeof(*v));
 	for (int i = first; i < argc; i++) {
 		const char *csv = (*argv)[i];
-		size_t stem = strlen(csv) - 4;
+		size_t stem;
 		input_add(v, &n, csv);
 		if (!ends(csv, ".csv") || ends(csv, kinds[0]) || ends(csv, kinds[1]))
 			continue;
+		stem = strlen(csv) - 4;
 		for (int k = 0; k < 2; k++) {
 			struct stat st;
 			char *p = malloc(stem + strlen(kinds[k]) + 1);
@@ -167,11 +181,15 @@ static int companions_add(int argc, char ***argv, int first)
 				errx(RM_EXIT_FAIL, "out of memory");
 			memcpy(p, csv, stem);
 			strcpy(p + stem, kinds[k]);
-			if (stat(p, &st) == 0 && st.st_size > 0)
-				input_add(v, &n, p);
+			if (stat(p, &st) < 0 || st.st_size == 0 || !input_add(v, &n, p))
+				free(p);
+			else
+				made = push(made, nmade++, p);
 		}
 	}
 	v[n] = NULL;
+	inputs = v;
+	atexit(companions_free);
 	*argv = (char **)v;
 	return n;
 }
