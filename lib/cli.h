@@ -65,7 +65,22 @@ int rm_parse_pid(const char *s, pid_t *out);
  *		(const char *const[]){ "[-H] [-i] [-f] [--watch-pid] [--match]", NULL },
  *		"What rm-x does, in a paragraph.",
  *		options,
+ *		NULL,	(no paragraph after the options)
  *	};
+ *
+ * and in parse_args:
+ *
+ *	while ((c = rm_cli_next(&cli, 0, argc, argv, o)) != -1)
+ *		switch (c) {
+ *		case O_MATCH:	(an RM_CLI_CALLER option: the command's own work)
+ *			...
+ *		}
+ *	if (bad combination)
+ *		rm_cli_usage_error(&cli, "--match takes no PID");
+ *
+ * An option that stores in a way of its own (a list, a regex, a check of
+ * its own) keeps kind RM_CLI_CALLER; rm_cli_value parses the shared kinds
+ * for it (rm-sample's repeated --watch-pid).
  *
  * Key, long name and argument are written in place, the rest by name (a
  * positional entry that leaves fields out would draw -Wextra's
@@ -78,12 +93,14 @@ int rm_parse_pid(const char *s, pid_t *out);
  * '\n' in a form continues it on a line indented under the first.
  *
  * Help text: one string per option; a '\n' continues it on the next line
- * in the help column.  The option column is "  -i, --interval SEC" (or
+ * in the help column (nothing is wrapped: the text prints as written, and
+ * so do the intro and outro, whose '\n' start new lines).  The option column is "  -i, --interval SEC" (or
  * "      --watch-pid PID" without a short letter), padded to column 25; a
  * longer one puts the help on the next line.
  */
 
-/* Keys of options that have only a long name: RM_CLI_LONG, RM_CLI_LONG + 1... */
+/* Keys of options that have only a long name: RM_CLI_LONG, RM_CLI_LONG + 1...
+ * (RM_CLI_LONG - 1 is --version's). */
 #define RM_CLI_LONG 256
 /* The most options a table may have (the getopt arrays are this size). */
 #define RM_CLI_MAX 64
