@@ -294,6 +294,9 @@ int rm_cli_check(const struct rm_cli *c, char *why, size_t n)
 			what = "a key given twice";
 		else if (o->name && find_name(c, o->name, strlen(o->name)) != o)
 			what = "a long name given twice";
+		else if (o->kind != RM_CLI_CALLER && (o->kind >= RM_CLI_STRING &&
+			 o->kind <= RM_CLI_WATCH_PID) != (has_arg(o) == required_argument))
+			what = "a kind that stores a value needs a required argument, and only it";
 		if (what) {
 			snprintf(why, n, "option %d (%s): %s", count, o->name ? o->name : "", what);
 			return -1;

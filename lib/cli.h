@@ -173,8 +173,9 @@ void rm_cli_help(const struct rm_cli *c, struct rm_buf *b);
 
 /*
  * Check c's table: at most RM_CLI_MAX options, each with a key, help, and
- * a short letter or long name; no key, letter or name twice; every option
- * a synopsis form names is in the table.  Returns 0, or -1 with what is
+ * a short letter or long name; no key, letter or name twice; a required
+ * argument exactly where the kind stores one (RM_CLI_STRING to
+ * RM_CLI_WATCH_PID); every option a synopsis form names is in the table.  Returns 0, or -1 with what is
  * wrong in why (rm_cli_next checks once and aborts: a table's bug shows in
  * any test that runs the command).
  */

@@ -188,6 +188,22 @@ static void test_cli_check(void)
 	bad[1].key = '?';
 	CHECK(rm_cli_check(&c, why, sizeof(why)) == -1);
 	CHECK(strstr(why, "neither a letter") != NULL);
+	/* A kind that stores a value without an argument to take it from, a
+	 * flag's kind with one, an optional argument for a stored value. */
+	bad[1] = topts[2];
+	bad[1].kind = RM_CLI_STRING;
+	CHECK(rm_cli_check(&c, why, sizeof(why)) == -1);
+	CHECK(strstr(why, "needs a required argument") != NULL);
+	bad[1] = topts[2];
+	bad[1].arg = "X";
+	CHECK(rm_cli_check(&c, why, sizeof(why)) == -1);
+	bad[1] = topts[0];
+	bad[1].key = 'j';
+	bad[1].name = "j";
+	bad[1].arg = "[=SEC]";
+	CHECK(rm_cli_check(&c, why, sizeof(why)) == -1);
+	bad[1].arg = "SEC";
+	CHECK(rm_cli_check(&c, why, sizeof(why)) == 0);
 }
 
 int main(void)
