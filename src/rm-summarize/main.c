@@ -43,6 +43,7 @@
  * line ends, a record over 1 MiB.  Extra columns and rows with extra
  * fields are read.
  */
+#include <err.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -60,7 +61,6 @@
 #include "series.h"
 #include "summarize.h"
 
-const char prog[] = "rm-summarize";
 struct opts g_opt;
 
 static const char usage_line[] =
@@ -109,116 +109,6 @@ static const char help_text[] =
 
 #define READ_BUF (1024 * 1024)
 #define MAX_STAGES 100000
-
-void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-
-	if (!p) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		exit(RM_EXIT_FAIL);
-	}
-	return p;
-}
-
-void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		exit(RM_EXIT_FAIL);
-	}
-	return p;
-}
-
-char *xstrndup(const char *s, size_t n)
-{
-	char *p = xmalloc(n + 1);
-
-	memcpy(p, s, n);
-	p[n] = '\0';
-	return p;
-}
-
-char *sanitized(const char *s, size_t n)
-{
-	char tmp[RM_TEXT_MAX + 1];
-	size_t m = rm_sanitize(s, n, tmp, sizeof(tmp));
-
-	return xstrndup(tmp, m);
-}
-
-/* Powers of ten for the fraction, as multipliers (a multiply is several
- * times cheaper than a divide, and the last-bit difference is far below
- * any reading's precision). */
-static const double negpow10[] = {
-	1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12,
-	1e-13, 1e-14, 1e-15, 1e-16, 1e-17, 1e-18,
-};
-
-/*
- * A CSV number: [-]digits[.digits], surrounding spaces allowed.  NaN when
- * the field is empty or anything else (no exponents, no "nan").  Hand
- * rolled because it runs for every field of a million-row file.
- */
-double field_num(const struct rm_csv_field *f)
-{
-	const unsigned char *p = (const unsigned char *)f->p, *e = p + f->len;
-	uint64_t ip = 0, fp = 0;
-	int neg = 0, nd = 0, fd = 0;
-	double v;
-
-	while (p < e && *p == ' ')
-		p++;
-	while (e > p && e[-1] == ' ')
-		e--;
-	if (p < e && (*p == '-' || *p == '+'))
-		neg = *p++ == '-';
-	while (p < e && (unsigned)(*p - '0') < 10) {
-		if (nd >= 18)
-			return NAN; /* not a reading any of our files holds */
-		ip = ip * 10 + (uint64_t)(*p++ - '0');
-		nd++;
-	}
-	if (p < e && *p == '.') {
-		p++;
-		while (p < e && (unsigned)(*p - '0') < 10) {
-			if (fd < 18) {
-				fp = fp * 10 + (uint64_t)(*p - '0');
-				fd++;
-			}
-			p++;
-			nd++;
-		}
-	}
-	if (p != e || nd == 0)
-		return NAN;
-	v = (double)ip + (double)fp * negpow10[fd];
-	return neg ? -v : v;
-}
-
-int header_col(const struct rm_csv_field *f, int n, const char *name)
-{
-	size_t len = strlen(name);
-
-	for (int i = 0; i < n; i++) {
-		const char *p = f[i].p;
-		size_t l = f[i].len;
-		if (i == 0 && l >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0) {
-			p += 3; /* a UTF-8 byte order mark from a spreadsheet */
-			l -= 3;
-		}
-		while (l && p[0] == ' ') {
-			p++;
-			l--;
-		}
-		while (l && p[l - 1] == ' ')
-			l--;
-		if (l == len && memcmp(p, name, len) == 0)
-			return i;
-	}
-	return -1;
-}
 
 static uint64_t hash(const char *p, size_t n)
 {
@@ -391,13 +281,12 @@ static void fail(const struct input *in, const char *fmt, ...)
 static void fail(const struct input *in, const char *fmt, ...)
 {
 	va_list ap;
+	char msg[512];
 
-	fprintf(stderr, "%s: '%s': ", prog, in->shown);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	exit(RM_EXIT_FAIL);
+	errx(RM_EXIT_FAIL, "'%s': %s", in->shown, msg);
 }
 
 /* Read up to n bytes of in, retrying EINTR; exits 1 on an error. */
@@ -407,10 +296,8 @@ static size_t read_some(struct input *in, char *buf, size_t n)
 		ssize_t k = read(in->fd, buf, n);
 		if (k >= 0)
 			return (size_t)k;
-		if (errno != EINTR) {
-			fprintf(stderr, "%s: cannot read '%s': %s\n", prog, in->shown, strerror(errno));
-			exit(RM_EXIT_FAIL);
-		}
+		if (errno != EINTR) 
+			err(RM_EXIT_FAIL, "cannot read '%s'", in->shown);
 	}
 }
 
@@ -421,15 +308,11 @@ static void open_input(struct input *in)
 		in->fd = STDIN_FILENO;
 	} else {
 		in->fd = open(in->path, O_RDONLY | O_CLOEXEC);
-		if (in->fd < 0) {
-			fprintf(stderr, "%s: cannot open '%s': %s\n", prog, in->shown, strerror(errno));
-			exit(RM_EXIT_FAIL);
-		}
+		if (in->fd < 0) 
+			err(RM_EXIT_FAIL, "cannot open '%s'", in->shown);
 	}
-	if (fstat(in->fd, &in->st) < 0) {
-		fprintf(stderr, "%s: cannot read '%s': %s\n", prog, in->shown, strerror(errno));
-		exit(RM_EXIT_FAIL);
-	}
+	if (fstat(in->fd, &in->st) < 0) 
+		err(RM_EXIT_FAIL, "cannot read '%s'", in->shown);
 	if (S_ISDIR(in->st.st_mode))
 		fail(in, "a directory; not a CSV");
 	if (S_ISREG(in->st.st_mode))
@@ -461,14 +344,10 @@ static void read_input(struct input *in, struct report *r, int header_only)
 	if (header_only)
 		open_input(in);
 	seekable = S_ISREG(in->st.st_mode);
-	if (!header_only && seekable && lseek(in->fd, 0, SEEK_SET) < 0) {
-		fprintf(stderr, "%s: cannot read '%s': %s\n", prog, in->shown, strerror(errno));
-		exit(RM_EXIT_FAIL);
-	}
-	if (rm_csv_init(&c, 0, 0) < 0) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		exit(RM_EXIT_FAIL);
-	}
+	if (!header_only && seekable && lseek(in->fd, 0, SEEK_SET) < 0) 
+		err(RM_EXIT_FAIL, "cannot read '%s'", in->shown);
+	if (rm_csv_init(&c, 0, 0) < 0)
+		errx(RM_EXIT_FAIL, "out of memory");
 	if (!header_only && in->npre) {
 		total = in->npre;
 		e = rm_csv_feed(&c, in->pre, in->npre, on_record, &rd);
@@ -683,21 +562,16 @@ static void out_start(const char *const *files, int nfiles)
 	int have = rm_out_stat(out_path, &ost) == 0;
 
 	for (int i = 0; have && S_ISREG(ost.st_mode) && i < nfiles; i++)
-		if (stat(files[i], &st) == 0 && rm_same_file(&st, &ost)) {
-			fprintf(stderr, "%s: cannot write '%s': it is the input '%s'\n", prog,
-				out_path, files[i]);
-			exit(RM_EXIT_FAIL);
-		}
+		if (stat(files[i], &st) == 0 && rm_same_file(&st, &ost))
+			errx(RM_EXIT_FAIL, "cannot write '%s': it is the input '%s'", out_path, files[i]);
 	if ((g_opt.svg && rm_out_same_path(out_path, g_opt.svg)) ||
 	    (g_opt.csv && rm_out_same_path(out_path, g_opt.csv)))
 		rm_usage_error(prog, usage_line, "-o '%s' is also another output", out_path);
-	if (rm_out_open(out_path, &out_file, why, sizeof(why)) < 0) {
-		fprintf(stderr, "%s: cannot write '%s': %s\n", prog, out_path, why);
-		exit(RM_EXIT_FAIL);
-	}
+	if (rm_out_open(out_path, &out_file, why, sizeof(why)) < 0)
+		errx(RM_EXIT_FAIL, "cannot write '%s': %s", out_path, why);
 	if (!out_file.inherited) {
 		if (dup2(out_file.fd, STDOUT_FILENO) < 0) {
-			fprintf(stderr, "%s: cannot write '%s': %s\n", prog, out_path, strerror(errno));
+			warn("cannot write '%s'", out_path);
 			rm_out_abort(&out_file);
 			exit(RM_EXIT_FAIL);
 		}
@@ -718,17 +592,10 @@ static int out_finish(int status)
 	}
 	out_pending = 0;
 	if (rm_out_commit(&out_file, why, sizeof(why)) < 0) {
-		fprintf(stderr, "%s: cannot write '%s': %s\n", prog, out_path, why);
+		warnx("cannot write '%s': %s", out_path, why);
 		return RM_EXIT_FAIL;
 	}
 	return status;
-}
-
-/* Why an output file could not be written, in words. */
-static const char *write_why(int e)
-{
-	/* A symlink planted where the output goes is refused. */
-	return e == ELOOP ? RM_OUT_SYMLINK_WHY : strerror(e);
 }
 
 /*
@@ -754,29 +621,6 @@ static void check_outputs(const struct input *in, int nin)
 }
 
 /*
- * Write b to path as a whole: a temporary file renamed into place, so an
- * existing file is replaced only by a complete one (see outfile.h).
- * Returns 0, or -1 with errno set (ELOOP: a symlink at path).
- */
-int write_whole(const char *path, const struct rm_buf *b)
-{
-	struct rm_outfile o;
-	char why[128];
-
-	if (b->oom) {
-		errno = ENOMEM;
-		return -1;
-	}
-	if (rm_out_open(path, &o, why, sizeof(why)) < 0)
-		return -1;
-	if (rm_buf_write(o.fd, b) < 0) {
-		rm_out_abort(&o);
-		return -1;
-	}
-	return rm_out_commit(&o, why, sizeof(why));
-}
-
-/*
  * Read every file, group them into reports, fold each report, and print
  * them; --csv and --svg go to the first report that has what they need.
  */
@@ -787,6 +631,8 @@ int main(int argc, char **argv)
 	struct rm_buf b = { 0 };
 	int nin, nrep = 0, done_csv = 0, done_svg = 0, done_trace = 0, *has_sys, status = RM_EXIT_OK;
 
+	/* err(3) and warnx(3) name the program so, whatever the binary is called. */
+	program_invocation_short_name = (char *)prog;
 	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &g_opt);
 	nin = argc - optind;
@@ -839,32 +685,32 @@ int main(int argc, char **argv)
 		struct report *r = &reps[k];
 		if (g_opt.csv && !done_csv && r->nexitlogs) {
 			if (write_proc_csv(r, g_opt.csv) < 0) {
-				fprintf(stderr, "%s: cannot write '%s': %s\n", prog, g_opt.csv, write_why(errno));
+				warnx("cannot write '%s': %s", g_opt.csv, write_why(errno));
 				status = RM_EXIT_FAIL;
 			}
 			done_csv = 1;
 		}
 		if (g_opt.svg && !done_svg && (r->sys || r->tl.known)) {
 			if (write_svg(r, &g_opt, g_opt.svg) < 0) {
-				fprintf(stderr, "%s: cannot write '%s': %s\n", prog, g_opt.svg, write_why(errno));
+				warnx("cannot write '%s': %s", g_opt.svg, write_why(errno));
 				status = RM_EXIT_FAIL;
 			}
 			done_svg = 1;
 		}
 		if (g_opt.trace && !done_trace && (r->nproc || r->sys || r->tl.known)) {
 			if (write_trace(r, g_opt.trace) < 0) {
-				fprintf(stderr, "%s: cannot write '%s': %s\n", prog, g_opt.trace, write_why(errno));
+				warnx("cannot write '%s': %s", g_opt.trace, write_why(errno));
 				status = RM_EXIT_FAIL;
 			}
 			done_trace = 1;
 		}
 	}
 	if (status == RM_EXIT_OK && g_opt.csv && !done_csv) {
-		fprintf(stderr, "%s: --csv: no rm-tree exit log among the inputs\n", prog);
+		warnx("--csv: no rm-tree exit log among the inputs");
 		status = RM_EXIT_FAIL;
 	}
 	if (status == RM_EXIT_OK && g_opt.svg && !done_svg) {
-		fprintf(stderr, "%s: --svg: no system CSV or rm-tree timeline among the inputs\n", prog);
+		warnx("--svg: no system CSV or rm-tree timeline among the inputs");
 		status = RM_EXIT_FAIL;
 	}
 	if (status == RM_EXIT_OK && g_series) {
@@ -890,8 +736,8 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < reps[k].nproc; i++)
 			shown += reps[k].procs[i].shown;
 		if ((g_opt.has_inc || g_opt.has_exc) && reps[k].nproc && !shown) {
-			fprintf(stderr, "%s: warning: no process matches the filters; '%s' says which names were seen\n",
-				prog, out_path);
+			warnx("warning: no process matches the filters; '%s' says which names were seen",
+			      out_path);
 			break;
 		}
 	}

@@ -18,6 +18,7 @@
  * scope, counted as the build's as before, when it does not (rm-tree
  * --match follows only the compilers).
  */
+#include <err.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,7 +110,7 @@ void oom_attribute(struct report *r, const struct opts *o)
 		/* A log the user named is worth a word on stderr. */
 		if (o->kmsg) {
 			char *shown = sanitized(o->kmsg, strlen(o->kmsg));
-			fprintf(stderr, "%s: --kmsg '%s': %s\n", prog, shown, kmsg_why(s->kmsg_errno));
+			warnx("--kmsg '%s': %s", shown, kmsg_why(s->kmsg_errno));
 			free(shown);
 		}
 		return;

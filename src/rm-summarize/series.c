@@ -20,6 +20,7 @@
  * / 100): approximate, as both are rounded and disk_pct counts blocks
  * reserved for root as used.
  */
+#include <err.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -226,7 +227,7 @@ int print_series(struct rm_buf *b, const struct report *reps, int nrep)
 			continue;
 		if (series_load(f, &s) < 0) {
 			char *shown = sanitized(f, strlen(f));
-			fprintf(stderr, "%s: cannot read '%s': %s\n", prog, shown, strerror(errno));
+			warn("cannot read '%s'", shown);
 			free(shown);
 			return RM_EXIT_FAIL;
 		}
@@ -234,6 +235,6 @@ int print_series(struct rm_buf *b, const struct report *reps, int nrep)
 		series_free(&s);
 		return RM_EXIT_OK;
 	}
-	fprintf(stderr, "%s: --series: no system CSV or rm-tree timeline among the inputs\n", prog);
+	warnx("--series: no system CSV or rm-tree timeline among the inputs");
 	return RM_EXIT_FAIL;
 }

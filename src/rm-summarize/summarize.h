@@ -15,12 +15,11 @@
 
 #include "csvread.h"
 #include "rmtools.h"
+#include "util.h"
 
 #define CTX_RAW 1024     /* raw context kept at a peak, sanitized at the end */
 #define MAX_VICTIMS 4    /* victims named per OOM kill row */
 #define SVG_NB 1024      /* time buckets of the SVG series */
-
-extern const char prog[];
 
 struct opts {
 	int json, markdown, color;
@@ -262,15 +261,7 @@ struct report {
 
 /* main.c */
 extern struct opts g_opt;
-void *xmalloc(size_t n);
-void *xrealloc(void *p, size_t n);
-/* Write b to path whole (temporary file + rename); 0, or -1 with errno. */
-int write_whole(const char *path, const struct rm_buf *b);
-char *xstrndup(const char *s, size_t n);
-char *sanitized(const char *s, size_t n);
-double field_num(const struct rm_csv_field *f);
 int stage_intern(struct report *r, const char *raw, size_t len);
-int header_col(const struct rm_csv_field *f, int n, const char *name);
 
 /* sys.c */
 struct sys *sys_new(const char *file, const struct rm_csv *hdr);
