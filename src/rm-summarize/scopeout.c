@@ -11,28 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "kmsg.h"
-#include "summarize.h"
+#include "scopeout.h"
 
 #define IO_TOP 5
 
 enum { D_CPU, D_IO, D_SWAPIN, D_RECLAIM, D_THRASH };
 
-static double kib_mib(double kib)
-{
-	return kib / 1024.0;
-}
 
-/* "12.3 MiB" or "4.56 GiB". */
-static void fmt_kib(double kib, char *buf, size_t size)
-{
-	if (isnan(kib))
-		snprintf(buf, size, "-");
-	else if (kib >= 1024.0 * 1024.0)
-		snprintf(buf, size, "%.2f GiB", kib / 1024.0 / 1024.0);
-	else
-		snprintf(buf, size, "%.1f MiB", kib / 1024.0);
-}
 
 struct io {
 	int has_io, has_delay;
@@ -260,7 +247,7 @@ static void text_elsewhere(struct rm_buf *b, const struct report *r, const struc
 		for (size_t i = 0; i < r->nothers && i < (size_t)o->top; i++) {
 			const struct proc *p = r->oorder[i];
 			char pk[16];
-			snprintf(pk, sizeof(pk), isnan(p->peak_kib) ? "-" : "%.1f", kib_mib(p->peak_kib));
+			snprintf(pk, sizeof(pk), isnan(p->peak_kib) ? "-" : "%.1f", mib(p->peak_kib));
 			rm_buf_addf(b, "    %7d %10s  %-15s %.100s\n", p->pid, pk, p->comm, p->cmd);
 		}
 	}
@@ -282,15 +269,6 @@ void text_scope(struct rm_buf *b, const struct report *r, const struct opts *o, 
 	io_free(&io);
 }
 
-/* Markdown: | and the inline markup characters escaped. */
-static void mdx(struct rm_buf *b, const char *s)
-{
-	for (; *s; s++) {
-		if (strchr("|\\`*_[]<>#", *s))
-			rm_buf_addc(b, '\\');
-		rm_buf_addc(b, *s);
-	}
-}
 
 void md_scope(struct rm_buf *b, const struct report *r, const struct opts *o)
 {
@@ -300,13 +278,13 @@ void md_scope(struct rm_buf *b, const struct report *r, const struct opts *o)
 	io_derive(r, &io);
 	if (r->stats.known) {
 		rm_buf_adds(b, "Process data: ");
-		mdx(b, r->stats.mode[0] ? r->stats.mode : "unknown");
+		md_cell(b, r->stats.mode[0] ? r->stats.mode : "unknown");
 		rm_buf_adds(b, " mode");
 		if (!isnan(r->stats.events_lost))
 			rm_buf_addf(b, ", %.0f events lost", r->stats.events_lost);
 		if (r->stats.error[0]) {
 			rm_buf_adds(b, " (");
-			mdx(b, r->stats.error);
+			md_cell(b, r->stats.error);
 			rm_buf_adds(b, ")");
 		}
 		if (delayacct_off(r, &io))
@@ -331,9 +309,9 @@ void md_scope(struct rm_buf *b, const struct report *r, const struct opts *o)
 					fmt_kib(w == 0 ? v[i]->write_kib : v[i]->read_kib, x, sizeof(x));
 				rm_buf_addf(b, "| %s | %d | ", w == 0 ? "written" : w == 1 ? "read" : "reclaim stall",
 					    v[i]->pid);
-				mdx(b, v[i]->comm);
+				md_cell(b, v[i]->comm);
 				rm_buf_addf(b, " | %s | ", x);
-				mdx(b, stage_name(r, v[i]->stage));
+				md_cell(b, stage_name(r, v[i]->stage));
 				rm_buf_adds(b, " |\n");
 			}
 		}
@@ -346,9 +324,9 @@ void md_scope(struct rm_buf *b, const struct report *r, const struct opts *o)
 			for (size_t i = 0; i < r->nothers && i < (size_t)o->top; i++) {
 				const struct proc *p = r->oorder[i];
 				rm_buf_addf(b, "| %d | ", p->pid);
-				mdx(b, p->comm);
-				rm_buf_addf(b, " | %.1f | ", kib_mib(p->peak_kib));
-				mdx(b, p->cmd);
+				md_cell(b, p->comm);
+				rm_buf_addf(b, " | %.1f | ", mib(p->peak_kib));
+				md_cell(b, p->cmd);
 				rm_buf_adds(b, " |\n");
 			}
 			rm_buf_adds(b, "\n");
@@ -362,11 +340,11 @@ void md_scope(struct rm_buf *b, const struct report *r, const struct opts *o)
 						continue;
 					fmt_clock(e->epoch - s->first_epoch, clk, sizeof(clk));
 					rm_buf_addf(b, "- OOM kill at +%s: ", clk);
-					mdx(b, e->vname[k]);
+					md_cell(b, e->vname[k]);
 					rm_buf_addf(b, " (PID %d)", e->vpid[k]);
 					if (e->vcons[k] == RM_OOM_MEMCG) {
 						rm_buf_adds(b, ", killed by the limit of cgroup ");
-						mdx(b, e->vmemcg[k]);
+						md_cell(b, e->vmemcg[k]);
 					}
 					rm_buf_adds(b, "\n");
 				}
@@ -376,30 +354,8 @@ void md_scope(struct rm_buf *b, const struct report *r, const struct opts *o)
 	io_free(&io);
 }
 
-static void jnv(struct rm_buf *b, double v, int prec)
-{
-	if (isnan(v) || isinf(v))
-		rm_buf_adds(b, "null");
-	else
-		rm_buf_num(b, v, prec);
-}
 
-static void jk(struct rm_buf *b, int *first, const char *k)
-{
-	if (!*first)
-		rm_buf_addc(b, ',');
-	*first = 0;
-	rm_buf_json(b, k);
-	rm_buf_addc(b, ':');
-}
 
-static void jstr_or_null(struct rm_buf *b, const char *s)
-{
-	if (s && s[0])
-		rm_buf_json(b, s);
-	else
-		rm_buf_adds(b, "null");
-}
 
 static void json_plist(struct rm_buf *b, const struct report *r, struct proc **v, size_t n, size_t max)
 {
@@ -413,25 +369,25 @@ static void json_plist(struct rm_buf *b, const struct report *r, struct proc **v
 		if (i)
 			rm_buf_addc(b, ',');
 		rm_buf_addc(b, '{');
-		jk(b, &f, "pid");
+		jkey(b, &f, "pid");
 		rm_buf_addf(b, "%d", p->pid);
-		jk(b, &f, "comm");
+		jkey(b, &f, "comm");
 		rm_buf_json(b, p->comm);
-		jk(b, &f, "peak_rss_kib");
-		jnv(b, p->peak_kib, 0);
-		jk(b, &f, "read_kib");
-		jnv(b, p->read_kib, 0);
-		jk(b, &f, "write_kib");
-		jnv(b, p->write_kib, 0);
+		jkey(b, &f, "peak_rss_kib");
+		jnum(b, p->peak_kib, 0);
+		jkey(b, &f, "read_kib");
+		jnum(b, p->read_kib, 0);
+		jkey(b, &f, "write_kib");
+		jnum(b, p->write_kib, 0);
 		for (int k = 0; k < 5; k++) {
-			jk(b, &f, dk[k]);
-			jnv(b, p->delay_ms[k], 3);
+			jkey(b, &f, dk[k]);
+			jnum(b, p->delay_ms[k], 3);
 		}
-		jk(b, &f, "stage");
+		jkey(b, &f, "stage");
 		jstr_or_null(b, p->stage >= 0 ? stage_name(r, p->stage) : NULL);
-		jk(b, &f, "unit");
+		jkey(b, &f, "unit");
 		jstr_or_null(b, p->unit);
-		jk(b, &f, "cmd");
+		jkey(b, &f, "cmd");
 		rm_buf_json(b, p->cmd);
 		rm_buf_addc(b, '}');
 	}
@@ -444,27 +400,27 @@ void json_scope(struct rm_buf *b, int *first, const struct report *r, const stru
 	int g;
 
 	io_derive(r, &io);
-	jk(b, first, "collection");
+	jkey(b, first, "collection");
 	if (!r->stats.known) {
 		rm_buf_adds(b, "null");
 	} else {
 		g = 1;
 		rm_buf_addc(b, '{');
-		jk(b, &g, "mode");
+		jkey(b, &g, "mode");
 		jstr_or_null(b, r->stats.mode);
-		jk(b, &g, "events_lost");
-		jnv(b, r->stats.events_lost, 0);
-		jk(b, &g, "resyncs");
-		jnv(b, r->stats.resyncs, 0);
-		jk(b, &g, "delayacct");
-		jnv(b, r->stats.delayacct, 0);
-		jk(b, &g, "taskstats_error");
+		jkey(b, &g, "events_lost");
+		jnum(b, r->stats.events_lost, 0);
+		jkey(b, &g, "resyncs");
+		jnum(b, r->stats.resyncs, 0);
+		jkey(b, &g, "delayacct");
+		jnum(b, r->stats.delayacct, 0);
+		jkey(b, &g, "taskstats_error");
 		jstr_or_null(b, r->stats.error);
-		jk(b, &g, "hint");
+		jkey(b, &g, "hint");
 		jstr_or_null(b, delayacct_off(r, &io) ? delay_hint : NULL);
 		rm_buf_addc(b, '}');
 	}
-	jk(b, first, "io");
+	jkey(b, first, "io");
 	if (!io.has_io && !io.has_delay) {
 		rm_buf_adds(b, "null");
 	} else {
@@ -473,42 +429,42 @@ void json_scope(struct rm_buf *b, int *first, const struct report *r, const stru
 		int ws = worst_reclaim_stage(r, &io);
 		g = 1;
 		rm_buf_addc(b, '{');
-		jk(b, &g, "read_kib");
-		jnv(b, io.read_kib, 0);
-		jk(b, &g, "write_kib");
-		jnv(b, io.write_kib, 0);
-		jk(b, &g, "write_means");
+		jkey(b, &g, "read_kib");
+		jnum(b, io.read_kib, 0);
+		jkey(b, &g, "write_kib");
+		jnum(b, io.write_kib, 0);
+		jkey(b, &g, "write_means");
 		rm_buf_json(b, "page-cache dirtying");
-		jk(b, &g, "majflt");
-		jnv(b, io.majflt, 0);
+		jkey(b, &g, "majflt");
+		jnum(b, io.majflt, 0);
 		for (int k = 0; k < 5; k++) {
-			jk(b, &g, dk[k]);
-			jnv(b, io.delay_ms[k], 3);
+			jkey(b, &g, dk[k]);
+			jnum(b, io.delay_ms[k], 3);
 		}
-		jk(b, &g, "rows_exact");
+		jkey(b, &g, "rows_exact");
 		rm_buf_addf(b, "%zu", io.exact);
-		jk(b, &g, "rows_sampled");
+		jkey(b, &g, "rows_sampled");
 		rm_buf_addf(b, "%zu", io.sampled);
-		jk(b, &g, "top_write");
+		jkey(b, &g, "top_write");
 		json_plist(b, r, io.by_write, io.nw, IO_TOP);
-		jk(b, &g, "top_read");
+		jkey(b, &g, "top_read");
 		json_plist(b, r, io.by_read, io.nr, IO_TOP);
-		jk(b, &g, "top_reclaim");
+		jkey(b, &g, "top_reclaim");
 		json_plist(b, r, io.by_reclaim, io.nd, IO_TOP);
-		jk(b, &g, "reclaim_stage");
+		jkey(b, &g, "reclaim_stage");
 		jstr_or_null(b, ws >= 0 ? stage_name(r, ws) : NULL);
-		jk(b, &g, "reclaim_stage_ms");
-		jnv(b, ws >= 0 ? io.stage_reclaim[ws] : NAN, 3);
+		jkey(b, &g, "reclaim_stage_ms");
+		jnum(b, ws >= 0 ? io.stage_reclaim[ws] : NAN, 3);
 		rm_buf_addc(b, '}');
 	}
-	jk(b, first, "elsewhere");
+	jkey(b, first, "elsewhere");
 	g = 1;
 	rm_buf_addc(b, '{');
-	jk(b, &g, "processes");
+	jkey(b, &g, "processes");
 	rm_buf_addf(b, "%zu", r->nothers);
-	jk(b, &g, "top");
+	jkey(b, &g, "top");
 	json_plist(b, r, r->oorder, r->nothers, (size_t)o->top);
-	jk(b, &g, "oom_kills");
+	jkey(b, &g, "oom_kills");
 	rm_buf_addc(b, '[');
 	if (r->sys) {
 		const struct sys *s = r->sys;
@@ -522,15 +478,15 @@ void json_scope(struct rm_buf *b, int *first, const struct report *r, const stru
 				if (n++)
 					rm_buf_addc(b, ',');
 				rm_buf_addc(b, '{');
-				jk(b, &h, "pid");
+				jkey(b, &h, "pid");
 				rm_buf_addf(b, "%d", e->vpid[k]);
-				jk(b, &h, "name");
+				jkey(b, &h, "name");
 				rm_buf_json(b, e->vname[k]);
-				jk(b, &h, "elapsed_s");
-				jnv(b, e->epoch - s->first_epoch, 3);
-				jk(b, &h, "constraint");
+				jkey(b, &h, "elapsed_s");
+				jnum(b, e->epoch - s->first_epoch, 3);
+				jkey(b, &h, "constraint");
 				jstr_or_null(b, rm_kmsg_constraint_name(e->vcons[k]));
-				jk(b, &h, "oom_memcg");
+				jkey(b, &h, "oom_memcg");
 				jstr_or_null(b, e->vmemcg[k]);
 				rm_buf_addc(b, '}');
 			}

@@ -28,9 +28,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "procs.h"
 #include "series.h"
-
-int g_series;
 
 static const char *const sys_cols[SE_NSYS] = {
 	"epoch", "elapsed_s", "mem_used_mb", "mem_avail_mb", "swap_used_mb", "disk_avail_gb",

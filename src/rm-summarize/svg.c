@@ -17,8 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fmt.h"
+#include "oom.h"
 #include "series.h"
-#include "summarize.h"
+#include "svg.h"
 
 #define W 1000
 #define L 70
