@@ -360,3 +360,22 @@ void jstr_or_null(struct rm_buf *b, const char *s)
 	else
 		rm_buf_adds(b, "null");
 }
+
+/* key and value in one: a number (or null), a whole number, a string. */
+void jkey_num(struct rm_buf *b, int *first, const char *k, double v, int prec)
+{
+	jkey(b, first, k);
+	jnum(b, v, prec);
+}
+
+void jkey_long(struct rm_buf *b, int *first, const char *k, long v)
+{
+	jkey(b, first, k);
+	rm_buf_addf(b, "%ld", v);
+}
+
+void jkey_str(struct rm_buf *b, int *first, const char *k, const char *s)
+{
+	jkey(b, first, k);
+	rm_buf_json(b, s);
+}

@@ -357,140 +357,126 @@ void md_scope(struct rm_buf *b, const struct report *r, const struct opts *o)
 
 
 
+static const char *const delay_key[5] = { "cpu_delay_ms", "io_delay_ms", "swapin_delay_ms",
+					  "reclaim_delay_ms", "thrash_delay_ms" };
+
 static void json_plist(struct rm_buf *b, const struct report *r, struct proc **v, size_t n, size_t max)
 {
-	static const char *const dk[5] = { "cpu_delay_ms", "io_delay_ms", "swapin_delay_ms",
-					   "reclaim_delay_ms", "thrash_delay_ms" };
-
 	rm_buf_addc(b, '[');
 	for (size_t i = 0; i < n && i < max; i++) {
 		const struct proc *p = v[i];
 		int f = 1;
-		if (i)
-			rm_buf_addc(b, ',');
-		rm_buf_addc(b, '{');
-		jkey(b, &f, "pid");
-		rm_buf_addf(b, "%d", p->pid);
-		jkey(b, &f, "comm");
-		rm_buf_json(b, p->comm);
-		jkey(b, &f, "peak_rss_kib");
-		jnum(b, p->peak_kib, 0);
-		jkey(b, &f, "read_kib");
-		jnum(b, p->read_kib, 0);
-		jkey(b, &f, "write_kib");
-		jnum(b, p->write_kib, 0);
-		for (int k = 0; k < 5; k++) {
-			jkey(b, &f, dk[k]);
-			jnum(b, p->delay_ms[k], 3);
-		}
+		rm_buf_adds(b, i ? ",{" : "{");
+		jkey_long(b, &f, "pid", p->pid);
+		jkey_str(b, &f, "comm", p->comm);
+		jkey_num(b, &f, "peak_rss_kib", p->peak_kib, 0);
+		jkey_num(b, &f, "read_kib", p->read_kib, 0);
+		jkey_num(b, &f, "write_kib", p->write_kib, 0);
+		for (int k = 0; k < 5; k++)
+			jkey_num(b, &f, delay_key[k], p->delay_ms[k], 3);
 		jkey(b, &f, "stage");
 		jstr_or_null(b, p->stage >= 0 ? stage_name(r, p->stage) : NULL);
 		jkey(b, &f, "unit");
 		jstr_or_null(b, p->unit);
-		jkey(b, &f, "cmd");
-		rm_buf_json(b, p->cmd);
+		jkey_str(b, &f, "cmd", p->cmd);
 		rm_buf_addc(b, '}');
 	}
+	rm_buf_addc(b, ']');
+}
+
+/* rm-tree --stats: how the process data was collected, or null. */
+static void json_collection(struct rm_buf *b, const struct report *r, const struct io *io)
+{
+	int g = 1;
+
+	if (!r->stats.known) {
+		rm_buf_adds(b, "null");
+		return;
+	}
+	rm_buf_addc(b, '{');
+	jkey(b, &g, "mode");
+	jstr_or_null(b, r->stats.mode);
+	jkey_num(b, &g, "events_lost", r->stats.events_lost, 0);
+	jkey_num(b, &g, "resyncs", r->stats.resyncs, 0);
+	jkey_num(b, &g, "delayacct", r->stats.delayacct, 0);
+	jkey(b, &g, "taskstats_error");
+	jstr_or_null(b, r->stats.error);
+	jkey(b, &g, "hint");
+	jstr_or_null(b, delayacct_off(r, io) ? delay_hint : NULL);
+	rm_buf_addc(b, '}');
+}
+
+static void json_io(struct rm_buf *b, const struct report *r, const struct io *io)
+{
+	int ws = worst_reclaim_stage(r, io), g = 1;
+
+	if (!io->has_io && !io->has_delay) {
+		rm_buf_adds(b, "null");
+		return;
+	}
+	rm_buf_addc(b, '{');
+	jkey_num(b, &g, "read_kib", io->read_kib, 0);
+	jkey_num(b, &g, "write_kib", io->write_kib, 0);
+	jkey_str(b, &g, "write_means", "page-cache dirtying");
+	jkey_num(b, &g, "majflt", io->majflt, 0);
+	for (int k = 0; k < 5; k++)
+		jkey_num(b, &g, delay_key[k], io->delay_ms[k], 3);
+	jkey_long(b, &g, "rows_exact", (long)io->exact);
+	jkey_long(b, &g, "rows_sampled", (long)io->sampled);
+	jkey(b, &g, "top_write");
+	json_plist(b, r, io->by_write, io->nw, IO_TOP);
+	jkey(b, &g, "top_read");
+	json_plist(b, r, io->by_read, io->nr, IO_TOP);
+	jkey(b, &g, "top_reclaim");
+	json_plist(b, r, io->by_reclaim, io->nd, IO_TOP);
+	jkey(b, &g, "reclaim_stage");
+	jstr_or_null(b, ws >= 0 ? stage_name(r, ws) : NULL);
+	jkey_num(b, &g, "reclaim_stage_ms", ws >= 0 ? io->stage_reclaim[ws] : NAN, 3);
+	rm_buf_addc(b, '}');
+}
+
+/* Other programs' OOM victims. */
+static void json_else_kills(struct rm_buf *b, const struct sys *s)
+{
+	int n = 0;
+
+	rm_buf_addc(b, '[');
+	for (size_t i = 0; s && i < s->nev; i++)
+		for (int k = 0; k < s->ev[i].nv; k++) {
+			const struct oomev *e = &s->ev[i];
+			int h = 1;
+			if (e->vscope[k] != 0)
+				continue;
+			rm_buf_adds(b, n++ ? ",{" : "{");
+			jkey_long(b, &h, "pid", e->vpid[k]);
+			jkey_str(b, &h, "name", e->vname[k]);
+			jkey_num(b, &h, "elapsed_s", e->epoch - s->first_epoch, 3);
+			jkey(b, &h, "constraint");
+			jstr_or_null(b, rm_kmsg_constraint_name(e->vcons[k]));
+			jkey(b, &h, "oom_memcg");
+			jstr_or_null(b, e->vmemcg[k]);
+			rm_buf_addc(b, '}');
+		}
 	rm_buf_addc(b, ']');
 }
 
 void json_scope(struct rm_buf *b, int *first, const struct report *r, const struct opts *o)
 {
 	struct io io;
-	int g;
+	int g = 1;
 
 	io_derive(r, &io);
 	jkey(b, first, "collection");
-	if (!r->stats.known) {
-		rm_buf_adds(b, "null");
-	} else {
-		g = 1;
-		rm_buf_addc(b, '{');
-		jkey(b, &g, "mode");
-		jstr_or_null(b, r->stats.mode);
-		jkey(b, &g, "events_lost");
-		jnum(b, r->stats.events_lost, 0);
-		jkey(b, &g, "resyncs");
-		jnum(b, r->stats.resyncs, 0);
-		jkey(b, &g, "delayacct");
-		jnum(b, r->stats.delayacct, 0);
-		jkey(b, &g, "taskstats_error");
-		jstr_or_null(b, r->stats.error);
-		jkey(b, &g, "hint");
-		jstr_or_null(b, delayacct_off(r, &io) ? delay_hint : NULL);
-		rm_buf_addc(b, '}');
-	}
+	json_collection(b, r, &io);
 	jkey(b, first, "io");
-	if (!io.has_io && !io.has_delay) {
-		rm_buf_adds(b, "null");
-	} else {
-		static const char *const dk[5] = { "cpu_delay_ms", "io_delay_ms", "swapin_delay_ms",
-						   "reclaim_delay_ms", "thrash_delay_ms" };
-		int ws = worst_reclaim_stage(r, &io);
-		g = 1;
-		rm_buf_addc(b, '{');
-		jkey(b, &g, "read_kib");
-		jnum(b, io.read_kib, 0);
-		jkey(b, &g, "write_kib");
-		jnum(b, io.write_kib, 0);
-		jkey(b, &g, "write_means");
-		rm_buf_json(b, "page-cache dirtying");
-		jkey(b, &g, "majflt");
-		jnum(b, io.majflt, 0);
-		for (int k = 0; k < 5; k++) {
-			jkey(b, &g, dk[k]);
-			jnum(b, io.delay_ms[k], 3);
-		}
-		jkey(b, &g, "rows_exact");
-		rm_buf_addf(b, "%zu", io.exact);
-		jkey(b, &g, "rows_sampled");
-		rm_buf_addf(b, "%zu", io.sampled);
-		jkey(b, &g, "top_write");
-		json_plist(b, r, io.by_write, io.nw, IO_TOP);
-		jkey(b, &g, "top_read");
-		json_plist(b, r, io.by_read, io.nr, IO_TOP);
-		jkey(b, &g, "top_reclaim");
-		json_plist(b, r, io.by_reclaim, io.nd, IO_TOP);
-		jkey(b, &g, "reclaim_stage");
-		jstr_or_null(b, ws >= 0 ? stage_name(r, ws) : NULL);
-		jkey(b, &g, "reclaim_stage_ms");
-		jnum(b, ws >= 0 ? io.stage_reclaim[ws] : NAN, 3);
-		rm_buf_addc(b, '}');
-	}
+	json_io(b, r, &io);
 	jkey(b, first, "elsewhere");
-	g = 1;
 	rm_buf_addc(b, '{');
-	jkey(b, &g, "processes");
-	rm_buf_addf(b, "%zu", r->nothers);
+	jkey_long(b, &g, "processes", (long)r->nothers);
 	jkey(b, &g, "top");
 	json_plist(b, r, r->oorder, r->nothers, (size_t)o->top);
 	jkey(b, &g, "oom_kills");
-	rm_buf_addc(b, '[');
-	if (r->sys) {
-		const struct sys *s = r->sys;
-		int n = 0;
-		for (size_t i = 0; i < s->nev; i++)
-			for (int k = 0; k < s->ev[i].nv; k++) {
-				const struct oomev *e = &s->ev[i];
-				int h = 1;
-				if (e->vscope[k] != 0)
-					continue;
-				if (n++)
-					rm_buf_addc(b, ',');
-				rm_buf_addc(b, '{');
-				jkey(b, &h, "pid");
-				rm_buf_addf(b, "%d", e->vpid[k]);
-				jkey(b, &h, "name");
-				rm_buf_json(b, e->vname[k]);
-				jkey(b, &h, "elapsed_s");
-				jnum(b, e->epoch - s->first_epoch, 3);
-				jkey(b, &h, "constraint");
-				jstr_or_null(b, rm_kmsg_constraint_name(e->vcons[k]));
-				jkey(b, &h, "oom_memcg");
-				jstr_or_null(b, e->vmemcg[k]);
-				rm_buf_addc(b, '}');
-			}
-	}
-	rm_buf_adds(b, "]}");
+	json_else_kills(b, r->sys);
+	rm_buf_addc(b, '}');
 	io_free(&io);
 }
