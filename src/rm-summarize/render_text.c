@@ -14,29 +14,12 @@
 #include "sys.h"
 #include "verdict.h"
 
-/* The build's cgroup: its lowest available memory, beside the host's. */
-static void text_cgroup_peak(struct rm_buf *b, const struct report *r)
-{
-	const struct sys *s = r->sys;
-	const struct peak *p = &s->cg_avail;
-	char v[80], clk[32];
-
-	/* Nothing without a limit: then the host's headroom is the build's. */
-	if (!p->known)
-		return;
-	snprintf(v, sizeof(v), "%.0f MiB of %.0f MiB", p->v, p->aux);
-	fmt_clock(p->epoch - s->first_epoch, clk, sizeof(clk));
-	rm_buf_addf(b, "  %-22s %-24s at +%s", "min available (cgroup)", v, clk);
-	if (stage_name(r, p->stage)[0])
-		rm_buf_addf(b, "  stage %s", stage_name(r, p->stage));
-	rm_buf_adds(b, "\n");
-}
-
-static void text_sys(struct rm_buf *b, const struct report *r, const struct opts *o,
+/* The run: file, times, notes on what was lost or skipped, the limits. */
+static void text_run(struct rm_buf *b, const struct report *r, const struct opts *o,
 		     const struct sty *c)
 {
 	const struct sys *s = r->sys;
-	char t0[40], t1[40], d[40], clk[32], v[80];
+	char t0[40], t1[40], d[40];
 	double dur = s->last_epoch - s->first_epoch;
 
 	rm_fmt_iso(s->first_epoch, t0, sizeof(t0));
@@ -65,6 +48,25 @@ static void text_sys(struct rm_buf *b, const struct report *r, const struct opts
 	else if (!isnan(r->ram_mb))
 		rm_buf_addf(b, "; RAM %.0f MiB", r->ram_mb);
 	rm_buf_addf(b, "; %d cores%s\n\n", r->cores, s->cores > 0 && o->cores <= 0 ? " (effective)" : "");
+}
+
+/* "  LABEL  VALUE  at +CLOCK  stage S": a peak's line, without its end. */
+static void peak_line(struct rm_buf *b, const struct report *r, const char *label, const char *v,
+		      double epoch, int stage)
+{
+	char clk[32];
+
+	fmt_clock(epoch - r->sys->first_epoch, clk, sizeof(clk));
+	rm_buf_addf(b, "  %-22s %-24s at +%s", label, v, clk);
+	if (stage_name(r, stage)[0])
+		rm_buf_addf(b, "  stage %s", stage_name(r, stage));
+	rm_buf_adds(b, "\n");
+}
+
+static void text_peaks(struct rm_buf *b, const struct report *r, const struct sty *c)
+{
+	const struct sys *s = r->sys;
+	char v[80];
 
 	rm_buf_addf(b, "%sPeaks%s\n", c->b, c->off);
 	for (int k = 0; k < PK_N; k++) {
@@ -80,171 +82,218 @@ static void text_sys(struct rm_buf *b, const struct report *r, const struct opts
 			rm_buf_addf(b, "  %-22s %s\n", peak_label(k), "0 MiB (never used)");
 			continue;
 		}
-		fmt_clock(p->epoch - s->first_epoch, clk, sizeof(clk));
-		rm_buf_addf(b, "  %-22s %-24s at +%s", peak_label(k), v, clk);
-		if (stage_name(r, p->stage)[0])
-			rm_buf_addf(b, "  stage %s", stage_name(r, p->stage));
-		rm_buf_adds(b, "\n");
+		peak_line(b, r, peak_label(k), v, p->epoch, p->stage);
 		if (p->ctx[0])
 			rm_buf_addf(b, "  %-22s context: %s\n", "", p->ctx);
 	}
-	text_cgroup_peak(b, r);
+	/* The build's cgroup: its lowest available memory, beside the
+	 * host's; nothing without a limit (then the host's is the build's). */
+	if (s->cg_avail.known) {
+		snprintf(v, sizeof(v), "%.0f MiB of %.0f MiB", s->cg_avail.v, s->cg_avail.aux);
+		peak_line(b, r, "min available (cgroup)", v, s->cg_avail.epoch, s->cg_avail.stage);
+	}
 	rm_buf_adds(b, "\n");
+}
 
-	{
-		const struct runstat *rs[2] = { &s->near, &s->low };
-		static const char *const what[2] = { "Near-OOM", "Low disk" };
-		for (int i = 0; i < 2; i++) {
-			if (i == 0 && s->col[SC_AVAIL] < 0)
-				continue;
-			if (i == 1 && s->col[SC_DISK] < 0)
-				continue;
-			if (i == 0)
-			{
-				char cgt[80] = "";
-				if (s->cg_avail.known)
-					snprintf(cgt, sizeof(cgt), ", or within the cgroup below %.0f MiB",
-						 fmin(o->near_oom_mb, 0.15 * s->cg_limit_min));
-				rm_buf_addf(b, "%s (available below %.0f MiB%s): ", what[i], o->near_oom_mb, cgt);
-			}
-			else
-				rm_buf_addf(b, "%s (available below %g GiB): ", what[i], o->low_disk_gb);
-			/* A column with no reading in it counts nothing. */
-			if (!(i == 0 ? near_known(s) : s->pk[PK_DISK].known)) {
-				rm_buf_adds(b, "not recorded\n");
-				continue;
-			}
-			rm_buf_addf(b, "%ld sample%s", rs[i]->samples, rs[i]->samples == 1 ? "" : "s");
-			if (rs[i]->samples) {
-				fmt_clock(rs[i]->first_epoch - s->first_epoch, clk, sizeof(clk));
-				rm_buf_addf(b, ", first at +%s", clk);
-				if (stage_name(r, rs[i]->first_stage)[0])
-					rm_buf_addf(b, " in stage %s", stage_name(r, rs[i]->first_stage));
-				fmt_dur(rs[i]->longest_end - rs[i]->longest_start, d, sizeof(d));
-				rm_buf_addf(b, ", longest run %ld sample%s (%s)", rs[i]->longest,
-					    rs[i]->longest == 1 ? "" : "s", d);
-			}
-			rm_buf_adds(b, "\n");
+/* Near-OOM and low-disk runs: samples, the first, the longest. */
+static void text_runs(struct rm_buf *b, const struct report *r, const struct opts *o)
+{
+	const struct sys *s = r->sys;
+	const struct runstat *rs[2] = { &s->near, &s->low };
+	char clk[32], d[40], cgt[80] = "";
+
+	for (int i = 0; i < 2; i++) {
+		if (s->col[i == 0 ? SC_AVAIL : SC_DISK] < 0)
+			continue;
+		if (i == 0 && s->cg_avail.known)
+			snprintf(cgt, sizeof(cgt), ", or within the cgroup below %.0f MiB",
+				 fmin(o->near_oom_mb, 0.15 * s->cg_limit_min));
+		if (i == 0)
+			rm_buf_addf(b, "Near-OOM (available below %.0f MiB%s): ", o->near_oom_mb, cgt);
+		else
+			rm_buf_addf(b, "Low disk (available below %g GiB): ", o->low_disk_gb);
+		/* A column with no reading in it counts nothing. */
+		if (!(i == 0 ? near_known(s) : s->pk[PK_DISK].known)) {
+			rm_buf_adds(b, "not recorded\n");
+			continue;
 		}
+		rm_buf_addf(b, "%ld sample%s", rs[i]->samples, rs[i]->samples == 1 ? "" : "s");
+		if (rs[i]->samples) {
+			fmt_clock(rs[i]->first_epoch - s->first_epoch, clk, sizeof(clk));
+			rm_buf_addf(b, ", first at +%s", clk);
+			if (stage_name(r, rs[i]->first_stage)[0])
+				rm_buf_addf(b, " in stage %s", stage_name(r, rs[i]->first_stage));
+			fmt_dur(rs[i]->longest_end - rs[i]->longest_start, d, sizeof(d));
+			rm_buf_addf(b, ", longest run %ld sample%s (%s)", rs[i]->longest,
+				    rs[i]->longest == 1 ? "" : "s", d);
+		}
+		rm_buf_adds(b, "\n");
 	}
-	if (!s->has_oom && s->col[SC_AVAIL] < 0 && s->col[SC_USED] < 0) {
-		/* not a memory CSV at all (rm-energy's): nothing to say */
-	} else if (!s->has_oom) {
-		rm_buf_adds(b, "OOM kills: not recorded (no oom_kills column)\n");
+}
+
+/* One OOM kill of the build: when, in which stage, whom and why. */
+static void text_oom_event(struct rm_buf *b, const struct report *r, const struct oomev *e)
+{
+	const struct sys *s = r->sys;
+	long kills = e->kills - e->else_kills;
+	char clk[32];
+	int named = 0;
+
+	fmt_clock(e->epoch - s->first_epoch, clk, sizeof(clk));
+	rm_buf_addf(b, "  at +%s", clk);
+	if (stage_name(r, e->stage)[0])
+		rm_buf_addf(b, "  stage %s", stage_name(r, e->stage));
+	rm_buf_addf(b, "  %ld kill%s", kills, kills == 1 ? "" : "s");
+	for (int k = 0; k < e->nv; k++)
+		named += e->vscope[k] != 0;
+	if (named) {
+		rm_buf_adds(b, ", victim ");
+		for (int k = 0, n = 0; k < e->nv; k++) {
+			if (e->vscope[k] == 0)
+				continue;
+			rm_buf_addf(b, "%s%s (PID %d)", n++ ? ", " : "", e->vname[k], e->vpid[k]);
+			if (e->vcons[k] == RM_OOM_MEMCG)
+				rm_buf_addf(b, " killed by the limit of cgroup %s",
+					    e->vmemcg[k][0] ? e->vmemcg[k] : "(not logged)");
+			else if (e->vcons[k] != RM_OOM_UNKNOWN && e->vcons[k] != RM_OOM_NONE)
+				rm_buf_addf(b, " %s", oom_cause(e->vcons[k]));
+		}
+	} else if (s->kmsg_state < 0) {
+		rm_buf_addf(b, ", victim unknown (kernel log: %s)", kmsg_why(s->kmsg_errno));
 	} else {
-		long build = oom_build_kills(s);
-		rm_buf_addf(b, "OOM kills: %s%ld%s", build ? c->red : "", build, build ? c->off : "");
-		/* Other programs' kills are not the build's: counted here,
-		 * listed under "Elsewhere on this host". */
-		if (s->oom_else > 0)
-			rm_buf_addf(b, " (and %ld elsewhere on this host)", s->oom_else);
-		rm_buf_adds(b, "\n");
-		for (size_t i = 0; i < s->nev; i++) {
-			const struct oomev *e = &s->ev[i];
-			long kills = e->kills - e->else_kills;
-			int named = 0;
-			if (!oom_event_is_build(e))
-				continue;
-			fmt_clock(e->epoch - s->first_epoch, clk, sizeof(clk));
-			rm_buf_addf(b, "  at +%s", clk);
-			if (stage_name(r, e->stage)[0])
-				rm_buf_addf(b, "  stage %s", stage_name(r, e->stage));
-			rm_buf_addf(b, "  %ld kill%s", kills, kills == 1 ? "" : "s");
-			for (int k = 0; k < e->nv; k++)
-				named += e->vscope[k] != 0;
-			if (named) {
-				rm_buf_adds(b, ", victim ");
-				for (int k = 0, n = 0; k < e->nv; k++) {
-					if (e->vscope[k] == 0)
-						continue;
-					rm_buf_addf(b, "%s%s (PID %d)", n++ ? ", " : "", e->vname[k], e->vpid[k]);
-					if (e->vcons[k] == RM_OOM_MEMCG)
-						rm_buf_addf(b, " killed by the limit of cgroup %s",
-							    e->vmemcg[k][0] ? e->vmemcg[k] : "(not logged)");
-					else if (e->vcons[k] != RM_OOM_UNKNOWN && e->vcons[k] != RM_OOM_NONE)
-						rm_buf_addf(b, " %s", oom_cause(e->vcons[k]));
-				}
-			} else if (s->kmsg_state < 0) {
-				rm_buf_addf(b, ", victim unknown (kernel log: %s)", kmsg_why(s->kmsg_errno));
-			} else {
-				rm_buf_adds(b, ", victim not in the kernel log");
-			}
-			rm_buf_adds(b, "\n");
-			if (e->ctx[0])
-				rm_buf_addf(b, "    context: %s\n", e->ctx);
-		}
-	}
-	if (!isnan(s->disk_first)) {
-		struct disk_fit df;
-		double h, h_lo, h_hi;
-		char span[40];
-		sys_disk_fit(s, &df);
-		fmt_dur(df.span_s, span, sizeof(span));
-		rm_buf_addf(b, "Disk: %.2f -> %.2f GiB available", s->disk_first, s->disk_last);
-		if (!df.fitted) {
-			rm_buf_addf(b, "; no rate from %s and %ld sample%s (it needs %.0f min and %d)",
-				    span, df.n, df.n == 1 ? "" : "s", DISK_FIT_MIN_S / 60, DISK_FIT_MIN_N);
-		} else {
-			rm_buf_addf(b, ", %+.2f GiB/h (95 %% interval %+.2f to %+.2f over %s)", df.rate,
-				    df.lo, df.hi, span);
-			/* A time to full only where the whole interval falls. */
-			if (disk_hours(s, &df, 0, &h, &h_lo, &h_hi) && h < 24 * 365) {
-				char a[40], z[40];
-				fmt_dur(h * 3600, d, sizeof(d));
-				fmt_dur(h_lo * 3600, a, sizeof(a));
-				fmt_dur(h_hi * 3600, z, sizeof(z));
-				rm_buf_addf(b, "; full in %s (%s to %s) at that rate", d, a, z);
-			}
-		}
-		rm_buf_adds(b, "\n");
-	}
-	if (s->pk[PK_PKG_W].known) {
-		fmt_clock(s->pk[PK_PKG_W].epoch - s->first_epoch, clk, sizeof(clk));
-		rm_buf_addf(b, "Energy: %.0f J over %.0f s, mean %.1f W, peak %.1f W at +%s",
-			    s->energy_j, s->energy_s, s->energy_s > 0 ? s->energy_j / s->energy_s : NAN,
-			    s->pk[PK_PKG_W].v, clk);
-		if (stage_name(r, s->pk[PK_PKG_W].stage)[0])
-			rm_buf_addf(b, " in stage %s", stage_name(r, s->pk[PK_PKG_W].stage));
-		rm_buf_adds(b, "\n");
+		rm_buf_adds(b, ", victim not in the kernel log");
 	}
 	rm_buf_adds(b, "\n");
+	if (e->ctx[0])
+		rm_buf_addf(b, "    context: %s\n", e->ctx);
+}
+
+static void text_ooms(struct rm_buf *b, const struct report *r, const struct sty *c)
+{
+	const struct sys *s = r->sys;
+	long build;
+
+	if (!s->has_oom && s->col[SC_AVAIL] < 0 && s->col[SC_USED] < 0)
+		return; /* not a memory CSV at all (rm-energy's): nothing to say */
+	if (!s->has_oom) {
+		rm_buf_adds(b, "OOM kills: not recorded (no oom_kills column)\n");
+		return;
+	}
+	build = oom_build_kills(s);
+	rm_buf_addf(b, "OOM kills: %s%ld%s", build ? c->red : "", build, build ? c->off : "");
+	/* Other programs' kills are not the build's: counted here, listed
+	 * under "Elsewhere on this host". */
+	if (s->oom_else > 0)
+		rm_buf_addf(b, " (and %ld elsewhere on this host)", s->oom_else);
+	rm_buf_adds(b, "\n");
+	for (size_t i = 0; i < s->nev; i++)
+		if (oom_event_is_build(&s->ev[i]))
+			text_oom_event(b, r, &s->ev[i]);
+}
+
+/* The disk: first and last, the fitted rate, a time to full. */
+static void text_disk(struct rm_buf *b, const struct sys *s)
+{
+	struct disk_fit df;
+	double h, h_lo, h_hi;
+	char span[40], d[40], a[40], z[40];
+
+	if (isnan(s->disk_first))
+		return;
+	sys_disk_fit(s, &df);
+	fmt_dur(df.span_s, span, sizeof(span));
+	rm_buf_addf(b, "Disk: %.2f -> %.2f GiB available", s->disk_first, s->disk_last);
+	if (!df.fitted) {
+		rm_buf_addf(b, "; no rate from %s and %ld sample%s (it needs %.0f min and %d)",
+			    span, df.n, df.n == 1 ? "" : "s", DISK_FIT_MIN_S / 60, DISK_FIT_MIN_N);
+	} else {
+		rm_buf_addf(b, ", %+.2f GiB/h (95 %% interval %+.2f to %+.2f over %s)", df.rate,
+			    df.lo, df.hi, span);
+		/* A time to full only where the whole interval falls. */
+		if (disk_hours(s, &df, 0, &h, &h_lo, &h_hi) && h < 24 * 365) {
+			fmt_dur(h * 3600, d, sizeof(d));
+			fmt_dur(h_lo * 3600, a, sizeof(a));
+			fmt_dur(h_hi * 3600, z, sizeof(z));
+			rm_buf_addf(b, "; full in %s (%s to %s) at that rate", d, a, z);
+		}
+	}
+	rm_buf_adds(b, "\n");
+}
+
+static void text_energy(struct rm_buf *b, const struct report *r)
+{
+	const struct sys *s = r->sys;
+	const struct peak *p = &s->pk[PK_PKG_W];
+	char clk[32];
+
+	if (!p->known)
+		return;
+	fmt_clock(p->epoch - s->first_epoch, clk, sizeof(clk));
+	rm_buf_addf(b, "Energy: %.0f J over %.0f s, mean %.1f W, peak %.1f W at +%s",
+		    s->energy_j, s->energy_s, s->energy_s > 0 ? s->energy_j / s->energy_s : NAN, p->v, clk);
+	if (stage_name(r, p->stage)[0])
+		rm_buf_addf(b, " in stage %s", stage_name(r, p->stage));
+	rm_buf_adds(b, "\n");
+}
+
+/* "-" for a value never read, as in the Markdown table. */
+static void cell(char *buf, size_t size, int prec, double v)
+{
+	if (isnan(v))
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "%.*f", prec, v);
+}
+
+static void text_stages(struct rm_buf *b, const struct report *r, const struct sty *c)
+{
+	const struct sys *s = r->sys;
+	int w = 5, energy = s->pk[PK_PKG_W].known, cg = s->cg_avail.known;
+	char d[40], pu[16], ma[16], md[16], mc[16];
 
 	rm_buf_addf(b, "%sStages%s\n", c->b, c->off);
-	{
-		int w = 5;
-		int energy = s->pk[PK_PKG_W].known;
-		for (int i = 0; i < r->nstages; i++) {
-			int l = (int)strlen(r->stages[i].name[0] ? r->stages[i].name : "(none)");
-			if (r->stages[i].samples && l > w)
-				w = l > 32 ? 32 : l;
-		}
-		int cg = s->cg_avail.known;
-		rm_buf_addf(b, "  %-*s %10s %8s %10s %10s %9s %9s %8s%s%s\n", w, "stage", "duration",
-			    "samples", "peak used", "min avail", "min disk", "compilers", "near-OOM",
-			    energy ? "  energy J" : "", cg ? "  cg avail" : "");
-		for (int i = 0; i < r->nstages; i++) {
-			const struct stage *st = &r->stages[i];
-			char pu[16], ma[16], md[16], mc[16];
-			if (!st->samples)
-				continue;
-			fmt_clock(st->duration, d, sizeof(d));
-			snprintf(pu, sizeof(pu), isnan(st->peak_used) ? "-" : "%.0f", st->peak_used);
-			snprintf(ma, sizeof(ma), isnan(st->min_avail) ? "-" : "%.0f", st->min_avail);
-			snprintf(md, sizeof(md), isnan(st->min_disk) ? "-" : "%.2f", st->min_disk);
-			snprintf(mc, sizeof(mc), isnan(st->max_comp) ? "-" : "%.0f", st->max_comp);
-			rm_buf_addf(b, "  %-*.*s %10s %8ld %10s %10s %9s %9s %8ld", w, 32,
-				    st->name[0] ? st->name : "(none)", d, st->samples, pu, ma, md, mc,
-				    st->near_oom);
-			if (energy)
-				rm_buf_addf(b, "  %8.0f", isnan(st->energy_j) ? 0 : st->energy_j);
-			if (cg && isnan(st->min_cg_avail))
-				rm_buf_addf(b, "  %8s", "-");
-			else if (cg)
-				rm_buf_addf(b, "  %8.0f", st->min_cg_avail);
-			rm_buf_adds(b, "\n");
-		}
-		rm_buf_adds(b, "  (memory in MiB, disk in GiB)\n\n");
+	for (int i = 0; i < r->nstages; i++) {
+		int l = (int)strlen(r->stages[i].name[0] ? r->stages[i].name : "(none)");
+		if (r->stages[i].samples && l > w)
+			w = l > 32 ? 32 : l;
 	}
+	rm_buf_addf(b, "  %-*s %10s %8s %10s %10s %9s %9s %8s%s%s\n", w, "stage", "duration",
+		    "samples", "peak used", "min avail", "min disk", "compilers", "near-OOM",
+		    energy ? "  energy J" : "", cg ? "  cg avail" : "");
+	for (int i = 0; i < r->nstages; i++) {
+		const struct stage *st = &r->stages[i];
+		if (!st->samples)
+			continue;
+		fmt_clock(st->duration, d, sizeof(d));
+		cell(pu, sizeof(pu), 0, st->peak_used);
+		cell(ma, sizeof(ma), 0, st->min_avail);
+		cell(md, sizeof(md), 2, st->min_disk);
+		cell(mc, sizeof(mc), 0, st->max_comp);
+		rm_buf_addf(b, "  %-*.*s %10s %8ld %10s %10s %9s %9s %8ld", w, 32,
+			    st->name[0] ? st->name : "(none)", d, st->samples, pu, ma, md, mc,
+			    st->near_oom);
+		if (energy)
+			rm_buf_addf(b, "  %8.0f", isnan(st->energy_j) ? 0 : st->energy_j);
+		if (cg && isnan(st->min_cg_avail))
+			rm_buf_addf(b, "  %8s", "-");
+		else if (cg)
+			rm_buf_addf(b, "  %8.0f", st->min_cg_avail);
+		rm_buf_adds(b, "\n");
+	}
+	rm_buf_adds(b, "  (memory in MiB, disk in GiB)\n\n");
+}
+
+static void text_sys(struct rm_buf *b, const struct report *r, const struct opts *o,
+		     const struct sty *c)
+{
+	text_run(b, r, o, c);
+	text_peaks(b, r, c);
+	text_runs(b, r, o);
+	text_ooms(b, r, c);
+	text_disk(b, r->sys);
+	text_energy(b, r);
+	rm_buf_adds(b, "\n");
+	text_stages(b, r, c);
 }
 
 static void text_job(struct rm_buf *b, const struct report *r, const struct sty *c)
