@@ -286,6 +286,15 @@ void md_cell(struct rm_buf *b, const char *s)
 	}
 }
 
+void md_proc_row(struct rm_buf *b, const struct proc *p)
+{
+	rm_buf_addf(b, "| %d | ", p->pid);
+	md_cell(b, p->comm);
+	rm_buf_addf(b, " | %.1f | ", mib(p->peak_kib));
+	md_cell(b, p->cmd);
+	rm_buf_adds(b, " |\n");
+}
+
 /* JSON helpers: a number or null, a key. */
 void jnum(struct rm_buf *b, double v, int prec)
 {

@@ -58,6 +58,9 @@ const char *oom_cause(int constraint);
 
 /* Markdown table cells: | and the inline markup characters escaped. */
 void md_cell(struct rm_buf *b, const char *s);
+/* A process as a row of the MD_PROC_HEAD table. */
+#define MD_PROC_HEAD "| PID | comm | peak MiB | cmd |\n|---|---|---|---|\n"
+void md_proc_row(struct rm_buf *b, const struct proc *p);
 
 /* JSON: a number or null, an ISO time or null, a key (with its comma),
  * the epoch/iso/elapsed_s of a time, a stage, an exit status, a string. */

@@ -167,17 +167,12 @@ static void md_lists(struct rm_buf *b, const struct report *r, const struct opts
 	}
 	if (r->nexitlogs && !r->nunits) {
 		size_t listed = 0;
-		rm_buf_adds(b, "| PID | comm | peak MiB | cmd |\n|---|---|---|---|\n");
+		rm_buf_adds(b, MD_PROC_HEAD);
 		for (size_t i = 0; i < r->nproc && listed < (size_t)o->top; i++) {
-			const struct proc *p = r->order[i];
-			if (!p->shown)
+			if (!r->order[i]->shown)
 				continue;
 			listed++;
-			rm_buf_addf(b, "| %d | ", p->pid);
-			md_cell(b, p->comm);
-			rm_buf_addf(b, " | %.1f | ", mib(p->peak_kib));
-			md_cell(b, p->cmd);
-			rm_buf_adds(b, " |\n");
+			md_proc_row(b, r->order[i]);
 		}
 		rm_buf_adds(b, "\n");
 	}

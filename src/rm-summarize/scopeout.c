@@ -270,87 +270,98 @@ void text_scope(struct rm_buf *b, const struct report *r, const struct opts *o, 
 }
 
 
+static void md_collection(struct rm_buf *b, const struct report *r, const struct io *io)
+{
+	if (!r->stats.known)
+		return;
+	rm_buf_adds(b, "Process data: ");
+	md_cell(b, r->stats.mode[0] ? r->stats.mode : "unknown");
+	rm_buf_adds(b, " mode");
+	if (!isnan(r->stats.events_lost))
+		rm_buf_addf(b, ", %.0f events lost", r->stats.events_lost);
+	if (r->stats.error[0]) {
+		rm_buf_adds(b, " (");
+		md_cell(b, r->stats.error);
+		rm_buf_adds(b, ")");
+	}
+	if (delayacct_off(r, io))
+		rm_buf_addf(b, "; %s", delay_hint);
+	rm_buf_adds(b, ".\n\n");
+}
+
+static void md_io(struct rm_buf *b, const struct report *r, const struct io *io)
+{
+	static const char *const by[3] = { "written", "read", "reclaim stall" };
+	char rd[32], wr[32], x[32];
+
+	if (!io->has_io && !io->has_delay)
+		return;
+	fmt_kib(io->read_kib, rd, sizeof(rd));
+	fmt_kib(io->write_kib, wr, sizeof(wr));
+	rm_buf_addf(b, "I/O of the build's processes: read %s, written %s (page-cache dirtying).", rd, wr);
+	if (!isnan(io->delay_ms[D_RECLAIM]))
+		rm_buf_addf(b, " Reclaim stall %.2f s.", io->delay_ms[D_RECLAIM] / 1000.0);
+	rm_buf_adds(b, "\n\n| top by | PID | comm | value | stage |\n|---|---|---|---|---|\n");
+	for (int w = 0; w < 3; w++) {
+		struct proc **v = w == 0 ? io->by_write : w == 1 ? io->by_read : io->by_reclaim;
+		size_t n = w == 0 ? io->nw : w == 1 ? io->nr : io->nd;
+		for (size_t i = 0; i < n && i < IO_TOP; i++) {
+			if (w == 2)
+				snprintf(x, sizeof(x), "%.2f s", v[i]->delay_ms[D_RECLAIM] / 1000.0);
+			else
+				fmt_kib(w == 0 ? v[i]->write_kib : v[i]->read_kib, x, sizeof(x));
+			rm_buf_addf(b, "| %s | %d | ", by[w], v[i]->pid);
+			md_cell(b, v[i]->comm);
+			rm_buf_addf(b, " | %s | ", x);
+			md_cell(b, stage_name(r, v[i]->stage));
+			rm_buf_adds(b, " |\n");
+		}
+	}
+	rm_buf_adds(b, "\n");
+}
+
+static void md_elsewhere(struct rm_buf *b, const struct report *r, const struct opts *o)
+{
+	const struct sys *s = r->sys;
+	char clk[32];
+
+	if (!r->nothers && !(s && s->oom_else > 0))
+		return;
+	rm_buf_adds(b, "#### Elsewhere on this host (not charged to the build)\n\n");
+	if (r->nothers) {
+		rm_buf_adds(b, MD_PROC_HEAD);
+		for (size_t i = 0; i < r->nothers && i < (size_t)o->top; i++)
+			md_proc_row(b, r->oorder[i]);
+		rm_buf_adds(b, "\n");
+	}
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nev; i++)
+		for (int k = 0; k < s->ev[i].nv; k++) {
+			const struct oomev *e = &s->ev[i];
+			if (e->vscope[k] != 0)
+				continue;
+			fmt_clock(e->epoch - s->first_epoch, clk, sizeof(clk));
+			rm_buf_addf(b, "- OOM kill at +%s: ", clk);
+			md_cell(b, e->vname[k]);
+			rm_buf_addf(b, " (PID %d)", e->vpid[k]);
+			if (e->vcons[k] == RM_OOM_MEMCG) {
+				rm_buf_adds(b, ", killed by the limit of cgroup ");
+				md_cell(b, e->vmemcg[k]);
+			}
+			rm_buf_adds(b, "\n");
+		}
+	rm_buf_adds(b, "\n");
+}
+
 void md_scope(struct rm_buf *b, const struct report *r, const struct opts *o)
 {
 	struct io io;
-	char rd[32], wr[32], clk[32];
 
 	io_derive(r, &io);
-	if (r->stats.known) {
-		rm_buf_adds(b, "Process data: ");
-		md_cell(b, r->stats.mode[0] ? r->stats.mode : "unknown");
-		rm_buf_adds(b, " mode");
-		if (!isnan(r->stats.events_lost))
-			rm_buf_addf(b, ", %.0f events lost", r->stats.events_lost);
-		if (r->stats.error[0]) {
-			rm_buf_adds(b, " (");
-			md_cell(b, r->stats.error);
-			rm_buf_adds(b, ")");
-		}
-		if (delayacct_off(r, &io))
-			rm_buf_addf(b, "; %s", delay_hint);
-		rm_buf_adds(b, ".\n\n");
-	}
-	if (io.has_io || io.has_delay) {
-		fmt_kib(io.read_kib, rd, sizeof(rd));
-		fmt_kib(io.write_kib, wr, sizeof(wr));
-		rm_buf_addf(b, "I/O of the build's processes: read %s, written %s (page-cache dirtying).", rd, wr);
-		if (!isnan(io.delay_ms[D_RECLAIM]))
-			rm_buf_addf(b, " Reclaim stall %.2f s.", io.delay_ms[D_RECLAIM] / 1000.0);
-		rm_buf_adds(b, "\n\n| top by | PID | comm | value | stage |\n|---|---|---|---|---|\n");
-		for (int w = 0; w < 3; w++) {
-			struct proc **v = w == 0 ? io.by_write : w == 1 ? io.by_read : io.by_reclaim;
-			size_t n = w == 0 ? io.nw : w == 1 ? io.nr : io.nd;
-			for (size_t i = 0; i < n && i < IO_TOP; i++) {
-				char x[32];
-				if (w == 2)
-					snprintf(x, sizeof(x), "%.2f s", v[i]->delay_ms[D_RECLAIM] / 1000.0);
-				else
-					fmt_kib(w == 0 ? v[i]->write_kib : v[i]->read_kib, x, sizeof(x));
-				rm_buf_addf(b, "| %s | %d | ", w == 0 ? "written" : w == 1 ? "read" : "reclaim stall",
-					    v[i]->pid);
-				md_cell(b, v[i]->comm);
-				rm_buf_addf(b, " | %s | ", x);
-				md_cell(b, stage_name(r, v[i]->stage));
-				rm_buf_adds(b, " |\n");
-			}
-		}
-		rm_buf_adds(b, "\n");
-	}
-	if (r->nothers || (r->sys && r->sys->oom_else > 0)) {
-		rm_buf_adds(b, "#### Elsewhere on this host (not charged to the build)\n\n");
-		if (r->nothers) {
-			rm_buf_adds(b, "| PID | comm | peak MiB | cmd |\n|---|---|---|---|\n");
-			for (size_t i = 0; i < r->nothers && i < (size_t)o->top; i++) {
-				const struct proc *p = r->oorder[i];
-				rm_buf_addf(b, "| %d | ", p->pid);
-				md_cell(b, p->comm);
-				rm_buf_addf(b, " | %.1f | ", mib(p->peak_kib));
-				md_cell(b, p->cmd);
-				rm_buf_adds(b, " |\n");
-			}
-			rm_buf_adds(b, "\n");
-		}
-		if (r->sys) {
-			const struct sys *s = r->sys;
-			for (size_t i = 0; i < s->nev; i++)
-				for (int k = 0; k < s->ev[i].nv; k++) {
-					const struct oomev *e = &s->ev[i];
-					if (e->vscope[k] != 0)
-						continue;
-					fmt_clock(e->epoch - s->first_epoch, clk, sizeof(clk));
-					rm_buf_addf(b, "- OOM kill at +%s: ", clk);
-					md_cell(b, e->vname[k]);
-					rm_buf_addf(b, " (PID %d)", e->vpid[k]);
-					if (e->vcons[k] == RM_OOM_MEMCG) {
-						rm_buf_adds(b, ", killed by the limit of cgroup ");
-						md_cell(b, e->vmemcg[k]);
-					}
-					rm_buf_adds(b, "\n");
-				}
-			rm_buf_adds(b, "\n");
-		}
-	}
+	md_collection(b, r, &io);
+	md_io(b, r, &io);
+	md_elsewhere(b, r, o);
 	io_free(&io);
 }
 
