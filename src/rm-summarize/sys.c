@@ -337,14 +337,116 @@ static long add_sat(long a, double b)
 	return a + (long)b;
 }
 
+/* A stage's own peaks and troughs (its first sample resets them). */
+static void stage_fold(struct stage *st, double used, double avail, double disk, double comp)
+{
+	if (!isnan(used) && (isnan(st->peak_used) || st->samples == 1 || used > st->peak_used))
+		st->peak_used = used;
+	if (!isnan(avail) && (isnan(st->min_avail) || st->samples == 1 || avail < st->min_avail))
+		st->min_avail = avail;
+	if (!isnan(disk) && (isnan(st->min_disk) || st->samples == 1 || disk < st->min_disk))
+		st->min_disk = disk;
+	if (!isnan(comp) && (isnan(st->max_comp) || st->samples == 1 || comp > st->max_comp))
+		st->max_comp = comp;
+}
+
+/* The disk's first and last readings, and the least-squares moments:
+ * count, means and co-moments of (t, disk), updated row by row. */
+static void disk_fold(struct sys *s, double t, double disk)
+{
+	double et, ed;
+
+	if (isnan(disk))
+		return;
+	if (isnan(s->disk_first))
+		s->disk_first = disk;
+	s->disk_last = disk;
+	if (s->dn == 0 || t < s->dtmin)
+		s->dtmin = t;
+	if (s->dn == 0 || t > s->dtmax)
+		s->dtmax = t;
+	s->dn += 1;
+	et = t - s->dmt;
+	ed = disk - s->dmd;
+	s->dmt += et / s->dn;
+	s->dmd += ed / s->dn;
+	s->dctt += et * (t - s->dmt);
+	s->dctd += et * (disk - s->dmd);
+	s->dcdd += ed * (disk - s->dmd);
+}
+
+/* The oom_kills counter: a rise is an OOM event of that many kills. */
+static void oom_fold(struct sys *s, const struct row *w, double epoch)
+{
+	double oom = val(w, SC_OOM);
+
+	if (isnan(oom))
+		return;
+	s->has_oom = 1;
+	if (isnan(s->oom_prev) ? oom > 0 : oom > s->oom_prev) {
+		long k = add_sat(0, oom - (isnan(s->oom_prev) ? 0 : s->oom_prev));
+		oom_event(s, w, epoch, k);
+		s->oom_total = add_sat(s->oom_total, (double)k);
+	}
+	s->oom_prev = oom;
+}
+
+/* Package power: its peak, and energy integrated over the rows' time. */
+static void energy_fold(struct sys *s, struct stage *st, const struct row *w, double epoch)
+{
+	double watts = val(w, SC_PKG_W), j;
+
+	if (isnan(watts))
+		return;
+	peak_fold(&s->pk[PK_PKG_W], 1, watts, epoch, -1, s->cur_stage, w);
+	if (s->samples > 1 && epoch > s->prev_epoch) {
+		j = watts * (epoch - s->prev_epoch);
+		s->energy_j += j;
+		s->energy_s += epoch - s->prev_epoch;
+		st->energy_j = (isnan(st->energy_j) ? 0 : st->energy_j) + j;
+	}
+}
+
+/* The row's time, its stage, and the run's first and last times; the
+ * stage it falls in, or NULL when the row has no time. */
+static struct stage *time_fold(struct report *r, struct sys *s, const struct row *w, double *epoch)
+{
+	struct stage *st;
+
+	*epoch = row_time(s, w);
+	if (isnan(*epoch)) {
+		s->skipped++;
+		return NULL;
+	}
+	if (s->samples > 0 && s->cur_stage >= 0) {
+		double dt = *epoch - s->prev_epoch;
+		if (dt > 0)
+			r->stages[s->cur_stage].duration += dt;
+	}
+	stage_track(r, s, w, *epoch);
+	st = &r->stages[s->cur_stage];
+	if (st->samples++ == 0)
+		st->first_epoch = *epoch;
+	if (s->samples++ == 0) {
+		s->first_epoch = *epoch;
+		s->first_elapsed = val(w, SC_ELAPSED);
+		if (isnan(s->first_elapsed))
+			s->first_elapsed = 0;
+	}
+	/* Rows out of order (hand-made) never make the run shorter. */
+	if (isnan(s->last_epoch) || *epoch > s->last_epoch)
+		s->last_epoch = *epoch;
+	return st;
+}
+
 int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 {
 	struct sys *s = r->sys;
 	struct row w = { c, c->nf, s };
-	double epoch, used, avail, swap, disk, comp, cpu, load, watts, busy, vram, vtot, oom, t;
+	double epoch, used, avail, swap, disk, comp, cpu, t;
 	const struct opts *o = r->opt;
 	struct stage *st;
-	int near, low;
+	int near;
 
 	if (c->nf < s->ncols && !c->cut) {
 		snprintf(why, wsize, "%d field%s where the header has %d", c->nf,
@@ -357,38 +459,16 @@ int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 		w.n--;
 		s->cut_rows++;
 	}
-	epoch = row_time(s, &w);
-	if (isnan(epoch)) {
-		s->skipped++;
+	st = time_fold(r, s, &w, &epoch);
+	if (!st)
 		return 0;
-	}
-	if (s->samples > 0 && s->cur_stage >= 0) {
-		double dt = epoch - s->prev_epoch;
-		if (dt > 0)
-			r->stages[s->cur_stage].duration += dt;
-	}
-	stage_track(r, s, &w, epoch);
-	st = &r->stages[s->cur_stage];
-	if (st->samples++ == 0)
-		st->first_epoch = epoch;
-	if (s->samples++ == 0) {
-		s->first_epoch = epoch;
-		s->first_elapsed = val(&w, SC_ELAPSED);
-		if (isnan(s->first_elapsed))
-			s->first_elapsed = 0;
-	}
-	/* Rows out of order (hand-made) never make the run shorter. */
-	if (isnan(s->last_epoch) || epoch > s->last_epoch)
-		s->last_epoch = epoch;
 	t = epoch - s->first_epoch;
-
 	used = val(&w, SC_USED);
 	avail = val(&w, SC_AVAIL);
 	swap = val(&w, SC_SWAP);
 	disk = val(&w, SC_DISK);
 	comp = val(&w, SC_COMP);
 	cpu = val(&w, SC_CPU);
-	load = val(&w, SC_LOAD1);
 
 	if (isnan(s->mem_total_mb) && !isnan(used) && !isnan(avail))
 		s->mem_total_mb = used + avail;
@@ -396,14 +476,13 @@ int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 	peak_fold(&s->pk[PK_MEM_AVAIL], -1, avail, epoch, -1, s->cur_stage, &w);
 	peak_fold(&s->pk[PK_SWAP], 1, swap, epoch, -1, s->cur_stage, &w);
 	peak_fold(&s->pk[PK_DISK], -1, disk, epoch, SC_DISKPCT, s->cur_stage, &w);
-	peak_fold(&s->pk[PK_LOAD], 1, load, epoch, -1, s->cur_stage, &w);
+	peak_fold(&s->pk[PK_LOAD], 1, val(&w, SC_LOAD1), epoch, -1, s->cur_stage, &w);
 	peak_fold(&s->pk[PK_CPU], 1, cpu, epoch, -1, s->cur_stage, &w);
 
 	near = !isnan(avail) && avail < o->near_oom_mb;
 	near |= cgroup_fold(s, st, &w, avail, epoch, o);
-	low = !isnan(disk) && disk < o->low_disk_gb;
 	run_fold(&s->near, near, epoch, s->cur_stage);
-	run_fold(&s->low, low, epoch, s->cur_stage);
+	run_fold(&s->low, !isnan(disk) && disk < o->low_disk_gb, epoch, s->cur_stage);
 	if (near) {
 		st->near_oom++;
 		if (!isnan(comp)) {
@@ -411,33 +490,8 @@ int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 			s->low_comp_n++;
 		}
 	}
-	if (!isnan(used) && (isnan(st->peak_used) || st->samples == 1 || used > st->peak_used))
-		st->peak_used = used;
-	if (!isnan(avail) && (isnan(st->min_avail) || st->samples == 1 || avail < st->min_avail))
-		st->min_avail = avail;
-	if (!isnan(disk) && (isnan(st->min_disk) || st->samples == 1 || disk < st->min_disk))
-		st->min_disk = disk;
-	if (!isnan(comp) && (isnan(st->max_comp) || st->samples == 1 || comp > st->max_comp))
-		st->max_comp = comp;
-
-	if (!isnan(disk)) {
-		double et, ed;
-		if (isnan(s->disk_first))
-			s->disk_first = disk;
-		s->disk_last = disk;
-		if (s->dn == 0 || t < s->dtmin)
-			s->dtmin = t;
-		if (s->dn == 0 || t > s->dtmax)
-			s->dtmax = t;
-		s->dn += 1;
-		et = t - s->dmt;
-		ed = disk - s->dmd;
-		s->dmt += et / s->dn;
-		s->dmd += ed / s->dn;
-		s->dctt += et * (t - s->dmt);
-		s->dctd += et * (disk - s->dmd);
-		s->dcdd += ed * (disk - s->dmd);
-	}
+	stage_fold(st, used, avail, disk, comp);
+	disk_fold(s, t, disk);
 	if (!isnan(swap)) {
 		if (isnan(s->swap_first))
 			s->swap_first = swap;
@@ -447,36 +501,12 @@ int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 		s->cpu_sum += cpu;
 		s->cpu_n++;
 	}
-
-	oom = val(&w, SC_OOM);
-	if (!isnan(oom)) {
-		s->has_oom = 1;
-		if (isnan(s->oom_prev) ? oom > 0 : oom > s->oom_prev) {
-			long k = add_sat(0, oom - (isnan(s->oom_prev) ? 0 : s->oom_prev));
-			oom_event(s, &w, epoch, k);
-			s->oom_total = add_sat(s->oom_total, (double)k);
-		}
-		s->oom_prev = oom;
-	}
-
-	watts = val(&w, SC_PKG_W);
-	if (!isnan(watts)) {
-		peak_fold(&s->pk[PK_PKG_W], 1, watts, epoch, -1, s->cur_stage, &w);
-		if (s->samples > 1 && epoch > s->prev_epoch) {
-			double j = watts * (epoch - s->prev_epoch);
-			s->energy_j += j;
-			s->energy_s += epoch - s->prev_epoch;
-			st->energy_j = (isnan(st->energy_j) ? 0 : st->energy_j) + j;
-		}
-	}
-	busy = val(&w, SC_GPU_BUSY);
-	vram = val(&w, SC_GPU_VRAM);
-	vtot = val(&w, SC_GPU_VRAM_TOTAL);
-	peak_fold(&s->pk[PK_GPU_BUSY], 1, busy, epoch, -1, s->cur_stage, &w);
-	peak_fold(&s->pk[PK_GPU_VRAM], 1, vram, epoch, SC_GPU_VRAM_TOTAL, s->cur_stage, &w);
-	if (!isnan(vtot))
-		s->vram_total_mb = vtot;
-
+	oom_fold(s, &w, epoch);
+	energy_fold(s, st, &w, epoch);
+	peak_fold(&s->pk[PK_GPU_BUSY], 1, val(&w, SC_GPU_BUSY), epoch, -1, s->cur_stage, &w);
+	peak_fold(&s->pk[PK_GPU_VRAM], 1, val(&w, SC_GPU_VRAM), epoch, SC_GPU_VRAM_TOTAL, s->cur_stage, &w);
+	if (!isnan(val(&w, SC_GPU_VRAM_TOTAL)))
+		s->vram_total_mb = val(&w, SC_GPU_VRAM_TOTAL);
 	{
 		double v[SV_N] = { used, avail, swap, disk, cpu, comp };
 		bucket_fold(s, t, v);
