@@ -115,6 +115,11 @@ static const char help_text[] =
 
 static const char *out_path;   /* -o FILE */
 
+/*
+ * The options, each checked as it is read (exit 2 with the usage line).
+ * One switch over the option table, kept whole past 80 lines so that the
+ * options, their limits and their messages read as one list.
+ */
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_JSON = 256, O_MD, O_SVG, O_CSV, O_NEAR, O_LOW, O_INC, O_EXC, O_TOP, O_CORES,

@@ -77,32 +77,20 @@ static int named_in(const struct proc *procs, size_t n, int pid, const char *nam
 	return 0;
 }
 
-void oom_attribute(struct report *r, const struct opts *o)
+/*
+ * The kills of the kernel log that belong to the run, in log order, into
+ * run[]: named by an exit log's row (scope from the row), or unnamed with
+ * a log time in the run.  Returns how many.
+ */
+static size_t kills_of_run(const struct report *r, struct kills *ks, size_t *run)
 {
-	struct sys *s = r->sys;
-	struct kills ks = { 0 };
-	const char *path = o->kmsg ? o->kmsg : "/dev/kmsg";
+	const struct sys *s = r->sys;
 	double boot = rm_now_epoch() - rm_now_mono();
 	int complete = scope_complete(r);
-	size_t *run, nrun = 0, ev = 0;
-	long used = 0;
+	size_t nrun = 0;
 
-	if (rm_kmsg_read_ooms(path, kill_cb, &ks) < 0) {
-		s->kmsg_state = -1;
-		s->kmsg_errno = errno;
-		free(ks.v);
-		/* A log the user named is worth a word on stderr. */
-		if (o->kmsg) {
-			char *shown = sanitized(o->kmsg, strlen(o->kmsg));
-			warnx("--kmsg '%s': %s", shown, kmsg_why(s->kmsg_errno));
-			free(shown);
-		}
-		return;
-	}
-	s->kmsg_state = 1;
-	run = xmalloc((ks.n ? ks.n : 1) * sizeof(*run));
-	for (size_t i = 0; i < ks.n; i++) {
-		struct kill *k = &ks.v[i];
+	for (size_t i = 0; i < ks->n; i++) {
+		struct kill *k = &ks->v[i];
 		char name[64];
 		/* Sanitized as the exit logs' comm is, to compare the two. */
 		rm_sanitize(k->k.name, strlen(k->k.name), name, sizeof(name));
@@ -127,6 +115,32 @@ void oom_attribute(struct report *r, const struct opts *o)
 		}
 		run[nrun++] = i;
 	}
+	return nrun;
+}
+
+void oom_attribute(struct report *r, const struct opts *o)
+{
+	struct sys *s = r->sys;
+	struct kills ks = { 0 };
+	const char *path = o->kmsg ? o->kmsg : "/dev/kmsg";
+	size_t *run, nrun, ev = 0;
+	long used = 0;
+
+	if (rm_kmsg_read_ooms(path, kill_cb, &ks) < 0) {
+		s->kmsg_state = -1;
+		s->kmsg_errno = errno;
+		free(ks.v);
+		/* A log the user named is worth a word on stderr. */
+		if (o->kmsg) {
+			char *shown = sanitized(o->kmsg, strlen(o->kmsg));
+			warnx("--kmsg '%s': %s", shown, kmsg_why(s->kmsg_errno));
+			free(shown);
+		}
+		return;
+	}
+	s->kmsg_state = 1;
+	run = xmalloc((ks.n ? ks.n : 1) * sizeof(*run));
+	nrun = kills_of_run(r, &ks, run);
 	/* More kills than the counter saw: the earliest unnamed ones go. */
 	while (nrun > (size_t)(s->oom_total > 0 ? s->oom_total : 0)) {
 		size_t drop = 0;
