@@ -3,8 +3,9 @@
  * CSV's peaks, runs, stages and OOM kills (sys.c), rm-tree's processes,
  * job and timeline (procs.c), what is derived from them (model.c), and
  * verdicts as kinds and numbers (sys.c, oom.c).  Renderers (render_*.c,
- * scopeout.c, svg.c, series.c, trace.c, csvout.c) only format it; fmt.c
- * words it.  report.c holds the stage table every part shares.  Unknown
+ * scopeout.c, svg.c, series.c, trace.c, csvout.c) only format it, in
+ * the words of fmt.c and verdict.c.  report.c holds the stage table every
+ * part shares.  Unknown
  * numbers are NaN throughout.
  */
 #ifndef RM_SUMMARIZE_REPORT_H
