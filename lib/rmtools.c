@@ -1,6 +1,10 @@
 /*
- * rmtools: see rmtools.h.  These three helpers exit, which lib otherwise
- * never does; they are the shared edge of every command's main.
+ * rmtools: see rmtools.h.  These helpers print and exit, which lib
+ * otherwise never does; they are the shared edge of every command's main.
+ *
+ * They print with fprintf and the prog they are given rather than with
+ * err(3): a command that has not called rm_set_prog (rm-summarize, for
+ * now) still names itself, whatever its binary is called.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -11,16 +15,45 @@
 
 #include "rmtools.h"
 
+void rm_set_prog(const char *prog)
+{
+	/* err(3) reads it and never writes it. */
+	program_invocation_short_name = (char *)prog;
+	/* warn(3) writes "prog: ", the message and the reason apart; a line
+	 * buffer makes them one write(2), so that a line stays whole beside
+	 * the other commands that write to the same stderr (rm-monitor's
+	 * samplers).  Every message ends with a newline: none waits. */
+	setvbuf(stderr, NULL, _IOLBF, BUFSIZ);
+}
+
+/* "PROG: msg", the usage (its last newline optional), exit 2. */
+static void __attribute__((noreturn, format(printf, 3, 0)))
+usage_exit(const char *prog, const char *usage, const char *fmt, va_list ap)
+{
+	size_t n = strlen(usage);
+
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n%.*s\n", (int)(n && usage[n - 1] == '\n' ? n - 1 : n), usage);
+	exit(RM_EXIT_USAGE);
+}
+
 void rm_usage_error(const char *prog, const char *usage_line, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n%s\n", usage_line);
-	exit(RM_EXIT_USAGE);
+	usage_exit(prog, usage_line, fmt, ap);
+}
+
+void rm_cli_usage_error(const struct rm_cli *c, const char *fmt, ...)
+{
+	struct rm_buf b = { 0 };
+	va_list ap;
+
+	rm_cli_usage(c, &b);
+	va_start(ap, fmt);
+	usage_exit(c->prog, b.p ? b.p : "", fmt, ap);
 }
 
 int rm_finish_stdout(const char *prog, int status)
@@ -45,47 +78,36 @@ void rm_out(const char *prog, struct rm_buf *b)
 	rm_buf_reset(b);
 }
 
-double rm_opt_interval(const char *prog, const char *usage_line, const char *arg)
+void rm_cli_value(const struct rm_cli *c, enum rm_cli_kind kind, const char *arg, void *field)
 {
-	double v;
-
-	if (rm_parse_duration(arg, 0.001, 86400, &v) < 0)
-		rm_usage_error(prog, usage_line, "invalid interval '%s': seconds from 0.001 to 86400 "
-			"(or with a unit: 200ms, 1.5s, 2m, 1h)", arg);
-	return v;
-}
-
-long rm_opt_count(const char *prog, const char *usage_line, const char *arg)
-{
-	long v;
-
-	if (rm_parse_long(arg, 1, 1000000000L, &v) < 0)
-		rm_usage_error(prog, usage_line, "invalid count '%s': a whole number from 1", arg);
-	return v;
-}
-
-pid_t rm_opt_watch_pid(const char *prog, const char *usage_line, const char *arg)
-{
-	pid_t v;
-
-	if (rm_parse_pid(arg, &v) < 0)
-		rm_usage_error(prog, usage_line, "invalid PID '%s' for --watch-pid", arg);
-	return v;
-}
-
-enum rm_fmt rm_opt_format(const char *prog, const char *usage_line, const char *arg)
-{
-	enum rm_fmt f;
-
-	if (rm_fmt_parse(arg, &f) < 0)
-		rm_usage_error(prog, usage_line, "invalid format '%s': csv, jsonl or prom", arg);
-	return f;
-}
-
-void rm_opt_help(const char *prog, const char *usage_line, const char *help)
-{
-	printf("%s\n%s", usage_line, help);
-	exit(rm_finish_stdout(prog, RM_EXIT_OK));
+	switch (kind) {
+	case RM_CLI_TRUE:
+	case RM_CLI_FALSE:
+		*(int *)field = kind == RM_CLI_TRUE;
+		return;
+	case RM_CLI_STRING:
+		*(const char **)field = arg;
+		return;
+	case RM_CLI_INTERVAL:
+		if (rm_parse_duration(arg, 0.001, 86400, field) < 0)
+			rm_cli_usage_error(c, "invalid interval '%s': seconds from 0.001 to 86400 "
+					   "(or with a unit: 200ms, 1.5s, 2m, 1h)", arg);
+		return;
+	case RM_CLI_COUNT:
+		if (rm_parse_long(arg, 1, 1000000000L, field) < 0)
+			rm_cli_usage_error(c, "invalid count '%s': a whole number from 1", arg);
+		return;
+	case RM_CLI_WATCH_PID:
+		if (rm_parse_pid(arg, field) < 0)
+			rm_cli_usage_error(c, "invalid PID '%s' for --watch-pid", arg);
+		return;
+	case RM_CLI_FORMAT:
+		if (rm_fmt_parse(arg, field) < 0)
+			rm_cli_usage_error(c, "invalid format '%s': csv, jsonl or prom", arg);
+		return;
+	default:
+		abort();    /* not a kind with a value: a bug in the caller */
+	}
 }
 
 void rm_opt_version(const char *prog)
@@ -94,7 +116,27 @@ void rm_opt_version(const char *prog)
 	exit(rm_finish_stdout(prog, RM_EXIT_OK));
 }
 
-void rm_opt_bad(const char *prog, const char *usage_line, int c, char **argv, int next)
+void rm_opt_help(const char *prog, const char *usage_line, const char *help)
+{
+	printf("%s\n%s", usage_line, help);
+	exit(rm_finish_stdout(prog, RM_EXIT_OK));
+}
+
+static void __attribute__((noreturn)) cli_help(const struct rm_cli *c)
+{
+	struct rm_buf b = { 0 };
+
+	rm_cli_help(c, &b);
+	if (b.p)
+		fputs(b.p, stdout);
+	exit(rm_finish_stdout(c->prog, RM_EXIT_OK));
+}
+
+/*
+ * The option getopt's ':' (a value missing) or '?' (an unknown option)
+ * is about: the word, or "-X" in sbuf (3 bytes) for a short option.
+ */
+static const char *bad_option(int c, char **argv, int next, char *sbuf)
 {
 	/* Inside a cluster (-Zi) getopt has not moved on: argv[next - 1] is
 	 * the word before, so a short option is named from optopt. */
@@ -102,11 +144,62 @@ void rm_opt_bad(const char *prog, const char *usage_line, int c, char **argv, in
 	int shortopt = c == ':' ? strncmp(w, "--", 2) != 0 : optopt > 0;
 
 	if (shortopt && optopt > 0 && optopt < 256) {
-		if (c == ':')
-			rm_usage_error(prog, usage_line, "option '-%c' needs a value", optopt);
-		rm_usage_error(prog, usage_line, "unknown option '-%c'", optopt);
+		sbuf[0] = '-';
+		sbuf[1] = (char)optopt;
+		sbuf[2] = '\0';
+		return sbuf;
 	}
+	return w;
+}
+
+void rm_opt_bad(const char *prog, const char *usage_line, int c, char **argv, int next)
+{
+	char sbuf[3];
+	const char *w = bad_option(c, argv, next, sbuf);
+
 	if (c == ':')
 		rm_usage_error(prog, usage_line, "option '%s' needs a value", w);
 	rm_usage_error(prog, usage_line, "unknown option '%s'", w);
+}
+
+int rm_cli_next(const struct rm_cli *c, int flags, int argc, char **argv, void *dst)
+{
+	static const struct rm_cli *checked;
+	char shortopts[3 * RM_CLI_MAX + 3], why[256];
+	struct option longopts[RM_CLI_MAX + 1];
+	int k;
+
+	if (checked != c) {
+		if (rm_cli_check(c, why, sizeof(why)) < 0) {
+			fprintf(stderr, "%s: bug in the option table: %s\n", c->prog, why);
+			abort();
+		}
+		checked = c;
+	}
+	if (rm_cli_getopt(c, flags, shortopts, sizeof(shortopts), longopts, RM_CLI_MAX + 1) < 0)
+		abort();    /* rm_cli_check has seen it fits */
+	opterr = 0;
+	while ((k = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		const struct rm_cli_opt *o = k == ':' || k == '?' ? NULL : rm_cli_find(c, k);
+
+		if (!o) {
+			char sbuf[3];
+			const char *w = bad_option(k, argv, optind, sbuf);
+
+			if (k == ':')
+				rm_cli_usage_error(c, "option '%s' needs a value", w);
+			rm_cli_usage_error(c, "unknown option '%s'", w);
+		}
+		switch (o->kind) {
+		case RM_CLI_CALLER:
+			return k;
+		case RM_CLI_HELP:
+			cli_help(c);
+		case RM_CLI_VERSION:
+			rm_opt_version(c->prog);
+		default:
+			rm_cli_value(c, o->kind, optarg, (char *)dst + o->off);
+		}
+	}
+	return -1;
 }

@@ -27,27 +27,45 @@
 #include "tick.h"
 
 /*
- * Print "PROG: msg" and the usage line to stderr and exit 2.  Defined in
- * lib so that every command words usage errors the same way.
+ * The program's name for err(3), warn(3) and the like: the command's fixed
+ * name, so that a copy of the binary under another name still says
+ * "rm-energy: ...".  It also line-buffers stderr, so that each message
+ * leaves in one write(2), whole, as an fprintf to an unbuffered stderr
+ * did.  Call it first thing in main.
+ */
+void rm_set_prog(const char *prog);
+
+/*
+ * Parse the next option of argv by c's table (cli.h), getopt_long style:
+ * returns the key of an RM_CLI_CALLER option (optarg holds its argument),
+ * or -1 at the end of the options (optind is the first operand).  Every
+ * other kind is done here: its value parsed and stored at dst + off
+ * (dst: the command's struct opts), -h and --version printed with exit 0,
+ * and a bad value, an unknown option or a missing value is a usage error
+ * (exit 2).  flags: RM_CLI_IN_ORDER to stop at the first operand.
+ */
+int rm_cli_next(const struct rm_cli *c, int flags, int argc, char **argv, void *dst);
+
+/*
+ * Parse arg as an option of this kind (RM_CLI_INTERVAL, RM_CLI_COUNT,
+ * RM_CLI_FORMAT, RM_CLI_WATCH_PID, RM_CLI_STRING, RM_CLI_TRUE or
+ * RM_CLI_FALSE) into *field, worded the same in every command; a bad
+ * value is a usage error (exit 2).  For an RM_CLI_CALLER option that
+ * stores in its own way (rm-sample's repeated --watch-pid).
+ */
+void rm_cli_value(const struct rm_cli *c, enum rm_cli_kind kind, const char *arg, void *field);
+
+/* "PROG: msg", then c's usage lines, on stderr; exit 2. */
+void rm_cli_usage_error(const struct rm_cli *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+
+/*
+ * The same for a command that has no table yet (rm-summarize): its usage
+ * written out as usage_line.  Print "PROG: msg" and the usage line to
+ * stderr and exit 2.
  */
 void rm_usage_error(const char *prog, const char *usage_line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4), noreturn));
-
-/*
- * Flush stdout at exit and report a failed write ("PROG: write error:
- * why" and exit 1), staying quiet on EPIPE.  Returns the status to exit with.
- */
-int rm_finish_stdout(const char *prog, int status);
-
-/*
- * The options every command words the same way.  Each returns the parsed
- * value or, on a bad one, prints the usage error and exits 2: so the
- * messages cannot drift from command to command.
- */
-double rm_opt_interval(const char *prog, const char *usage_line, const char *arg);
-long rm_opt_count(const char *prog, const char *usage_line, const char *arg);
-pid_t rm_opt_watch_pid(const char *prog, const char *usage_line, const char *arg);
-enum rm_fmt rm_opt_format(const char *prog, const char *usage_line, const char *arg);
 /* -h: the usage and help on stdout, exit 0.  --version: "PROG VERSION". */
 void rm_opt_help(const char *prog, const char *usage_line, const char *help)
 	__attribute__((noreturn));
@@ -55,6 +73,13 @@ void rm_opt_version(const char *prog) __attribute__((noreturn));
 /* getopt's ':' (a value missing) or '?' (an unknown option): exit 2. */
 void rm_opt_bad(const char *prog, const char *usage_line, int c, char **argv, int next)
 	__attribute__((noreturn));
+
+/*
+ * Flush stdout at exit and report a failed write ("PROG: cannot write
+ * output: why", then status 1), staying quiet on EPIPE.  Returns the
+ * status to exit with.
+ */
+int rm_finish_stdout(const char *prog, int status);
 
 /* Write a buffer to stdout; on EPIPE exit 0 quietly, on other errors
  * print "PROG: cannot write output: why" and exit 1. */

@@ -1,8 +1,7 @@
 /*
  * rm-energy: CPU package and DRAM energy from the RAPL powercap zones.
  *
- * usage: rm-energy [-H] [-i SEC] [-n COUNT] [--watch-pid PID] [-f csv|jsonl|prom]
- *        rm-energy [-H] [-i SEC] [-o FILE] [-f csv|jsonl|prom] -- CMD [ARG...]
+ * Usage and options: the table cli below (rm-energy --help prints it).
  *
  * Without -i, prints one row per RAPL zone (zone, name, energy_uj,
  * max_energy_range_uj).  With -i, reads the counters on every tick and
@@ -11,27 +10,19 @@
  * CMD, reads the counters every SEC seconds (default 1) so no wrap is
  * missed, and when it ends prints to stderr (or FILE) what it cost:
  * elapsed_s, pkg_j, pkg_w, dram_j, dram_w, exit; then exits with CMD's
- * status (128+N when a signal N ended it).
- *
- *   -i, --interval SEC     seconds between rows (0.001 to 86400)
- *   -n, --count COUNT      stop after COUNT rows
- *       --watch-pid PID    stop as soon as PID ends (a last row covers
- *                          the part interval)
- *   -f, --format FMT       csv (default), jsonl or prom
- *   -H, --no-header        no CSV header line
- *   -o, --output FILE      with -- CMD: write the row to FILE, not stderr
- *   -h, --help             this help
- *       --version          the version
+ * status (128+N when a signal N ended it).  With --watch-pid, a last row
+ * covers the part interval before PID ended.
  *
  * Package = the sum of the package-* zones (core and uncore are inside a
  * package; psys is never added); dram = the sum of the dram zones; each
  * counter's wrap is corrected with its own max_energy_range_uj.  Exit 1
  * when there are no zones, or when energy_uj is root-only (Linux 5.10+).
  */
+#include <err.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,26 +35,6 @@
 #include "rmtools.h"
 
 static const char prog[] = "rm-energy";
-static const char usage_line[] =
-	"usage: rm-energy [-H] [-i SEC] [-n COUNT] [--watch-pid PID] [-f csv|jsonl|prom]\n"
-	"       rm-energy [-H] [-i SEC] [-o FILE] [-f csv|jsonl|prom] -- CMD [ARG...]";
-
-static const char help_text[] =
-	"\n"
-	"Print CPU package and DRAM energy from the RAPL zones: one row per zone,\n"
-	"or with -i a row of watts and joules every SEC seconds, or with -- CMD\n"
-	"the joules and mean watts CMD cost (to stderr), exiting with its status.\n"
-	"\n"
-	"  -i, --interval SEC     seconds between rows (0.001 to 86400); with CMD,\n"
-	"                         between counter reads (default 1)\n"
-	"  -n, --count COUNT      stop after COUNT rows\n"
-	"      --watch-pid PID    stop as soon as PID ends\n"
-	"  -f, --format FMT       csv (default), jsonl or prom\n"
-	"  -H, --no-header        no CSV header line\n"
-	"  -o, --output FILE      with CMD: write the row to FILE, not stderr\n"
-	"  -h, --help             this help\n"
-	"      --version          print the version\n";
-
 /* One-shot: a row per zone. */
 enum { Z_ZONE, Z_NAME, Z_ENERGY, Z_MAX, Z_NCOLS };
 
@@ -108,6 +79,42 @@ struct opts {
 	char **cmd;
 };
 
+#define OFF(f) offsetof(struct opts, f)
+enum { O_WATCH = RM_CLI_LONG };
+
+static const struct rm_cli_opt options[] = {
+	{ 'i', "interval", "SEC", .kind = RM_CLI_INTERVAL, .off = OFF(interval),
+	  .help = "seconds between rows (0.001 to 86400); with CMD,\n"
+		  "between counter reads (default 1)" },
+	{ 'n', "count", "COUNT", .kind = RM_CLI_COUNT, .off = OFF(count),
+	  .help = "stop after COUNT rows" },
+	{ O_WATCH, "watch-pid", "PID", .kind = RM_CLI_WATCH_PID, .off = OFF(watch_pid),
+	  .help = "stop as soon as PID ends" },
+	{ 'f', "format", "FMT", .kind = RM_CLI_FORMAT, .off = OFF(fmt), .synarg = "csv|jsonl|prom",
+	  .help = "csv (default), jsonl or prom" },
+	{ 'H', "no-header", NULL, .kind = RM_CLI_FALSE, .off = OFF(header),
+	  .help = "no CSV header line" },
+	{ 'o', "output", "FILE", .kind = RM_CLI_STRING, .off = OFF(output),
+	  .help = "with CMD: write the row to FILE, not stderr" },
+	RM_CLI_HELP_OPT,
+	RM_CLI_VERSION_OPT,
+	{ 0 },
+};
+
+static const struct rm_cli cli = {
+	prog,
+	(const char *const[]){
+		"[-H] [-i] [-n] [--watch-pid] [-f]",
+		"[-H] [-i] [-o] [-f] -- CMD [ARG...]",
+		NULL,
+	},
+	"Print CPU package and DRAM energy from the RAPL zones: one row per zone,\n"
+	"or with -i a row of watts and joules every SEC seconds, or with -- CMD\n"
+	"the joules and mean watts CMD cost (to stderr), exiting with its status.",
+	options,
+	NULL,
+};
+
 /* Running sums of a stream, in microjoules. */
 struct totals {
 	uint64_t pkg_uj, dram_uj;
@@ -117,75 +124,35 @@ struct totals {
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_WATCH = 256, O_VERSION };
-	static const struct option longopts[] = {
-		{ "interval", required_argument, NULL, 'i' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "no-header", no_argument, NULL, 'H' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "watch-pid", required_argument, NULL, O_WATCH },
-		{ "version", no_argument, NULL, O_VERSION },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
 	memset(o, 0, sizeof(*o));
 	o->header = 1;
-	opterr = 0;
-	/* "+": stop at the first operand, so CMD's own options stay its own. */
-	while ((c = getopt_long(argc, argv, "+:i:n:f:Ho:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			o->interval = rm_opt_interval(prog, usage_line, optarg);
-			break;
-		case 'n':
-			o->count = rm_opt_count(prog, usage_line, optarg);
-			break;
-		case 'f':
-			o->fmt = rm_opt_format(prog, usage_line, optarg);
-			break;
-		case 'H':
-			o->header = 0;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'h':
-			rm_opt_help(prog, usage_line, help_text);
-		case O_VERSION:
-			rm_opt_version(prog);
-		case O_WATCH:
-			o->watch_pid = rm_opt_watch_pid(prog, usage_line, optarg);
-			break;
-		default:
-			rm_opt_bad(prog, usage_line, c, argv, optind);
-		}
-	}
+	/* Every option is the table's to store.  In order: stop at the first
+	 * operand, so CMD's own options stay its own. */
+	while (rm_cli_next(&cli, RM_CLI_IN_ORDER, argc, argv, o) != -1)
+		;
 	if (optind < argc) {
 		if (strcmp(argv[optind - 1], "--") != 0)
-			rm_usage_error(prog, usage_line, "unexpected argument '%s' (put -- before a command)",
-				       argv[optind]);
+			rm_cli_usage_error(&cli, "unexpected argument '%s' (put -- before a command)",
+					   argv[optind]);
 		o->cmd = argv + optind;
 	} else if (optind > 0 && strcmp(argv[optind - 1], "--") == 0) {
-		rm_usage_error(prog, usage_line, "no command after --");
+		rm_cli_usage_error(&cli, "no command after --");
 	}
 	if (o->cmd) {
 		if (o->count)
-			rm_usage_error(prog, usage_line, "-n does not go with -- CMD");
+			rm_cli_usage_error(&cli, "-n does not go with -- CMD");
 		if (o->watch_pid)
-			rm_usage_error(prog, usage_line, "--watch-pid does not go with -- CMD");
+			rm_cli_usage_error(&cli, "--watch-pid does not go with -- CMD");
 		if (!o->interval)
 			o->interval = 1;
 		return;
 	}
 	if (o->output)
-		rm_usage_error(prog, usage_line, "-o FILE needs -- CMD");
+		rm_cli_usage_error(&cli, "-o FILE needs -- CMD");
 	if (o->count && !o->interval)
 		o->interval = 1;
 	if (o->watch_pid && !o->interval)
-		rm_usage_error(prog, usage_line, "--watch-pid needs -i SEC");
+		rm_cli_usage_error(&cli, "--watch-pid needs -i SEC");
 }
 
 /* The message for a counter the kernel keeps from us; exits 1. */
@@ -195,12 +162,11 @@ static void __attribute__((noreturn)) die_eacces(const struct rm_rapl *r, int zo
 
 	if (rm_rapl_path(r, zone, "energy_uj", path, sizeof(path)) < 0)
 		snprintf(path, sizeof(path), "%s", r->z[zone].zone);
-	fprintf(stderr, "%s: cannot read '%s': %s (RAPL energy counters are root-only since "
-		"Linux 5.10, CVE-2020-8694); run as root, or as root make them readable: "
-		"chmod a+r %s/class/powercap/intel-rapl:*/energy_uj (until reboot; rm-energy(1) "
-		"shows a udev rule that lasts)\n",
-		prog, path, strerror(EACCES), rm_sys_root());
-	exit(RM_EXIT_FAIL);
+	/* errx, not err: the reason comes before the advice. */
+	errx(RM_EXIT_FAIL, "cannot read '%s': %s (RAPL energy counters are root-only since "
+	     "Linux 5.10, CVE-2020-8694); run as root, or as root make them readable: "
+	     "chmod a+r %s/class/powercap/intel-rapl:*/energy_uj (until reboot; rm-energy(1) "
+	     "shows a udev rule that lasts)", path, strerror(EACCES), rm_sys_root());
 }
 
 static void emit(const struct opts *o, struct rm_buf *b, const struct rm_col *cols,
@@ -222,7 +188,7 @@ static int oneshot(const struct opts *o, struct rm_rapl *r)
 	struct rm_val *v = calloc((size_t)r->n * Z_NCOLS, sizeof(*v));
 
 	if (!v) {
-		fprintf(stderr, "%s: out of memory\n", prog);
+		warnx("out of memory");
 		return RM_EXIT_FAIL;
 	}
 	for (int i = 0; i < r->n; i++) {
@@ -305,7 +271,7 @@ static int stream(const struct opts *o, struct rm_rapl *r)
 
 	/* One tick more than rows: the first only takes the baselines. */
 	if (rm_tick_init(&t, o->interval, o->count ? o->count + 1 : 0, o->watch_pid) < 0) {
-		fprintf(stderr, "%s: cannot watch PID %d: %s\n", prog, (int)o->watch_pid, strerror(errno));
+		warn("cannot watch PID %d", (int)o->watch_pid);
 		return RM_EXIT_FAIL;
 	}
 	/* The baselines come first: a refused counter fails before any
@@ -364,9 +330,9 @@ static int rapl_readable(struct rm_rapl *r)
 		return 1;
 	if (rm_rapl_path(r, r->err_zone, "energy_uj", path, sizeof(path)) < 0)
 		snprintf(path, sizeof(path), "%s", r->z[r->err_zone].zone);
-	fprintf(stderr, "%s: cannot read '%s': %s (RAPL energy counters are root-only since "
-		"Linux 5.10); energy not measured, running the command anyway\n",
-		prog, path, strerror(EACCES));
+	warnx("cannot read '%s': %s (RAPL energy counters are root-only since "
+	      "Linux 5.10); energy not measured, running the command anyway",
+	      path, strerror(EACCES));
 	return 0;
 }
 
@@ -419,7 +385,8 @@ static pid_t spawn(char **cmd)
 	sigprocmask(SIG_SETMASK, &entry_mask, NULL);
 	execvp(cmd[0], cmd);
 	int e = errno;
-	fprintf(stderr, "%s: cannot run '%s': %s\n", prog, cmd[0], strerror(e));
+	/* warn, not err: exit() would flush stdio buffers that are the parent's. */
+	warn("cannot run '%s'", cmd[0]);
 	_exit(e == ENOENT ? 127 : 126);
 }
 
@@ -458,7 +425,7 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 
 	if (o->output) {
 		if (rm_out_open(o->output, &out, why, sizeof(why)) < 0) {
-			fprintf(stderr, "%s: cannot write '%s': %s\n", prog, o->output, why);
+			warnx("cannot write '%s': %s", o->output, why);
 			return RM_EXIT_FAIL;
 		}
 		fd = out.fd;
@@ -468,7 +435,7 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 	else
 		start_unmeasured(&tt);
 	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
-		fprintf(stderr, "%s: cannot make a pipe: %s\n", prog, strerror(errno));
+		warn("cannot make a pipe");
 		if (o->output)
 			rm_out_abort(&out);
 		return RM_EXIT_FAIL;
@@ -485,7 +452,7 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 	fflush(NULL);
 	pid = spawn(o->cmd);
 	if (pid < 0) {
-		fprintf(stderr, "%s: cannot fork: %s\n", prog, strerror(errno));
+		warn("cannot fork");
 		if (o->output)
 			rm_out_abort(&out);
 		return RM_EXIT_FAIL;
@@ -513,7 +480,7 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 	while (w != pid && ((w = waitpid(pid, &st, 0)) >= 0 || errno == EINTR))
 		;
 	if (w != pid) {
-		fprintf(stderr, "%s: cannot wait for '%s': %s\n", prog, o->cmd[0], strerror(errno));
+		warn("cannot wait for '%s'", o->cmd[0]);
 		if (o->output)
 			rm_out_abort(&out);
 		return RM_EXIT_FAIL;
@@ -546,14 +513,14 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 		int e = errno;
 		if (o->output)
 			rm_out_abort(&out);
+		errno = e;
 		if (e != EPIPE)
-			fprintf(stderr, "%s: cannot write '%s': %s\n", prog,
-				o->output ? o->output : "stderr", strerror(e));
+			warn("cannot write '%s'", o->output ? o->output : "stderr");
 		rm_buf_free(&b);
 		return status ? status : RM_EXIT_FAIL;
 	}
 	if (o->output && rm_out_commit(&out, why, sizeof(why)) < 0) {
-		fprintf(stderr, "%s: cannot write '%s': %s\n", prog, o->output, why);
+		warnx("cannot write '%s': %s", o->output, why);
 		rm_buf_free(&b);
 		return status ? status : RM_EXIT_FAIL;
 	}
@@ -571,6 +538,7 @@ int main(int argc, char **argv)
 	struct rm_rapl r;
 	int n;
 
+	rm_set_prog(prog);
 	sigprocmask(SIG_SETMASK, NULL, &entry_mask);
 	for (int i = 0; i < 4; i++)
 		sigaction(entry_signo[i], NULL, &entry_sig[i]);
@@ -581,21 +549,16 @@ int main(int argc, char **argv)
 		/* Like time(1): CMD runs whatever can be measured; what cannot
 		 * is said once and its fields stay empty. */
 		if (n <= 0)
-			fprintf(stderr, "%s: no RAPL zones under '%s/class/powercap': energy not "
-				"measured, running the command anyway\n", prog, rm_sys_root());
+			warnx("no RAPL zones under '%s/class/powercap': energy not "
+			      "measured, running the command anyway", rm_sys_root());
 		n = run_cmd(&o, n > 0 && rapl_readable(&r) ? &r : NULL);
 		rm_rapl_close(&r);
 		return n;
 	}
-	if (n < 0) {
-		fprintf(stderr, "%s: no RAPL zones under '%s/class/powercap': %s\n",
-			prog, rm_sys_root(), strerror(errno));
-		return RM_EXIT_FAIL;
-	}
-	if (n == 0) {
-		fprintf(stderr, "%s: no RAPL zones under '%s/class/powercap'\n", prog, rm_sys_root());
-		return RM_EXIT_FAIL;
-	}
+	if (n < 0)
+		err(RM_EXIT_FAIL, "no RAPL zones under '%s/class/powercap'", rm_sys_root());
+	if (n == 0)
+		errx(RM_EXIT_FAIL, "no RAPL zones under '%s/class/powercap'", rm_sys_root());
 	if (o.interval)
 		n = stream(&o, &r);
 	else

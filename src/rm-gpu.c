@@ -1,7 +1,7 @@
 /*
  * rm-gpu: load, memory, power and temperature of each GPU.
  *
- * usage: rm-gpu [-H] [-i SEC] [-n COUNT] [--watch-pid PID] [-f csv|jsonl|prom]
+ * Usage and options: the table cli below (rm-gpu --help prints it).
  *
  * Prints a row per GPU: card, driver, busy_pct, vram_used_mb,
  * vram_total_mb, gtt_used_mb, gtt_total_mb, power_w, temp_c.  drm cards
@@ -10,19 +10,11 @@
  * cards are not listed, so no GPU appears twice.  With -i, the rows again
  * every SEC seconds, each with epoch and elapsed_s after the columns.
  *
- *   -i, --interval SEC     seconds between samples (0.001 to 86400)
- *   -n, --count COUNT      stop after COUNT samples
- *       --watch-pid PID    stop as soon as PID ends, after one last row
- *   -f, --format FMT       csv (default), jsonl or prom
- *   -H, --no-header        no CSV header line
- *   -h, --help             this help
- *       --version          the version
- *
  * A reading that fails or is not supported is an empty field.  Exit 1
  * when there is no GPU at all.
  */
-#include <errno.h>
-#include <getopt.h>
+#include <err.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,22 +25,6 @@
 #include "rmtools.h"
 
 static const char prog[] = "rm-gpu";
-static const char usage_line[] =
-	"usage: rm-gpu [-H] [-i SEC] [-n COUNT] [--watch-pid PID] [-f csv|jsonl|prom]";
-
-static const char help_text[] =
-	"\n"
-	"Print a row per GPU: busy %, VRAM and GTT used and total (MiB), power (W)\n"
-	"and temperature (C).  amdgpu from sysfs, NVIDIA through NVML, other\n"
-	"drivers as rows without readings.  With -i, the rows every SEC seconds.\n"
-	"\n"
-	"  -i, --interval SEC     seconds between samples (0.001 to 86400)\n"
-	"  -n, --count COUNT      stop after COUNT samples\n"
-	"      --watch-pid PID    stop as soon as PID ends, after one last row\n"
-	"  -f, --format FMT       csv (default), jsonl or prom\n"
-	"  -H, --no-header        no CSV header line\n"
-	"  -h, --help             this help\n"
-	"      --version          print the version\n";
 
 #define MIB (1024.0 * 1024.0)
 
@@ -80,6 +56,35 @@ struct opts {
 	int header;
 };
 
+#define OFF(f) offsetof(struct opts, f)
+enum { O_WATCH = RM_CLI_LONG };
+
+static const struct rm_cli_opt options[] = {
+	{ 'i', "interval", "SEC", .kind = RM_CLI_INTERVAL, .off = OFF(interval),
+	  .help = "seconds between samples (0.001 to 86400)" },
+	{ 'n', "count", "COUNT", .kind = RM_CLI_COUNT, .off = OFF(count),
+	  .help = "stop after COUNT samples" },
+	{ O_WATCH, "watch-pid", "PID", .kind = RM_CLI_WATCH_PID, .off = OFF(watch_pid),
+	  .help = "stop as soon as PID ends, after one last row" },
+	{ 'f', "format", "FMT", .kind = RM_CLI_FORMAT, .off = OFF(fmt), .synarg = "csv|jsonl|prom",
+	  .help = "csv (default), jsonl or prom" },
+	{ 'H', "no-header", NULL, .kind = RM_CLI_FALSE, .off = OFF(header),
+	  .help = "no CSV header line" },
+	RM_CLI_HELP_OPT,
+	RM_CLI_VERSION_OPT,
+	{ 0 },
+};
+
+static const struct rm_cli cli = {
+	prog,
+	(const char *const[]){ "[-H] [-i] [-n] [--watch-pid] [-f]", NULL },
+	"Print a row per GPU: busy %, VRAM and GTT used and total (MiB), power (W)\n"
+	"and temperature (C).  amdgpu from sysfs, NVIDIA through NVML, other\n"
+	"drivers as rows without readings.  With -i, the rows every SEC seconds.",
+	options,
+	NULL,
+};
+
 static struct rm_gpus gpus;
 
 static void close_gpus(void)
@@ -89,53 +94,17 @@ static void close_gpus(void)
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_WATCH = 256, O_VERSION };
-	static const struct option longopts[] = {
-		{ "interval", required_argument, NULL, 'i' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "no-header", no_argument, NULL, 'H' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "watch-pid", required_argument, NULL, O_WATCH },
-		{ "version", no_argument, NULL, O_VERSION },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
 	memset(o, 0, sizeof(*o));
 	o->header = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:n:f:Hh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			o->interval = rm_opt_interval(prog, usage_line, optarg);
-			break;
-		case 'n':
-			o->count = rm_opt_count(prog, usage_line, optarg);
-			break;
-		case 'f':
-			o->fmt = rm_opt_format(prog, usage_line, optarg);
-			break;
-		case 'H':
-			o->header = 0;
-			break;
-		case 'h':
-			rm_opt_help(prog, usage_line, help_text);
-		case O_VERSION:
-			rm_opt_version(prog);
-		case O_WATCH:
-			o->watch_pid = rm_opt_watch_pid(prog, usage_line, optarg);
-			break;
-		default:
-			rm_opt_bad(prog, usage_line, c, argv, optind);
-		}
-	}
+	/* Every option is the table's to store. */
+	while (rm_cli_next(&cli, 0, argc, argv, o) != -1)
+		;
 	if (optind < argc)
-		rm_usage_error(prog, usage_line, "unexpected argument '%s'", argv[optind]);
+		rm_cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
 	if (o->count && !o->interval)
 		o->interval = 1;
 	if (o->watch_pid && !o->interval)
-		rm_usage_error(prog, usage_line, "--watch-pid needs -i SEC");
+		rm_cli_usage_error(&cli, "--watch-pid needs -i SEC");
 }
 
 /* Fill row's values for card i; epoch and elapsed only when streaming. */
@@ -194,7 +163,7 @@ static void report_nvml(void)
 
 	if (gpus.nvml == RM_NVML_OK || (gpus.nvml == RM_NVML_ABSENT && !(lib && *lib)))
 		return;
-	fprintf(stderr, "%s: NVML: %s; NVIDIA GPUs are not read\n", prog, gpus.nvml_msg);
+	warnx("NVML: %s; NVIDIA GPUs are not read", gpus.nvml_msg);
 }
 
 /*
@@ -208,21 +177,18 @@ int main(int argc, char **argv)
 	struct rm_val *v;
 	int ncols;
 
+	rm_set_prog(prog);
 	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &o);
 	rm_gpu_open(&gpus);
 	atexit(close_gpus);
 	report_nvml();
-	if (gpus.n == 0) {
-		fprintf(stderr, "%s: no GPUs: no cards under '%s/class/drm' and none through NVML\n",
-			prog, rm_sys_root());
-		return RM_EXIT_FAIL;
-	}
+	if (gpus.n == 0)
+		errx(RM_EXIT_FAIL, "no GPUs: no cards under '%s/class/drm' and none through NVML",
+		     rm_sys_root());
 	v = calloc((size_t)gpus.n * C_NCOLS, sizeof(*v));
-	if (!v) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		return RM_EXIT_FAIL;
-	}
+	if (!v)
+		errx(RM_EXIT_FAIL, "out of memory");
 	ncols = o.interval ? C_NCOLS : C_EPOCH;
 	if (o.header && o.fmt == RM_FMT_CSV) {
 		rm_emit_csv_header(&b, cols, ncols);
@@ -232,7 +198,7 @@ int main(int argc, char **argv)
 		emit(&o, &b, v, ncols, 0, 0);
 	} else {
 		if (rm_tick_init(&t, o.interval, o.count, o.watch_pid) < 0) {
-			fprintf(stderr, "%s: cannot watch PID %d: %s\n", prog, (int)o.watch_pid, strerror(errno));
+			warn("cannot watch PID %d", (int)o.watch_pid);
 			rm_buf_free(&b);
 			free(v);
 			return RM_EXIT_FAIL;

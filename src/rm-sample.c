@@ -1,12 +1,7 @@
 /*
  * rm-sample: one system-wide row per tick, for the build monitor.
  *
- * usage: rm-sample [-H] [-i SEC] [-n COUNT] [--watch-pid PID]... [-f csv|jsonl|prom]
- *                  [-o FILE] [--disk-path PATH] [--stage-file FILE] [--stage-log-dir DIR]
- *                  [--context-match ERE] [--compilers LIST] [--energy] [--gpu]
- *                  [--prom-file FILE] [--prom-label NAME=VALUE] [--status FILE] [--check]
- *                  [--listen ADDR:PORT [--min-age SEC] [--expose-cmdline]]
- *                  [--cgroup-path PATH|auto] [--seed-columns]
+ * Usage and options: the table cli below (rm-sample --help prints it).
  *
  * Without -i, prints the header and one row, its CPU % measured over a
  * short window.  With -i, prints a row every SEC seconds (on absolute
@@ -14,59 +9,14 @@
  * kill that ended it is recorded), or SIGINT/SIGTERM/SIGHUP.
  * --energy and --gpu append their columns after the default ones (lib/energy
  * and lib/gpu; empty where there is no RAPL or GPU, or it is not readable).
- *
- *   -i, --interval SEC     seconds between rows (0.001 to 86400)
- *   -n, --count COUNT      stop after COUNT rows
- *       --watch-pid PID    stop as soon as PID ends, after one last row; given
- *                          more than once, when any of them ends
- *   -f, --format FMT       csv (default), jsonl or prom
- *   -H, --no-header        no CSV header line
- *   -o, --output FILE      append rows to FILE (the header only when it is
- *                          empty); a row the filesystem refuses (full, quota,
- *                          I/O error) is counted, sampling goes on, and the
- *                          count is reported on stderr at the end (exit 1)
- *       --disk-path PATH   filesystem for disk_avail_gb, disk_pct (default /)
- *       --stage-file FILE  stage = first line of FILE, trimmed
- *       --stage-log-dir DIR
- *                          stage = newest *.log in DIR (without .log) unless
- *                          --stage-file has one; context = its last non-empty line
- *       --context-match ERE
- *                          context = the last line matching ERE instead
- *       --compilers LIST   comma-separated process names counted in
- *                          compilers (default lib/cu's list of compilers
- *                          and linkers, as rm-tree --compilers prints it)
- *       --energy           add pkg_w: CPU package watts over the last interval
- *       --gpu              add gpu_busy_pct (max over cards), gpu_vram_used_mb
- *                          and gpu_vram_total_mb (sums over cards)
- *       --prom-file FILE   after every row, also replace FILE with the row as
- *                          Prometheus text (temporary file beside it + rename)
- *       --prom-label NAME=VALUE
- *                          add this label to every --prom-file sample
- *       --listen ADDR:PORT serve GET /metrics, /usage?pid=N, /healthz over
- *                          HTTP (":PORT" is 127.0.0.1, "[::1]:PORT" IPv6)
- *       --min-age SEC      without -i, a scrape reuses a sample younger than
- *                          SEC (default 1; 0: every scrape samples)
- *       --expose-cmdline   /usage shows command lines on a non-loopback address
- *       --cgroup-path PATH|auto
- *                          add the memory cgroup's cg_* columns and the
- *                          effective cores (lib/cgroup); auto: the cgroup
- *                          of --watch-pid, else our own
- *       --status FILE      keep FILE, replaced atomically whenever it changes:
- *                          rows_written, rows_lost, first_lost, lost_error,
- *                          gaps (intervals over 3 ticks), longest_gap_s, and
- *                          final=1 at a clean end (final=0: still running, or
- *                          killed)
- *       --check            validate everything (options, disk path, watched
- *                          PID, --prom-file's directory, -o's format), exit 0
- *   -h, --help             this help
- *       --version          the version
  */
+#include <err.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <math.h>
 #include <regex.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,68 +34,6 @@
 #include "usage.h"
 
 static const char prog[] = "rm-sample";
-static const char usage_line[] =
-	"usage: rm-sample [-H] [-i SEC] [-n COUNT] [--watch-pid PID]... [-f csv|jsonl|prom]\n"
-	"                 [-o FILE] [--disk-path PATH] [--stage-file FILE] [--stage-log-dir DIR]\n"
-	"                 [--context-match ERE] [--compilers LIST] [--energy] [--gpu]\n"
-	"                 [--prom-file FILE] [--prom-label NAME=VALUE] [--status FILE] [--check]\n"
-	"                 [--listen ADDR:PORT [--min-age SEC] [--expose-cmdline]]\n"
-	"                 [--cgroup-path PATH|auto] [--seed-columns]";
-
-static const char help_text[] =
-	"\n"
-	"Print one system-wide row: load, CPU, memory, swap, disk, live compilers,\n"
-	"build stage and log context, OOM kills and pressure.  With -i, a row\n"
-	"every SEC seconds.\n"
-	"\n"
-	"  -i, --interval SEC     seconds between rows (0.001 to 86400)\n"
-	"  -n, --count COUNT      stop after COUNT rows\n"
-	"      --watch-pid PID    stop as soon as PID ends, after one last row; given\n"
-	"                         more than once (at most 8), when any of them ends\n"
-	"  -f, --format FMT       csv (default), jsonl or prom\n"
-	"  -H, --no-header        no CSV header line\n"
-	"  -o, --output FILE      append rows to FILE (the header only when it is empty);\n"
-	"                         rows a full or failing filesystem refuses are counted,\n"
-	"                         sampling goes on, and the count is reported at the end\n"
-	"      --disk-path PATH   filesystem for disk_avail_gb, disk_pct (default /)\n"
-	"      --stage-file FILE  stage = first line of FILE, trimmed\n"
-	"      --stage-log-dir DIR\n"
-	"                         stage = newest *.log in DIR (without .log) unless\n"
-	"                         --stage-file has one; context = its last non-empty line\n"
-	"      --context-match ERE\n"
-	"                         context = the last line matching ERE instead\n"
-	"      --compilers LIST   comma-separated names counted in compilers (default:\n"
-	"                         gcc's cc1*, clang, rustc, LTO and the linkers, as\n"
-	"                         rm-tree --compilers lists them)\n"
-	"      --energy           add pkg_w: CPU package watts over the last interval\n"
-	"      --gpu              add gpu_busy_pct (max over cards), gpu_vram_used_mb\n"
-	"                         and gpu_vram_total_mb (sums over cards)\n"
-	"      --prom-file FILE   after every row also replace FILE, atomically, with\n"
-	"                         the row as Prometheus text\n"
-	"      --prom-label NAME=VALUE\n"
-	"                         add this label to every --prom-file sample (repeatable)\n"
-	"      --listen ADDR:PORT serve GET /metrics (Prometheus), /usage?pid=N (JSON)\n"
-	"                         and /healthz; \":PORT\" is 127.0.0.1, \"[::1]:PORT\" IPv6,\n"
-	"                         other addresses written out; port 0 picks a free one\n"
-	"      --min-age SEC      without -i, a scrape reuses a sample younger than SEC\n"
-	"                         (default 1; 0: every scrape takes a sample)\n"
-	"      --expose-cmdline   /usage shows command lines even when the address is\n"
-	"                         not a loopback one\n"
-	"      --cgroup-path PATH|auto\n"
-	"                         add cg_mem_used_mb, cg_mem_limit_mb, cg_mem_avail_mb,\n"
-	"                         cg_swap_used_mb, cg_oom_kills, cg_psi_mem_full of this\n"
-	"                         memory cgroup (auto: --watch-pid's, else our own), and\n"
-	"                         cores (affinity capped by CPU quotas)\n"
-	"      --status FILE      keep FILE (replaced atomically) saying rows_written,\n"
-	"                         rows_lost, first_lost, gaps, stage_fallback and\n"
-	"                         final=1 at a clean end\n"
-	"      --seed-columns     only the seed monitor's 14 columns, in its formats:\n"
-	"                         whole numbers (epoch in seconds, ISO time without a\n"
-	"                         fraction), load1 with 2 decimals, context quoted\n"
-	"      --check            check every option and the files, then exit 0\n"
-	"  -h, --help             this help\n"
-	"      --version          print the version\n";
-
 #define DEFAULT_COMPILERS rm_cu_compilers()
 #define MAX_NAMES 64
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -234,6 +122,98 @@ struct opts {
 	int seed_cols;              /* --seed-columns */
 };
 
+#define OFF(f) offsetof(struct opts, f)
+enum { O_WATCH = RM_CLI_LONG, O_DISK, O_STAGEFILE, O_LOGDIR, O_CTX, O_COMP, O_ENERGY, O_GPU,
+       O_PROMFILE, O_PROMLABEL, O_LISTEN, O_MINAGE, O_EXPOSE, O_CGPATH, O_STATUS, O_CHECK,
+       O_SEED };
+
+static const struct rm_cli_opt options[] = {
+	{ 'i', "interval", "SEC", .kind = RM_CLI_INTERVAL, .off = OFF(interval),
+	  .help = "seconds between rows (0.001 to 86400)" },
+	{ 'n', "count", "COUNT", .kind = RM_CLI_COUNT, .off = OFF(count),
+	  .help = "stop after COUNT rows" },
+	{ O_WATCH, "watch-pid", "PID",
+	  .help = "stop as soon as PID ends, after one last row; given\n"
+		  "more than once (at most 8), when any of them ends" },
+	{ 'f', "format", "FMT", .kind = RM_CLI_FORMAT, .off = OFF(fmt), .synarg = "csv|jsonl|prom",
+	  .help = "csv (default), jsonl or prom" },
+	{ 'H', "no-header", NULL, .kind = RM_CLI_FALSE, .off = OFF(header),
+	  .help = "no CSV header line" },
+	{ 'o', "output", "FILE", .kind = RM_CLI_STRING, .off = OFF(output),
+	  .help = "append rows to FILE (the header only when it is empty);\n"
+		  "rows a full or failing filesystem refuses are counted,\n"
+		  "sampling goes on, and the count is reported at the end" },
+	{ O_DISK, "disk-path", "PATH", .kind = RM_CLI_STRING, .off = OFF(disk_path),
+	  .help = "filesystem for disk_avail_gb, disk_pct (default /)" },
+	{ O_STAGEFILE, "stage-file", "FILE", .kind = RM_CLI_STRING, .off = OFF(stage_file),
+	  .help = "stage = first line of FILE, trimmed" },
+	{ O_LOGDIR, "stage-log-dir", "DIR", .kind = RM_CLI_STRING, .off = OFF(log_dir),
+	  .help = "stage = newest *.log in DIR (without .log) unless\n"
+		  "--stage-file has one; context = its last non-empty line" },
+	{ O_CTX, "context-match", "ERE",
+	  .help = "context = the last line matching ERE instead" },
+	{ O_COMP, "compilers", "LIST",
+	  .help = "comma-separated names counted in compilers (default:\n"
+		  "gcc's cc1*, clang, rustc, LTO and the linkers, as\n"
+		  "rm-tree --compilers lists them)" },
+	{ O_ENERGY, "energy", NULL, .kind = RM_CLI_TRUE, .off = OFF(energy),
+	  .help = "add pkg_w: CPU package watts over the last interval" },
+	{ O_GPU, "gpu", NULL, .kind = RM_CLI_TRUE, .off = OFF(gpu),
+	  .help = "add gpu_busy_pct (max over cards), gpu_vram_used_mb\n"
+		  "and gpu_vram_total_mb (sums over cards)" },
+	{ O_PROMFILE, "prom-file", "FILE", .kind = RM_CLI_STRING, .off = OFF(prom_file),
+	  .help = "after every row also replace FILE, atomically, with\n"
+		  "the row as Prometheus text" },
+	{ O_PROMLABEL, "prom-label", "NAME=VALUE",
+	  .help = "add this label to every --prom-file sample (repeatable)" },
+	{ O_LISTEN, "listen", "ADDR:PORT", .kind = RM_CLI_STRING, .off = OFF(listen),
+	  .help = "serve GET /metrics (Prometheus), /usage?pid=N (JSON)\n"
+		  "and /healthz; \":PORT\" is 127.0.0.1, \"[::1]:PORT\" IPv6,\n"
+		  "other addresses written out; port 0 picks a free one" },
+	{ O_MINAGE, "min-age", "SEC",
+	  .help = "without -i, a scrape reuses a sample younger than SEC\n"
+		  "(default 1; 0: every scrape takes a sample)" },
+	{ O_EXPOSE, "expose-cmdline", NULL, .kind = RM_CLI_TRUE, .off = OFF(expose_cmd),
+	  .help = "/usage shows command lines even when the address is\n"
+		  "not a loopback one" },
+	{ O_CGPATH, "cgroup-path", "PATH|auto",
+	  .help = "add cg_mem_used_mb, cg_mem_limit_mb, cg_mem_avail_mb,\n"
+		  "cg_swap_used_mb, cg_oom_kills, cg_psi_mem_full of this\n"
+		  "memory cgroup (auto: --watch-pid's, else our own), and\n"
+		  "cores (affinity capped by CPU quotas)" },
+	{ O_STATUS, "status", "FILE", .kind = RM_CLI_STRING, .off = OFF(status_file),
+	  .help = "keep FILE (replaced atomically) saying rows_written,\n"
+		  "rows_lost, first_lost, gaps, stage_fallback and\n"
+		  "final=1 at a clean end" },
+	{ O_SEED, "seed-columns", NULL, .kind = RM_CLI_TRUE, .off = OFF(seed_cols),
+	  .help = "only the seed monitor's 14 columns, in its formats:\n"
+		  "whole numbers (epoch in seconds, ISO time without a\n"
+		  "fraction), load1 with 2 decimals, context quoted" },
+	{ O_CHECK, "check", NULL, .kind = RM_CLI_TRUE, .off = OFF(check),
+	  .help = "check every option and the files, then exit 0" },
+	RM_CLI_HELP_OPT,
+	RM_CLI_VERSION_OPT,
+	{ 0 },
+};
+
+static const struct rm_cli cli = {
+	prog,
+	(const char *const[]){
+		"[-H] [-i] [-n] [--watch-pid]... [-f]\n"
+		"[-o] [--disk-path] [--stage-file] [--stage-log-dir]\n"
+		"[--context-match] [--compilers] [--energy] [--gpu]\n"
+		"[--prom-file] [--prom-label] [--status] [--check]\n"
+		"[--listen [--min-age] [--expose-cmdline]]\n"
+		"[--cgroup-path] [--seed-columns]",
+		NULL,
+	},
+	"Print one system-wide row: load, CPU, memory, swap, disk, live compilers,\n"
+	"build stage and log context, OOM kills and pressure.  With -i, a row\n"
+	"every SEC seconds.",
+	options,
+	NULL,
+};
+
 /*
  * Where rows go: stdout, or with -o a file whose write failures are
  * counted rather than fatal, so a full disk costs rows, not the monitor.
@@ -265,18 +245,16 @@ static void split_names(struct opts *o, const char *list)
 
 	free(o->names_store);
 	o->names_store = strdup(list);
-	if (!o->names_store) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		exit(RM_EXIT_FAIL);
-	}
+	if (!o->names_store)
+		errx(RM_EXIT_FAIL, "out of memory");
 	o->nnames = 0;
 	for (p = o->names_store; (tok = strtok_r(p, ",", &save)) != NULL; p = NULL) {
 		if (o->nnames == MAX_NAMES)
-			rm_usage_error(prog, usage_line, "too many names in --compilers (at most %d)", MAX_NAMES);
+			rm_cli_usage_error(&cli, "too many names in --compilers (at most %d)", MAX_NAMES);
 		o->names[o->nnames++] = tok;
 	}
 	if (o->nnames == 0)
-		rm_usage_error(prog, usage_line, "empty --compilers list");
+		rm_cli_usage_error(&cli, "empty --compilers list");
 }
 
 /* NAME=VALUE, NAME a Prometheus label name, added to o->prom_labels. */
@@ -291,8 +269,8 @@ static void add_prom_label(struct opts *o, const char *arg)
 		ok = (arg[i] >= 'a' && arg[i] <= 'z') || (arg[i] >= 'A' && arg[i] <= 'Z') ||
 		     (arg[i] >= '0' && arg[i] <= '9') || arg[i] == '_';
 	if (!ok || (n == 5 && strncmp(arg, "stage", 5) == 0))
-		rm_usage_error(prog, usage_line,
-			       "invalid --prom-label '%s': NAME=VALUE, NAME a label name other than stage", arg);
+		rm_cli_usage_error(&cli,
+				   "invalid --prom-label '%s': NAME=VALUE, NAME a label name other than stage", arg);
 	if (o->prom_labels.len)
 		rm_buf_addc(&o->prom_labels, ',');
 	rm_buf_add(&o->prom_labels, arg, n);
@@ -303,36 +281,6 @@ static void add_prom_label(struct opts *o, const char *arg)
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_WATCH = 256, O_DISK, O_STAGEFILE, O_LOGDIR, O_CTX, O_COMP, O_VERSION, O_ENERGY, O_GPU,
-	       O_PROMFILE, O_PROMLABEL, O_LISTEN, O_MINAGE, O_EXPOSE, O_CGPATH, O_STATUS, O_CHECK,
-	       O_SEED };
-	static const struct option longopts[] = {
-		{ "interval", required_argument, NULL, 'i' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "no-header", no_argument, NULL, 'H' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "watch-pid", required_argument, NULL, O_WATCH },
-		{ "disk-path", required_argument, NULL, O_DISK },
-		{ "stage-file", required_argument, NULL, O_STAGEFILE },
-		{ "stage-log-dir", required_argument, NULL, O_LOGDIR },
-		{ "context-match", required_argument, NULL, O_CTX },
-		{ "compilers", required_argument, NULL, O_COMP },
-		{ "version", no_argument, NULL, O_VERSION },
-		{ "energy", no_argument, NULL, O_ENERGY },
-		{ "gpu", no_argument, NULL, O_GPU },
-		{ "output", required_argument, NULL, 'o' },
-		{ "prom-file", required_argument, NULL, O_PROMFILE },
-		{ "prom-label", required_argument, NULL, O_PROMLABEL },
-		{ "listen", required_argument, NULL, O_LISTEN },
-		{ "min-age", required_argument, NULL, O_MINAGE },
-		{ "expose-cmdline", no_argument, NULL, O_EXPOSE },
-		{ "cgroup-path", required_argument, NULL, O_CGPATH },
-		{ "status", required_argument, NULL, O_STATUS },
-		{ "check", no_argument, NULL, O_CHECK },
-		{ "seed-columns", no_argument, NULL, O_SEED },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c, rc;
 
 	memset(o, 0, sizeof(*o));
@@ -340,40 +288,15 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	o->disk_path = "/";
 	o->min_age = -1;   /* 1 unless given: see serve_check_args */
 	split_names(o, DEFAULT_COMPILERS);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:n:f:o:Hh", longopts, NULL)) != -1) {
+	/* The table stores the plain options; the rest are here. */
+	while ((c = rm_cli_next(&cli, 0, argc, argv, o)) != -1) {
 		switch (c) {
-		case 'i':
-			o->interval = rm_opt_interval(prog, usage_line, optarg);
-			break;
-		case 'n':
-			o->count = rm_opt_count(prog, usage_line, optarg);
-			break;
-		case 'f':
-			o->fmt = rm_opt_format(prog, usage_line, optarg);
-			break;
-		case 'H':
-			o->header = 0;
-			break;
-		case 'h':
-			rm_opt_help(prog, usage_line, help_text);
-		case O_VERSION:
-			rm_opt_version(prog);
 		case O_WATCH:
 			/* Given more than once: the stream ends when any ends. */
 			if (o->nwatch == RM_TICK_WATCH_MAX)
-				rm_usage_error(prog, usage_line, "at most %d --watch-pid", RM_TICK_WATCH_MAX);
-			o->watch[o->nwatch++] = rm_opt_watch_pid(prog, usage_line, optarg);
+				rm_cli_usage_error(&cli, "at most %d --watch-pid", RM_TICK_WATCH_MAX);
+			rm_cli_value(&cli, RM_CLI_WATCH_PID, optarg, &o->watch[o->nwatch++]);
 			o->watch_pid = o->watch[0];
-			break;
-		case O_DISK:
-			o->disk_path = optarg;
-			break;
-		case O_STAGEFILE:
-			o->stage_file = optarg;
-			break;
-		case O_LOGDIR:
-			o->log_dir = optarg;
 			break;
 		case O_CTX:
 			if (o->has_re)
@@ -382,73 +305,44 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			if (rc != 0) {
 				char msg[256];
 				regerror(rc, &o->ctx_re, msg, sizeof(msg));
-				rm_usage_error(prog, usage_line, "invalid --context-match '%s': %s", optarg, msg);
+				rm_cli_usage_error(&cli, "invalid --context-match '%s': %s", optarg, msg);
 			}
 			o->has_re = 1;
 			break;
 		case O_COMP:
 			split_names(o, optarg);
 			break;
-		case O_ENERGY:
-			o->energy = 1;
-			break;
-		case O_GPU:
-			o->gpu = 1;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case O_PROMFILE:
-			o->prom_file = optarg;
-			break;
 		case O_PROMLABEL:
 			add_prom_label(o, optarg);
 			break;
-		case O_LISTEN:
-			o->listen = optarg;
-			break;
 		case O_MINAGE:
 			if (rm_parse_duration(optarg, 0, 86400, &o->min_age) < 0)
-				rm_usage_error(prog, usage_line, "invalid --min-age '%s': seconds, 0 to 86400", optarg);
-			break;
-		case O_EXPOSE:
-			o->expose_cmd = 1;
+				rm_cli_usage_error(&cli, "invalid --min-age '%s': seconds, 0 to 86400", optarg);
 			break;
 		case O_CGPATH:
 			if (!optarg[0])
-				rm_usage_error(prog, usage_line, "empty --cgroup-path");
+				rm_cli_usage_error(&cli, "empty --cgroup-path");
 			o->cgroup_path = optarg;
 			break;
-		case O_STATUS:
-			o->status_file = optarg;
-			break;
-		case O_CHECK:
-			o->check = 1;
-			break;
-		case O_SEED:
-			o->seed_cols = 1;
-			break;
-		default:
-			rm_opt_bad(prog, usage_line, c, argv, optind);
 		}
 	}
 	if (optind < argc)
-		rm_usage_error(prog, usage_line, "unexpected argument '%s'", argv[optind]);
+		rm_cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
 	if (o->count && !o->interval)
 		o->interval = 1;
 	serve_check_args(o);
 	if (o->seed_cols && (o->fmt != RM_FMT_CSV || o->energy || o->gpu || o->cgroup_path))
-		rm_usage_error(prog, usage_line, "--seed-columns writes the seed's 14 CSV columns: "
-			       "not with -f, --energy, --gpu or --cgroup-path");
+		rm_cli_usage_error(&cli, "--seed-columns writes the seed's 14 CSV columns: "
+				   "not with -f, --energy, --gpu or --cgroup-path");
 	if (o->watch_pid && !o->interval && !o->listen)
-		rm_usage_error(prog, usage_line, "--watch-pid needs -i SEC");
+		rm_cli_usage_error(&cli, "--watch-pid needs -i SEC");
 	if (o->prom_file && !o->prom_file[0])
-		rm_usage_error(prog, usage_line, "empty --prom-file");
+		rm_cli_usage_error(&cli, "empty --prom-file");
 	if (o->output && o->prom_file && rm_out_same_path(o->output, o->prom_file))
-		rm_usage_error(prog, usage_line, "'%s' is named for two outputs", o->output);
+		rm_cli_usage_error(&cli, "'%s' is named for two outputs", o->output);
 	if (o->status_file && ((o->output && rm_out_same_path(o->output, o->status_file)) ||
 			       (o->prom_file && rm_out_same_path(o->prom_file, o->status_file))))
-		rm_usage_error(prog, usage_line, "'%s' is named for two outputs", o->status_file);
+		rm_cli_usage_error(&cli, "'%s' is named for two outputs", o->status_file);
 }
 
 /*
@@ -491,8 +385,7 @@ static void status_write(const struct opts *o, int final)
 		if (fd >= 0)
 			unlink(tmp);
 		if (!told++)
-			fprintf(stderr, "%s: cannot write --status '%s': %s\n", prog, o->status_file,
-				strerror(errno));
+			warn("cannot write --status '%s'", o->status_file);
 	}
 	rm_buf_free(&b);
 }
@@ -511,11 +404,8 @@ static void check_prom_dir(const struct opts *o)
 	else
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - o->prom_file), o->prom_file);
 	if (stat(dir, &st) < 0 || (!S_ISDIR(st.st_mode) && (errno = ENOTDIR)) ||
-	    access(dir, W_OK | X_OK) < 0) {
-		fprintf(stderr, "%s: cannot write --prom-file '%s': %s\n", prog, o->prom_file,
-			strerror(errno));
-		exit(RM_EXIT_FAIL);
-	}
+	    access(dir, W_OK | X_OK) < 0)
+		err(RM_EXIT_FAIL, "cannot write --prom-file '%s'", o->prom_file);
 }
 
 /* A write failure that costs rows but not the stream (only with -o). */
@@ -535,10 +425,8 @@ static void out_write(struct rm_buf *b, double epoch)
 	if (rm_buf_write(out_fd, b) == 0) {
 		rows_written++;
 	} else {
-		if (!lost_is_tolerable(errno)) {
-			fprintf(stderr, "%s: cannot write to output: %s\n", prog, strerror(errno));
-			exit(RM_EXIT_FAIL);
-		}
+		if (!lost_is_tolerable(errno))
+			err(RM_EXIT_FAIL, "cannot write to output");
 		if (rows_lost++ == 0) {
 			lost_from = epoch;
 			lost_errno = errno;
@@ -591,13 +479,13 @@ static void read_stage(const struct opts *o, struct state *s)
 		if (skipped[0] && !told_skip++) {
 			char txt[RM_TEXT_MAX + 1];
 			rm_sanitize(skipped, strlen(skipped), txt, sizeof(txt));
-			fprintf(stderr, "%s: --stage-log-dir: skipping '%s': owned by neither this "
-				"user nor the directory's owner\n", prog, txt);
+			warnx("--stage-log-dir: skipping '%s': owned by neither this "
+			      "user nor the directory's owner", txt);
 		}
 	}
 	file_rc = o->stage_file ? rm_first_line(o->stage_file, s->stage, sizeof(s->stage)) : 0;
 	if (file_rc < 0 && errno == ELOOP && !told_link++)
-		fprintf(stderr, "%s: --stage-file '%s': %s\n", prog, o->stage_file, RM_OUT_SYMLINK_WHY);
+		warnx("--stage-file '%s': %s", o->stage_file, RM_OUT_SYMLINK_WHY);
 	if (file_rc <= 0) {
 		/* No stage file, or it is missing or empty: the newest log's
 		 * name, counted for the summary's note (--status). */
@@ -631,7 +519,7 @@ static void open_cgroup(const struct opts *o)
 	int aut = strcmp(o->cgroup_path, "auto") == 0;
 
 	if (rm_cg_open(&cgrp, aut ? o->watch_pid : 0, aut ? NULL : o->cgroup_path, why, sizeof(why)) < 0)
-		fprintf(stderr, "%s: cg_* columns stay empty: %s\n", prog, why);
+		warnx("cg_* columns stay empty: %s", why);
 	cg_cores = rm_cg_cores(o->watch_pid);
 }
 
@@ -673,8 +561,8 @@ static void open_extras(const struct opts *o)
 		if (rm_rapl_sample(&rapl, &st) == 0)
 			pkg_prev = st.mono;
 		else
-			fprintf(stderr, "%s: pkg_w stays empty: energy_uj is root-only since "
-				"Linux 5.10 (see rm-energy(1))\n", prog);
+			warnx("pkg_w stays empty: energy_uj is root-only since "
+			      "Linux 5.10 (see rm-energy(1))");
 	}
 	if (o->gpu)
 		rm_gpu_open(&gpus);
@@ -752,15 +640,15 @@ static long count_compilers(const struct opts *o)
 static void compilers_done(void)
 {
 	if (compilers_pc.lost)
-		fprintf(stderr, "%s: %llu times the kernel dropped process events (socket buffer "
-			"full); each was followed by a /proc scan\n", prog,
-			(unsigned long long)compilers_pc.lost);
+		warnx("%llu times the kernel dropped process events (socket buffer "
+		      "full); each was followed by a /proc scan",
+		      (unsigned long long)compilers_pc.lost);
 	if (getenv("RM_PCOUNT_STATS"))
-		fprintf(stderr, "%s: compilers from %s: %llu events, %llu comm reads, %llu scans\n",
-			prog, rm_pcount_events(&compilers_pc) ? "events" : "scans",
-			(unsigned long long)compilers_pc.events,
-			(unsigned long long)compilers_pc.comm_reads,
-			(unsigned long long)compilers_pc.scans);
+		warnx("compilers from %s: %llu events, %llu comm reads, %llu scans",
+		      rm_pcount_events(&compilers_pc) ? "events" : "scans",
+		      (unsigned long long)compilers_pc.events,
+		      (unsigned long long)compilers_pc.comm_reads,
+		      (unsigned long long)compilers_pc.scans);
 	rm_pcount_close(&compilers_pc);
 }
 
@@ -929,11 +817,9 @@ static void check_append(const struct opts *o, int fd)
 	} else {
 		ok = first[0] == '#';
 	}
-	if (!ok) {
-		fprintf(stderr, "%s: cannot append to '%s': it holds another format or other columns\n",
-			prog, o->output);
-		exit(RM_EXIT_FAIL);
-	}
+	if (!ok)
+		errx(RM_EXIT_FAIL, "cannot append to '%s': it holds another format or other columns",
+		     o->output);
 }
 
 /* -o FILE: append, never through a symlink; the header only when empty.
@@ -955,11 +841,10 @@ static void open_output(const struct opts *o, int create)
 		      O_CLOEXEC | O_NOCTTY, geteuid() == 0 ? 0640 : 0666);
 	if (out_fd < 0 && !create && errno == ENOENT)
 		return;
-	if (out_fd < 0) {
-		fprintf(stderr, "%s: cannot open '%s': %s\n", prog, o->output,
-			errno == ELOOP ? RM_OUT_SYMLINK_WHY : strerror(errno));
-		exit(RM_EXIT_FAIL);
-	}
+	if (out_fd < 0 && errno == ELOOP)
+		errx(RM_EXIT_FAIL, "cannot open '%s': %s", o->output, RM_OUT_SYMLINK_WHY);
+	if (out_fd < 0)
+		err(RM_EXIT_FAIL, "cannot open '%s'", o->output);
 	if (fstat(out_fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
 		check_append(o, out_fd);
 		header_pending = -1;
@@ -972,7 +857,7 @@ static int report_lost(const struct opts *o)
 	char iso[40];
 
 	if (out_fd != STDOUT_FILENO && close(out_fd) < 0 && !lost_is_tolerable(errno)) {
-		fprintf(stderr, "%s: cannot write to '%s': %s\n", prog, o->output, strerror(errno));
+		warn("cannot write to '%s'", o->output);
 		return RM_EXIT_FAIL;
 	}
 	if (!rows_lost)
@@ -980,8 +865,8 @@ static int report_lost(const struct opts *o)
 	if (o->status_file)
 		return RM_EXIT_FAIL;   /* the count is in the status file */
 	rm_fmt_iso(lost_from, iso, sizeof(iso));
-	fprintf(stderr, "%s: %ld rows lost from %s: cannot write to '%s': %s\n", prog, rows_lost,
-		iso, o->output, strerror(lost_errno));
+	errno = lost_errno;
+	warn("%ld rows lost from %s: cannot write to '%s'", rows_lost, iso, o->output);
 	return RM_EXIT_FAIL;
 }
 
@@ -1029,11 +914,11 @@ static void serve_check_args(struct opts *o)
 	int loop;
 
 	if (o->listen && rm_http_addr_parse(o->listen, &ss, &len, &loop) < 0)
-		rm_usage_error(prog, usage_line,
-			       "invalid --listen '%s': ADDR:PORT, :PORT or [IPV6]:PORT", o->listen);
+		rm_cli_usage_error(&cli,
+				   "invalid --listen '%s': ADDR:PORT, :PORT or [IPV6]:PORT", o->listen);
 	if (!o->listen && (o->min_age >= 0 || o->expose_cmd))
-		rm_usage_error(prog, usage_line, "%s needs --listen",
-			       o->expose_cmd ? "--expose-cmdline" : "--min-age");
+		rm_cli_usage_error(&cli, "%s needs --listen",
+				   o->expose_cmd ? "--expose-cmdline" : "--min-age");
 	if (o->min_age < 0)
 		o->min_age = 1;
 }
@@ -1224,10 +1109,8 @@ static int serve_start(const struct opts *o, struct state *s, struct rm_tick *t)
 	char name[80];
 
 	rm_http_addr_parse(o->listen, &ss, &len, &loop);
-	if (rm_httpd_open(&srv.h, o->listen, serve_request, NULL) < 0) {
-		fprintf(stderr, "%s: cannot listen on '%s': %s\n", prog, o->listen, strerror(errno));
-		exit(RM_EXIT_FAIL);
-	}
+	if (rm_httpd_open(&srv.h, o->listen, serve_request, NULL) < 0)
+		err(RM_EXIT_FAIL, "cannot listen on '%s'", o->listen);
 	srv.on = 1;
 	srv.o = o;
 	srv.s = s;
@@ -1242,7 +1125,7 @@ static int serve_start(const struct opts *o, struct state *s, struct rm_tick *t)
 	t->hook_ready = serve_hook_ready;
 	t->hook_arg = &srv;
 	if (rm_httpd_name(&srv.h, name, sizeof(name)) == 0)
-		fprintf(stderr, "%s: listening on %s\n", prog, name);
+		warnx("listening on %s", name);
 	return 1;
 }
 
@@ -1286,28 +1169,20 @@ int main(int argc, char **argv)
 	struct rm_val v[C_NCOLS];
 	struct rm_disk dk;
 
+	rm_set_prog(prog);
 	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &o);
 	memset(&s, 0, sizeof(s));
 
-	if (rm_disk_read(o.disk_path, &dk) < 0) {
-		fprintf(stderr, "%s: cannot read disk path '%s': %s\n", prog, o.disk_path, strerror(errno));
-		return RM_EXIT_FAIL;
-	}
-	if (rm_proc_dirfd() < 0) {
-		fprintf(stderr, "%s: cannot open '%s': %s\n", prog, rm_proc_root(), strerror(errno));
-		return RM_EXIT_FAIL;
-	}
-	if (rm_tick_init(&t, o.interval, o.interval ? o.count : 1, o.watch_pid) < 0) {
-		fprintf(stderr, "%s: cannot watch PID %d: %s\n", prog, (int)o.watch_pid, strerror(errno));
-		return RM_EXIT_FAIL;
-	}
-	for (int i = 1; i < o.nwatch; i++) {
-		if (rm_tick_watch(&t, o.watch[i]) < 0) {
-			fprintf(stderr, "%s: cannot watch PID %d: %s\n", prog, (int)o.watch[i], strerror(errno));
-			return RM_EXIT_FAIL;
-		}
-	}
+	if (rm_disk_read(o.disk_path, &dk) < 0)
+		err(RM_EXIT_FAIL, "cannot read disk path '%s'", o.disk_path);
+	if (rm_proc_dirfd() < 0)
+		err(RM_EXIT_FAIL, "cannot open '%s'", rm_proc_root());
+	if (rm_tick_init(&t, o.interval, o.interval ? o.count : 1, o.watch_pid) < 0)
+		err(RM_EXIT_FAIL, "cannot watch PID %d", (int)o.watch_pid);
+	for (int i = 1; i < o.nwatch; i++)
+		if (rm_tick_watch(&t, o.watch[i]) < 0)
+			err(RM_EXIT_FAIL, "cannot watch PID %d", (int)o.watch[i]);
 	s.oom_known = rm_vmstat_oom_read(&s.oom_base) == 0;
 	if (o.prom_file)
 		check_prom_dir(&o);

@@ -32,3 +32,29 @@ setup() {
     [[ "${stderr_lines[1]}" == "usage: rm-sample "* ]]
   done
 }
+
+# The four commands on lib/cli's table report errors with err(3)/warn(3),
+# which print program_invocation_short_name: each sets it to its own name.
+@test "errors name the command, not the file it was copied to, each in one write" {
+  local cmd
+  mkdir -p "$BATS_TEST_TMPDIR/sys" "$BATS_TEST_TMPDIR/bin"
+  for cmd in rm-energy rm-gpu rm-sample rm-tree; do
+    cp "$(command -v "$cmd")" "$BATS_TEST_TMPDIR/bin/renamed-$cmd"
+  done
+  cd "$BATS_TEST_TMPDIR/bin"
+  RM_SYS_ROOT="$BATS_TEST_TMPDIR/sys" run -1 --separate-stderr ./renamed-rm-energy
+  [ "$stderr" = "rm-energy: no RAPL zones under '$BATS_TEST_TMPDIR/sys/class/powercap': No such file or directory" ]
+  RM_SYS_ROOT="$BATS_TEST_TMPDIR/sys" run -1 --separate-stderr ./renamed-rm-gpu
+  [ "$stderr" = "rm-gpu: no GPUs: no cards under '$BATS_TEST_TMPDIR/sys/class/drm' and none through NVML" ]
+  run -1 --separate-stderr ./renamed-rm-sample --disk-path "$BATS_TEST_TMPDIR/none"
+  [ "$stderr" = "rm-sample: cannot read disk path '$BATS_TEST_TMPDIR/none': No such file or directory" ]
+  RM_PROC_ROOT="$BATS_TEST_TMPDIR/none" run -1 --separate-stderr ./renamed-rm-tree
+  [ "$stderr" = "rm-tree: cannot open '$BATS_TEST_TMPDIR/none': No such file or directory" ]
+  RM_SYS_ROOT="$BATS_TEST_TMPDIR/sys" run -127 --separate-stderr ./renamed-rm-energy -- "$BATS_TEST_TMPDIR/none"
+  [ "${stderr_lines[1]}" = "rm-energy: cannot run '$BATS_TEST_TMPDIR/none': No such file or directory" ]
+  # A line whole in one write(2), as rm-monitor's samplers share a stderr.
+  under_valgrind && skip "strace of the valgrind stand-in"
+  run -1 strace -f -s 512 -e trace=write -o "$BATS_TEST_TMPDIR/trace" "$RM_TOP/bin/rm-sample" --disk-path "$BATS_TEST_TMPDIR/none"
+  run -0 grep -c '^[0-9 ]*write(2, "rm-sample: cannot read disk path .*: No such file or directory\\n"' "$BATS_TEST_TMPDIR/trace"
+  [ "$output" = 1 ]
+}

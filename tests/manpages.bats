@@ -30,3 +30,58 @@ synopsis_words() {
   done
   ((checked >= 1))
 }
+
+@test "every man page's SYNOPSIS is what make man-synopsis writes from --help" {
+  local page pages=()
+  for page in "$RM_TOP"/docs/rm-*.1; do
+    [[ -x "$RM_TOP/bin/$(basename "$page" .1)" ]] && pages+=("$page")
+  done
+  ((${#pages[@]} >= 9))
+  run -0 bash "$RM_TOP/docs/synopsis.sh" --check "$RM_TOP/bin" "${pages[@]}"
+}
+
+@test "synopsis.sh writes the SYNOPSIS from the usage lines, and --check catches a stale one" {
+  local bin="$BATS_TEST_TMPDIR/bin" page="$BATS_TEST_TMPDIR/rm-x.1"
+  mkdir -p "$bin"
+  cat >"$bin/rm-x" <<'SH'
+#!/bin/sh
+cat <<'USAGE_END'
+usage: rm-x [-H] [-f csv|json] [--watch-pid PID]... [--elsewhere[=KIB]]
+            [--prom-label NAME=VALUE] [--match ERE | [--no-children] PID...]
+       rm-x -i SEC [--listen ADDR:PORT [--min-age SEC] [--expose-cmdline]] -- CMD [ARG...]
+       rm-x summarize [--json | --markdown] CSV...
+
+Help text.
+USAGE_END
+SH
+  chmod +x "$bin/rm-x"
+  printf '%s\n' '.Dd December 3, 2026' '.Dt RM-X 1' .Os '.Sh NAME' '.Nm rm-x' '.Nd x' '.Sh SYNOPSIS' .Nm '.Op Fl H' \
+    '.Sh DESCRIPTION' text >"$page"
+  run -1 bash "$RM_TOP/docs/synopsis.sh" --check "$bin" "$page"
+  [[ "$output" == *"SYNOPSIS is not what 'rm-x --help' says (make man-synopsis)"* ]]
+  run -0 bash "$RM_TOP/docs/synopsis.sh" "$bin" "$page"
+  run -0 awk '/^\.Sh SYNOPSIS/ { on = 1; next } /^\.Sh / { on = 0 } on' "$page"
+  [ "$output" = ".Nm
+.Op Fl H
+.Op Fl f Cm csv Ns | Ns Cm json
+.Oo Fl -watch-pid Ar PID Oc Ns ...
+.Op Fl -elsewhere Ns Op = Ns Ar KIB
+.Op Fl -prom-label Ar NAME Ns = Ns Ar VALUE
+.Op Fl -match Ar ERE | Oo Fl -no-children Oc Ar PID Ns ...
+.Nm
+.Fl i Ar SEC
+.Op Fl -listen Ar ADDR:PORT Oo Fl -min-age Ar SEC Oc Op Fl -expose-cmdline
+.Fl -
+.Ar CMD
+.Op Ar ARG Ns ...
+.Nm
+.Cm summarize
+.Op Fl -json | Fl -markdown
+.Ar CSV Ns ..." ]
+  run -0 tail -n 2 "$page"
+  [ "$output" = ".Sh DESCRIPTION
+text" ]
+  run -0 bash "$RM_TOP/docs/synopsis.sh" --check "$bin" "$page"
+  run -0 mandoc -T lint -W warning "$page"
+  [ "$(synopsis_words "$page")" = "$(help_words "$bin/rm-x")" ]
+}

@@ -44,25 +44,28 @@
  * line ends, a record over 1 MiB.  Extra columns and rows with extra
  * fields are read.
  */
+#include <err.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "csvout.h"
+#include "model.h"
 #include "outfile.h"
+#include "render_json.h"
+#include "render_md.h"
+#include "render_text.h"
 #include "runinfo.h"
 #include "series.h"
-#include "summarize.h"
+#include "svg.h"
+#include "trace.h"
 
-const char prog[] = "rm-summarize";
 struct opts g_opt;
 
 static const char usage_line[] =
@@ -120,424 +123,13 @@ static const char help_text[] =
 	"  -h, --help             this help\n"
 	"      --version          print the version\n";
 
-#define READ_BUF (1024 * 1024)
-#define MAX_STAGES 100000
-
-void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-
-	if (!p) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		exit(RM_EXIT_FAIL);
-	}
-	return p;
-}
-
-void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		exit(RM_EXIT_FAIL);
-	}
-	return p;
-}
-
-char *xstrndup(const char *s, size_t n)
-{
-	char *p = xmalloc(n + 1);
-
-	memcpy(p, s, n);
-	p[n] = '\0';
-	return p;
-}
-
-char *sanitized(const char *s, size_t n)
-{
-	char tmp[RM_TEXT_MAX + 1];
-	size_t m = rm_sanitize(s, n, tmp, sizeof(tmp));
-
-	return xstrndup(tmp, m);
-}
-
-/* Powers of ten for the fraction, as multipliers (a multiply is several
- * times cheaper than a divide, and the last-bit difference is far below
- * any reading's precision). */
-static const double negpow10[] = {
-	1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12,
-	1e-13, 1e-14, 1e-15, 1e-16, 1e-17, 1e-18,
-};
-
-/*
- * A CSV number: [-]digits[.digits], surrounding spaces allowed.  NaN when
- * the field is empty or anything else (no exponents, no "nan").  Hand
- * rolled because it runs for every field of a million-row file.
- */
-double field_num(const struct rm_csv_field *f)
-{
-	const unsigned char *p = (const unsigned char *)f->p, *e = p + f->len;
-	uint64_t ip = 0, fp = 0;
-	int neg = 0, nd = 0, fd = 0;
-	double v;
-
-	while (p < e && *p == ' ')
-		p++;
-	while (e > p && e[-1] == ' ')
-		e--;
-	if (p < e && (*p == '-' || *p == '+'))
-		neg = *p++ == '-';
-	while (p < e && (unsigned)(*p - '0') < 10) {
-		if (nd >= 18)
-			return NAN; /* not a reading any of our files holds */
-		ip = ip * 10 + (uint64_t)(*p++ - '0');
-		nd++;
-	}
-	if (p < e && *p == '.') {
-		p++;
-		while (p < e && (unsigned)(*p - '0') < 10) {
-			if (fd < 18) {
-				fp = fp * 10 + (uint64_t)(*p - '0');
-				fd++;
-			}
-			p++;
-			nd++;
-		}
-	}
-	if (p != e || nd == 0)
-		return NAN;
-	v = (double)ip + (double)fp * negpow10[fd];
-	return neg ? -v : v;
-}
-
-int header_col(const struct rm_csv_field *f, int n, const char *name)
-{
-	size_t len = strlen(name);
-
-	for (int i = 0; i < n; i++) {
-		const char *p = f[i].p;
-		size_t l = f[i].len;
-		if (i == 0 && l >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0) {
-			p += 3; /* a UTF-8 byte order mark from a spreadsheet */
-			l -= 3;
-		}
-		while (l && p[0] == ' ') {
-			p++;
-			l--;
-		}
-		while (l && p[l - 1] == ' ')
-			l--;
-		if (l == len && memcmp(p, name, len) == 0)
-			return i;
-	}
-	return -1;
-}
-
-static uint64_t hash(const char *p, size_t n)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
-	return h;
-}
-
-static void stage_rehash(struct report *r)
-{
-	free(r->stage_hash);
-	r->stage_hcap = r->stage_hcap ? r->stage_hcap * 2 : 64;
-	r->stage_hash = xmalloc(r->stage_hcap * sizeof(int));
-	for (size_t i = 0; i < r->stage_hcap; i++)
-		r->stage_hash[i] = -1;
-	for (int i = 0; i < r->nstages; i++) {
-		size_t h = hash(r->stages[i].raw, r->stages[i].rawlen) & (r->stage_hcap - 1);
-		while (r->stage_hash[h] >= 0)
-			h = (h + 1) & (r->stage_hcap - 1);
-		r->stage_hash[h] = i;
-	}
-}
-
-/* The index of the stage named raw[0..len), added when new. */
-int stage_intern(struct report *r, const char *raw, size_t len)
-{
-	static const char overflow[] = "(too many stages)";
-	struct stage *st;
-	size_t h;
-
-	if ((size_t)r->nstages * 2 >= r->stage_hcap)
-		stage_rehash(r);
-	h = hash(raw, len) & (r->stage_hcap - 1);
-	while (r->stage_hash[h] >= 0) {
-		st = &r->stages[r->stage_hash[h]];
-		if (st->rawlen == len && memcmp(st->raw, raw, len) == 0)
-			return r->stage_hash[h];
-		h = (h + 1) & (r->stage_hcap - 1);
-	}
-	if (r->nstages >= MAX_STAGES && (len != sizeof(overflow) - 1 || memcmp(raw, overflow, len)))
-		return stage_intern(r, overflow, sizeof(overflow) - 1);
-	if (r->nstages == r->capst) {
-		r->capst = r->capst ? r->capst * 2 : 16;
-		r->stages = xrealloc(r->stages, (size_t)r->capst * sizeof(*r->stages));
-	}
-	st = &r->stages[r->nstages];
-	memset(st, 0, sizeof(*st));
-	st->raw = xstrndup(raw, len);
-	st->rawlen = len;
-	st->name = sanitized(raw, len);
-	st->first_epoch = st->peak_used = st->min_avail = st->min_disk = NAN;
-	st->max_comp = st->energy_j = NAN;
-	r->stage_hash[h] = r->nstages;
-	return r->nstages++;
-}
-
-/* What a file is, from its header. */
-enum fkind { F_SYS, F_EXITLOG, F_JOB, F_TIMELINE, F_STATS };
-
-struct input {
-	const char *path;
-	char *shown;           /* the path, safe to print */
-	enum fkind kind;
-	int fd;                /* opened once, by the header pass */
-	struct stat st;        /* what fd is (outputs must not be inputs) */
-	char *pre;             /* a pipe's bytes the header pass consumed */
-	size_t npre;
-};
-
-struct reader {
-	struct report *r;
-	struct input *in;
-	int header;            /* 1: only read the header */
-	int kind_known;
-	enum fkind kind;
-	long rows;
-	char why[320];
-};
-
-static int classify(struct reader *rd, struct rm_csv *c)
-{
-	enum pkind pk = procs_kind(c);
-	char hdr[81];
-
-	if (pk == PK_JOB)
-		rd->kind = F_JOB;
-	else if (pk == PK_EXITLOG)
-		rd->kind = F_EXITLOG;
-	else if (pk == PK_TIMELINE)
-		rd->kind = F_TIMELINE;
-	else if (pk == PK_STATS)
-		rd->kind = F_STATS;
-	else if (sys_is_header(c))
-		rd->kind = F_SYS;
-	else {
-		size_t n = 0;
-		char raw[200];
-		for (int i = 0; i < c->nf && n < sizeof(raw) - 1; i++) {
-			size_t m = c->f[i].len;
-			if (i)
-				raw[n++] = ',';
-			if (m > sizeof(raw) - 1 - n)
-				m = sizeof(raw) - 1 - n;
-			memcpy(raw + n, c->f[i].p, m);
-			n += m;
-		}
-		rm_sanitize(raw, n, hdr, sizeof(hdr));
-		snprintf(rd->why, sizeof(rd->why),
-			 "not a CSV rm-summarize reads (header '%s'); want rm-sample's, rm-tree's or the seed script's columns",
-			 hdr);
-		return -1;
-	}
-	rd->kind_known = 1;
-	return 0;
-}
-
-static enum pkind pk_of(enum fkind k)
-{
-	return k == F_JOB ? PK_JOB : k == F_EXITLOG ? PK_EXITLOG : k == F_STATS ? PK_STATS : PK_TIMELINE;
-}
-
-static int on_record(void *arg, struct rm_csv *c)
-{
-	struct reader *rd = arg;
-	char why[200];
-	int rc;
-
-	if (c->bad_quote) {
-		snprintf(rd->why, sizeof(rd->why),
-			 "line %lu: a quoted field opened here is never closed (at the end of the file or after %zu KiB); not a CSV this toolkit writes",
-			 c->rec_line, c->max_quoted / 1024);
-		return 1;
-	}
-	if (!rd->kind_known) {
-		/* Old Mac text: the whole file reads as one line. */
-		if (c->lone_cr) {
-			snprintf(rd->why, sizeof(rd->why),
-				 "line %lu: lines end in a lone CR (old Mac text), not LF or CRLF; convert it with tr '\\r' '\\n'",
-				 c->rec_line);
-			return 1;
-		}
-		if (classify(rd, c) < 0)
-			return 1;
-		if (rd->header)
-			return 1;
-		if (rd->kind == F_SYS) {
-			rd->r->sys = sys_new(rd->in->path, c);
-		} else {
-			procs_header(rd->r, pk_of(rd->kind), c);
-		}
-		return 0;
-	}
-	rd->rows++;
-	if (rd->kind == F_SYS)
-		rc = sys_row(rd->r, c, why, sizeof(why));
-	else
-		rc = procs_row(rd->r, pk_of(rd->kind), c, why, sizeof(why));
-	if (rc < 0) {
-		snprintf(rd->why, sizeof(rd->why), "line %lu: %s", c->rec_line, why);
-		return 1;
-	}
-	return 0;
-}
-
-static void fail(const struct input *in, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3), noreturn));
-
-static void fail(const struct input *in, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: '%s': ", prog, in->shown);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(RM_EXIT_FAIL);
-}
-
-/* Read up to n bytes of in, retrying EINTR; exits 1 on an error. */
-static size_t read_some(struct input *in, char *buf, size_t n)
-{
-	for (;;) {
-		ssize_t k = read(in->fd, buf, n);
-		if (k >= 0)
-			return (size_t)k;
-		if (errno != EINTR) {
-			fprintf(stderr, "%s: cannot read '%s': %s\n", prog, in->shown, strerror(errno));
-			exit(RM_EXIT_FAIL);
-		}
-	}
-}
-
-/* Open in once: "-" is standard input.  Exits 1 when it cannot be read. */
-static void open_input(struct input *in)
-{
-	if (strcmp(in->path, "-") == 0) {
-		in->fd = STDIN_FILENO;
-	} else {
-		in->fd = open(in->path, O_RDONLY | O_CLOEXEC);
-		if (in->fd < 0) {
-			fprintf(stderr, "%s: cannot open '%s': %s\n", prog, in->shown, strerror(errno));
-			exit(RM_EXIT_FAIL);
-		}
-	}
-	if (fstat(in->fd, &in->st) < 0) {
-		fprintf(stderr, "%s: cannot read '%s': %s\n", prog, in->shown, strerror(errno));
-		exit(RM_EXIT_FAIL);
-	}
-	if (S_ISDIR(in->st.st_mode))
-		fail(in, "a directory; not a CSV");
-	if (S_ISREG(in->st.st_mode))
-		posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-}
-
-/* Bytes of a pipe kept while looking for its header. */
-#define MAX_PRE (16u * 1024 * 1024)
-
-/*
- * Read a file through the CSV parser: only its header (to classify it),
- * or all of it into report r.  Each file is opened once and read once:
- * the header pass keeps what it read of a pipe, FIFO or terminal and the
- * full pass starts with those bytes (a regular file is read again from
- * its start on the same descriptor).  Exits 1 with a message on anything
- * that is not such a CSV.
- */
-static void read_input(struct input *in, struct report *r, int header_only)
-{
-	static char *buf;
-	struct reader rd = { r, in, header_only, 0, F_SYS, 0, "" };
-	struct rm_csv c;
-	enum rm_csv_err e = RM_CSV_OK;
-	uint64_t total = 0;
-	int seekable;
-
-	if (!buf)
-		buf = xmalloc(READ_BUF);
-	if (header_only)
-		open_input(in);
-	seekable = S_ISREG(in->st.st_mode);
-	if (!header_only && seekable && lseek(in->fd, 0, SEEK_SET) < 0) {
-		fprintf(stderr, "%s: cannot read '%s': %s\n", prog, in->shown, strerror(errno));
-		exit(RM_EXIT_FAIL);
-	}
-	if (rm_csv_init(&c, 0, 0) < 0) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		exit(RM_EXIT_FAIL);
-	}
-	if (!header_only && in->npre) {
-		total = in->npre;
-		e = rm_csv_feed(&c, in->pre, in->npre, on_record, &rd);
-		free(in->pre);
-		in->pre = NULL;
-		in->npre = 0;
-	}
-	while (!e) {
-		size_t n = read_some(in, buf, READ_BUF);
-		if (n == 0) {
-			e = rm_csv_finish(&c, on_record, &rd);
-			break;
-		}
-		total += (uint64_t)n;
-		if (header_only && !seekable) {
-			if (in->npre + n > MAX_PRE)
-				fail(in, "no header in the first %u MiB; not a CSV", MAX_PRE >> 20);
-			in->pre = xrealloc(in->pre, in->npre + n);
-			memcpy(in->pre + in->npre, buf, n);
-			in->npre += n;
-		}
-		e = rm_csv_feed(&c, buf, n, on_record, &rd);
-	}
-	if (e == RM_CSV_ESTOP && header_only && rd.kind_known) {
-		in->kind = rd.kind;
-		rm_csv_free(&c);
-		return;
-	}
-	if (e == RM_CSV_ESTOP)
-		fail(in, "%s", rd.why);
-	if (e == RM_CSV_ETOOLONG)
-		fail(in, "line %lu: a record longer than %zu bytes; not a CSV this toolkit writes",
-		     c.err_line, c.max_record);
-	if (e == RM_CSV_ETOOMANY)
-		fail(in, "line %lu: more than %d fields; not a CSV this toolkit writes", c.err_line,
-		     c.max_fields);
-	if (e)
-		fail(in, "line %lu: %s; not a CSV", c.err_line, rm_csv_strerror(e));
-	if (total == 0 || !rd.kind_known)
-		fail(in, "empty file; not a CSV");
-	rm_csv_free(&c);
-	if (header_only) {
-		in->kind = rd.kind;
-		return;
-	}
-	if (in->fd != STDIN_FILENO)
-		close(in->fd);
-	in->fd = -1;
-	if (rd.rows == 0 && (rd.kind == F_SYS || rd.kind == F_JOB))
-		fail(in, "no rows after the header");
-	if (rd.kind == F_SYS && r->sys->samples == 0)
-		fail(in, "no row has a time (epoch)");
-}
-
 static const char *out_path;   /* -o FILE */
 
+/*
+ * The options, each checked as it is read (exit 2 with the usage line).
+ * One switch over the option table, kept whole past 80 lines so that the
+ * options, their limits and their messages read as one list.
+ */
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_JSON = 256, O_MD, O_SVG, O_CSV, O_NEAR, O_LOW, O_INC, O_EXC, O_TOP, O_CORES,
@@ -660,7 +252,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->trace = optarg;
 			break;
 		case O_SERIES:
-			g_series = 1;
+			o->series = 1;
 			break;
 		case O_SAMPLER_STATUS:
 		case O_GAP_NOTE:
@@ -714,21 +306,16 @@ static void out_start(const char *const *files, int nfiles)
 	int have = rm_out_stat(out_path, &ost) == 0;
 
 	for (int i = 0; have && S_ISREG(ost.st_mode) && i < nfiles; i++)
-		if (stat(files[i], &st) == 0 && rm_same_file(&st, &ost)) {
-			fprintf(stderr, "%s: cannot write '%s': it is the input '%s'\n", prog,
-				out_path, files[i]);
-			exit(RM_EXIT_FAIL);
-		}
+		if (stat(files[i], &st) == 0 && rm_same_file(&st, &ost))
+			errx(RM_EXIT_FAIL, "cannot write '%s': it is the input '%s'", out_path, files[i]);
 	if ((g_opt.svg && rm_out_same_path(out_path, g_opt.svg)) ||
 	    (g_opt.csv && rm_out_same_path(out_path, g_opt.csv)))
 		rm_usage_error(prog, usage_line, "-o '%s' is also another output", out_path);
-	if (rm_out_open(out_path, &out_file, why, sizeof(why)) < 0) {
-		fprintf(stderr, "%s: cannot write '%s': %s\n", prog, out_path, why);
-		exit(RM_EXIT_FAIL);
-	}
+	if (rm_out_open(out_path, &out_file, why, sizeof(why)) < 0)
+		errx(RM_EXIT_FAIL, "cannot write '%s': %s", out_path, why);
 	if (!out_file.inherited) {
 		if (dup2(out_file.fd, STDOUT_FILENO) < 0) {
-			fprintf(stderr, "%s: cannot write '%s': %s\n", prog, out_path, strerror(errno));
+			warn("cannot write '%s'", out_path);
 			rm_out_abort(&out_file);
 			exit(RM_EXIT_FAIL);
 		}
@@ -749,17 +336,10 @@ static int out_finish(int status)
 	}
 	out_pending = 0;
 	if (rm_out_commit(&out_file, why, sizeof(why)) < 0) {
-		fprintf(stderr, "%s: cannot write '%s': %s\n", prog, out_path, why);
+		warnx("cannot write '%s': %s", out_path, why);
 		return RM_EXIT_FAIL;
 	}
 	return status;
-}
-
-/* Why an output file could not be written, in words. */
-static const char *write_why(int e)
-{
-	/* A symlink planted where the output goes is refused. */
-	return e == ELOOP ? RM_OUT_SYMLINK_WHY : strerror(e);
 }
 
 /*
@@ -784,127 +364,58 @@ static void check_outputs(const struct input *in, int nin)
 	}
 }
 
-/*
- * Write b to path as a whole: a temporary file renamed into place, so an
- * existing file is replaced only by a complete one (see outfile.h).
- * Returns 0, or -1 with errno set (ELOOP: a symlink at path).
- */
-int write_whole(const char *path, const struct rm_buf *b)
+/* --csv, --svg and --trace, each from the first report that has what it
+ * needs; an exit status. */
+static int write_files(const struct report *reps, int nrep)
 {
-	struct rm_outfile o;
-	char why[128];
+	int done_csv = 0, done_svg = 0, done_trace = 0, status = RM_EXIT_OK;
 
-	if (b->oom) {
-		errno = ENOMEM;
-		return -1;
-	}
-	if (rm_out_open(path, &o, why, sizeof(why)) < 0)
-		return -1;
-	if (rm_buf_write(o.fd, b) < 0) {
-		rm_out_abort(&o);
-		return -1;
-	}
-	return rm_out_commit(&o, why, sizeof(why));
-}
-
-/*
- * Read every file, group them into reports, fold each report, and print
- * them; --csv and --svg go to the first report that has what they need.
- */
-int main(int argc, char **argv)
-{
-	struct input *in;
-	struct report *reps;
-	struct rm_buf b = { 0 };
-	int nin, nrep = 0, done_csv = 0, done_svg = 0, done_trace = 0, *has_sys, status = RM_EXIT_OK;
-
-	signal(SIGPIPE, SIG_IGN);
-	parse_args(argc, argv, &g_opt);
-	argc = runinfo_start(argc, &argv, optind, out_path, g_opt.json, &g_opt.rows_lost,
-			     &g_opt.rows_lost_from, &g_opt.stage_fallback);
-	nin = argc - optind;
-	if (out_path)
-		out_start((const char *const *)argv + optind, nin);
-	in = xmalloc((size_t)nin * sizeof(*in));
-	reps = xmalloc((size_t)nin * sizeof(*reps));
-	memset(reps, 0, (size_t)nin * sizeof(*reps));
-	for (int i = 0; i < nin; i++) {
-		const char *p = argv[optind + i];
-		in[i].path = p;
-		in[i].shown = sanitized(p, strlen(p));
-		in[i].pre = NULL;
-		in[i].npre = 0;
-		for (int j = 0; j < i; j++)
-			if (strcmp(p, "-") == 0 && strcmp(in[j].path, "-") == 0)
-				rm_usage_error(prog, usage_line, "'-' (standard input) given twice");
-	}
-	for (int i = 0; i < nin; i++)
-		read_input(&in[i], NULL, 1);
-	check_outputs(in, nin);
-	/* A system CSV opens a new report unless the current one has none
-	 * yet; every other file joins the current report. */
-	has_sys = xmalloc((size_t)nin * sizeof(int));
-	for (int i = 0; i < nin; i++) {
-		if (nrep == 0 || (in[i].kind == F_SYS && has_sys[nrep - 1])) {
-			reps[nrep].files = xmalloc((size_t)nin * sizeof(char *));
-			has_sys[nrep++] = 0;
-		}
-		reps[nrep - 1].files[reps[nrep - 1].nfiles++] = in[i].path;
-		if (in[i].kind == F_SYS)
-			has_sys[nrep - 1] = 1;
-	}
-	/* Every file is read before anything is printed: bad input fails
-	 * with no partial report on stdout. */
-	for (int k = 0; k < nrep; k++) {
-		struct report *r = &reps[k];
-		/* System CSVs first: the other files' times map onto them. */
-		for (int pass = 0; pass < 2; pass++)
-			for (int i = 0; i < nin; i++) {
-				int mine = 0;
-				for (int f = 0; f < r->nfiles; f++)
-					mine |= r->files[f] == in[i].path;
-				if (mine && (in[i].kind == F_SYS) == (pass == 0))
-					read_input(&in[i], r, 0);
-			}
-		report_finish(r, &g_opt);
-	}
 	for (int k = 0; k < nrep && status == RM_EXIT_OK; k++) {
-		struct report *r = &reps[k];
+		const struct report *r = &reps[k];
 		if (g_opt.csv && !done_csv && r->nexitlogs) {
 			if (write_proc_csv(r, g_opt.csv) < 0) {
-				fprintf(stderr, "%s: cannot write '%s': %s\n", prog, g_opt.csv, write_why(errno));
+				warnx("cannot write '%s': %s", g_opt.csv, write_why(errno));
 				status = RM_EXIT_FAIL;
 			}
 			done_csv = 1;
 		}
 		if (g_opt.svg && !done_svg && (r->sys || r->tl.known)) {
 			if (write_svg(r, &g_opt, g_opt.svg) < 0) {
-				fprintf(stderr, "%s: cannot write '%s': %s\n", prog, g_opt.svg, write_why(errno));
+				warnx("cannot write '%s': %s", g_opt.svg, write_why(errno));
 				status = RM_EXIT_FAIL;
 			}
 			done_svg = 1;
 		}
 		if (g_opt.trace && !done_trace && (r->nproc || r->sys || r->tl.known)) {
 			if (write_trace(r, g_opt.trace) < 0) {
-				fprintf(stderr, "%s: cannot write '%s': %s\n", prog, g_opt.trace, write_why(errno));
+				warnx("cannot write '%s': %s", g_opt.trace, write_why(errno));
 				status = RM_EXIT_FAIL;
 			}
 			done_trace = 1;
 		}
 	}
 	if (status == RM_EXIT_OK && g_opt.csv && !done_csv) {
-		fprintf(stderr, "%s: --csv: no rm-tree exit log among the inputs\n", prog);
+		warnx("--csv: no rm-tree exit log among the inputs");
 		status = RM_EXIT_FAIL;
 	}
 	if (status == RM_EXIT_OK && g_opt.svg && !done_svg) {
-		fprintf(stderr, "%s: --svg: no system CSV or rm-tree timeline among the inputs\n", prog);
+		warnx("--svg: no system CSV or rm-tree timeline among the inputs");
 		status = RM_EXIT_FAIL;
 	}
-	if (status == RM_EXIT_OK && g_series) {
+	return status;
+}
+
+/* The reports on stdout, in the renderer the options pick. */
+static int print_reports(const struct report *reps, int nrep)
+{
+	struct rm_buf b = { 0 };
+	int status = RM_EXIT_OK;
+
+	if (g_opt.series) {
 		status = print_series(&b, reps, nrep);
 		rm_out(prog, &b);
 	}
-	for (int k = 0; k < nrep && status == RM_EXIT_OK && !g_series; k++) {
+	for (int k = 0; k < nrep && !g_opt.series; k++) {
 		if (k > 0 && !g_opt.json)
 			rm_buf_addc(&b, '\n');
 		if (g_opt.json)
@@ -916,29 +427,64 @@ int main(int argc, char **argv)
 		rm_out(prog, &b);
 	}
 	if (status == RM_EXIT_OK) {
-		runinfo_text(&b, !g_series && !g_opt.json && !g_opt.markdown);
+		runinfo_text(&b, !g_opt.series && !g_opt.json && !g_opt.markdown);
 		rm_out(prog, &b);
 	}
 	rm_buf_free(&b);
-	/* Filters that match nothing: the summary says so, but with -o it is
-	 * in a file; a word here too (MW24). */
-	for (int k = 0; k < nrep && out_path && status == RM_EXIT_OK; k++) {
+	return status;
+}
+
+/* Filters that match nothing: the summary says so, but with -o it is in
+ * a file; a word on stderr too (MW24). */
+static void warn_filtered_out(const struct report *reps, int nrep)
+{
+	for (int k = 0; k < nrep; k++) {
 		size_t shown = 0;
 		for (size_t i = 0; i < reps[k].nproc; i++)
 			shown += reps[k].procs[i].shown;
 		if ((g_opt.has_inc || g_opt.has_exc) && reps[k].nproc && !shown) {
-			fprintf(stderr, "%s: warning: no process matches the filters; '%s' says which names were seen\n",
-				prog, out_path);
+			warnx("warning: no process matches the filters; '%s' says which names were seen",
+			      out_path);
 			break;
 		}
 	}
+}
+
+/*
+ * Read every file into reports (model.c), then write the files asked for
+ * and print the reports in the format asked for.
+ */
+int main(int argc, char **argv)
+{
+	struct input *in;
+	struct report *reps;
+	int nin, nrep = 0, status;
+
+	/* err(3) and warnx(3) name the program so, whatever the binary is called. */
+	program_invocation_short_name = (char *)prog;
+	signal(SIGPIPE, SIG_IGN);
+	parse_args(argc, argv, &g_opt);
+	argc = runinfo_start(argc, &argv, optind, out_path, g_opt.json, &g_opt.rows_lost,
+			     &g_opt.rows_lost_from, &g_opt.stage_fallback);
+	nin = argc - optind;
+	if (out_path)
+		out_start((const char *const *)argv + optind, nin);
+	for (int i = 0; i < nin; i++)
+		for (int j = 0; j < i; j++)
+			if (strcmp(argv[optind + i], "-") == 0 && strcmp(argv[optind + j], "-") == 0)
+				rm_usage_error(prog, usage_line, "'-' (standard input) given twice");
+	in = inputs_open(argv + optind, nin);
+	check_outputs(in, nin);
+	reps = model_build(in, nin, &g_opt, &nrep);
+	status = write_files(reps, nrep);
+	if (status == RM_EXIT_OK)
+		status = print_reports(reps, nrep);
+	if (status == RM_EXIT_OK && out_path)
+		warn_filtered_out(reps, nrep);
 	for (int k = 0; k < nrep; k++)
 		report_free(&reps[k]);
-	for (int i = 0; i < nin; i++)
-		free(in[i].shown);
 	free(reps);
-	free(in);
-	free(has_sys);
+	inputs_free(in, nin);
 	if (g_opt.has_inc)
 		regfree(&g_opt.inc);
 	if (g_opt.has_exc)

@@ -18,13 +18,14 @@
  * scope, counted as the build's as before, when it does not (rm-tree
  * --match follows only the compilers).
  */
+#include <err.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kmsg.h"
-#include "summarize.h"
+#include "oom.h"
 
 #define MAX_KILLS 4096
 
@@ -76,48 +77,20 @@ static int named_in(const struct proc *procs, size_t n, int pid, const char *nam
 	return 0;
 }
 
-const char *oom_cause(int constraint)
+/*
+ * The kills of the kernel log that belong to the run, in log order, into
+ * run[]: named by an exit log's row (scope from the row), or unnamed with
+ * a log time in the run.  Returns how many.
+ */
+static size_t kills_of_run(const struct report *r, struct kills *ks, size_t *run)
 {
-	switch (constraint) {
-	case RM_OOM_MEMCG:
-		return "killed by the limit of cgroup";
-	case RM_OOM_CPUSET:
-		return "killed when the memory nodes of its cpuset ran out";
-	case RM_OOM_MEMORY_POLICY:
-		return "killed when the memory nodes of its memory policy ran out";
-	case RM_OOM_NONE:
-		return "killed when the host ran out of memory";
-	default:
-		return "";
-	}
-}
-
-void oom_attribute(struct report *r, const struct opts *o)
-{
-	struct sys *s = r->sys;
-	struct kills ks = { 0 };
-	const char *path = o->kmsg ? o->kmsg : "/dev/kmsg";
+	const struct sys *s = r->sys;
 	double boot = rm_now_epoch() - rm_now_mono();
 	int complete = scope_complete(r);
-	size_t *run, nrun = 0, ev = 0;
-	long used = 0;
+	size_t nrun = 0;
 
-	if (rm_kmsg_read_ooms(path, kill_cb, &ks) < 0) {
-		s->kmsg_state = -1;
-		s->kmsg_errno = errno;
-		free(ks.v);
-		/* A log the user named is worth a word on stderr. */
-		if (o->kmsg) {
-			char *shown = sanitized(o->kmsg, strlen(o->kmsg));
-			fprintf(stderr, "%s: --kmsg '%s': %s\n", prog, shown, kmsg_why(s->kmsg_errno));
-			free(shown);
-		}
-		return;
-	}
-	s->kmsg_state = 1;
-	run = xmalloc((ks.n ? ks.n : 1) * sizeof(*run));
-	for (size_t i = 0; i < ks.n; i++) {
-		struct kill *k = &ks.v[i];
+	for (size_t i = 0; i < ks->n; i++) {
+		struct kill *k = &ks->v[i];
 		char name[64];
 		/* Sanitized as the exit logs' comm is, to compare the two. */
 		rm_sanitize(k->k.name, strlen(k->k.name), name, sizeof(name));
@@ -142,6 +115,32 @@ void oom_attribute(struct report *r, const struct opts *o)
 		}
 		run[nrun++] = i;
 	}
+	return nrun;
+}
+
+void oom_attribute(struct report *r, const struct opts *o)
+{
+	struct sys *s = r->sys;
+	struct kills ks = { 0 };
+	const char *path = o->kmsg ? o->kmsg : "/dev/kmsg";
+	size_t *run, nrun, ev = 0;
+	long used = 0;
+
+	if (rm_kmsg_read_ooms(path, kill_cb, &ks) < 0) {
+		s->kmsg_state = -1;
+		s->kmsg_errno = errno;
+		free(ks.v);
+		/* A log the user named is worth a word on stderr. */
+		if (o->kmsg) {
+			char *shown = sanitized(o->kmsg, strlen(o->kmsg));
+			warnx("--kmsg '%s': %s", shown, kmsg_why(s->kmsg_errno));
+			free(shown);
+		}
+		return;
+	}
+	s->kmsg_state = 1;
+	run = xmalloc((ks.n ? ks.n : 1) * sizeof(*run));
+	nrun = kills_of_run(r, &ks, run);
 	/* More kills than the counter saw: the earliest unnamed ones go. */
 	while (nrun > (size_t)(s->oom_total > 0 ? s->oom_total : 0)) {
 		size_t drop = 0;
@@ -190,19 +189,6 @@ int oom_event_is_build(const struct oomev *e)
 	return e->kills > e->else_kills;
 }
 
-/* " in stage S, while: CONTEXT", or "". */
-static void oom_where(const struct report *r, int stage, const char *ctx, char *buf, size_t size)
-{
-	const char *sn = stage >= 0 ? r->stages[stage].name : "";
-	int n = 0;
-
-	buf[0] = '\0';
-	if (sn[0])
-		n = snprintf(buf, size, " in stage %s", sn);
-	if (ctx && ctx[0] && n >= 0 && (size_t)n < size)
-		snprintf(buf + n, size - (size_t)n, ", while: %s", ctx);
-}
-
 /* The first victim of e in the wanted scope (build: 1 or -1), or -1. */
 static int first_victim(const struct oomev *e, int build)
 {
@@ -212,33 +198,27 @@ static int first_victim(const struct oomev *e, int build)
 	return -1;
 }
 
-/* The verdicts on OOM kills; 1 when the build had one. */
-int oom_verdict(struct report *r, const struct opts *o)
+/* The verdicts on OOM kills, as data; 1 when the build had one. */
+int oom_verdict(struct report *r)
 {
 	struct sys *s = r->sys;
 	long build = oom_build_kills(s);
-	char w[CTX_RAW + 200], clock[32], vict[200] = "";
 	const struct oomev *e = NULL;
-	int v = -1;
+	struct verdict *v;
+	int vi = -1;
 
-	(void)o;
 	if (s->nev == 0)
 		return 0;
 	if (build <= 0) {
 		/* Only other programs' kills: named, not blamed on the build. */
-		for (size_t i = 0; i < s->nev && v < 0; i++) {
+		for (size_t i = 0; i < s->nev && vi < 0; i++) {
 			e = &s->ev[i];
-			v = first_victim(e, 0);
+			vi = first_victim(e, 0);
 		}
-		if (e && v >= 0) {
-			const char *why = oom_cause(e->vcons[v]);
-			snprintf(vict, sizeof(vict), " (first: %s, PID %d%s%s%s%s)", e->vname[v], e->vpid[v],
-				 why[0] ? ", " : "", why, e->vcons[v] == RM_OOM_MEMCG && e->vmemcg[v][0] ? " " : "",
-				 e->vcons[v] == RM_OOM_MEMCG ? e->vmemcg[v] : "");
-		}
-		verdict_add(r, "oom-elsewhere",
-			    "No OOM kill in the build: the kernel killed %ld process%s elsewhere on this host%s.",
-			    s->oom_else, s->oom_else == 1 ? "" : "es", vict);
+		v = verdict_add(r, V_OOM_ELSEWHERE);
+		v->count = s->oom_else;
+		v->ev = e;
+		v->victim = e ? vi : -1;
 		return 0;
 	}
 	for (size_t i = 0; i < s->nev; i++)
@@ -246,29 +226,18 @@ int oom_verdict(struct report *r, const struct opts *o)
 			e = &s->ev[i];
 			break;
 		}
-	fmt_clock(e->epoch - s->first_epoch, clock, sizeof(clock));
-	oom_where(r, e->stage, e->ctx, w, sizeof(w));
-	v = first_victim(e, 1);
-	if (v >= 0)
-		snprintf(vict, sizeof(vict), " (killed %s, PID %d)", e->vname[v], e->vpid[v]);
-	if (v >= 0 && e->vcons[v] == RM_OOM_MEMCG) {
-		verdict_add(r, "oom-kill",
-			    "OOM: the kernel killed %ld process%s of the build; the first at +%s%s%s. It was killed by the limit of cgroup %s, not for want of memory on the host: raise that cgroup's memory limit, or make the build fit under it.",
-			    build, build == 1 ? "" : "es", clock, vict, w,
-			    e->vmemcg[v][0] ? e->vmemcg[v] : "(not logged)");
-	} else if (v >= 0 && (e->vcons[v] == RM_OOM_CPUSET || e->vcons[v] == RM_OOM_MEMORY_POLICY)) {
-		verdict_add(r, "oom-kill",
-			    "OOM: the kernel killed %ld process%s of the build; the first at +%s%s%s. It was %s (%s), not for want of memory on the host: allow it more memory nodes.",
-			    build, build == 1 ? "" : "es", clock, vict, w, oom_cause(e->vcons[v]),
-			    rm_kmsg_constraint_name(e->vcons[v]));
-	} else {
-		verdict_add(r, "oom-kill",
-			    "OOM: the kernel killed %ld process%s%s; the first at +%s%s%s. Lower the memory per job (-j) for that stage, or add RAM.",
-			    build, build == 1 ? "" : "es", s->oom_else > 0 ? " of the build" : "", clock, vict, w);
-	}
+	v = verdict_add(r, V_OOM_KILL);
+	v->count = build;
+	v->at = e->epoch - s->first_epoch;
+	v->stage = e->stage;
+	v->ctx = e->ctx;
+	v->ev = e;
+	v->victim = first_victim(e, 1);
 	if (s->oom_else > 0)
-		verdict_add(r, "oom-elsewhere",
-			    "The kernel also killed %ld process%s elsewhere on this host (see \"Elsewhere on this host\").",
-			    s->oom_else, s->oom_else == 1 ? "" : "es");
+		v->flags |= VF_OF_BUILD;
+	if (s->oom_else > 0) {
+		v = verdict_add(r, V_OOM_ALSO_ELSEWHERE);
+		v->count = s->oom_else;
+	}
 	return 1;
 }

@@ -11,28 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "kmsg.h"
-#include "summarize.h"
+#include "scopeout.h"
 
 #define IO_TOP 5
 
 enum { D_CPU, D_IO, D_SWAPIN, D_RECLAIM, D_THRASH };
 
-static double kib_mib(double kib)
-{
-	return kib / 1024.0;
-}
 
-/* "12.3 MiB" or "4.56 GiB". */
-static void fmt_kib(double kib, char *buf, size_t size)
-{
-	if (isnan(kib))
-		snprintf(buf, size, "-");
-	else if (kib >= 1024.0 * 1024.0)
-		snprintf(buf, size, "%.2f GiB", kib / 1024.0 / 1024.0);
-	else
-		snprintf(buf, size, "%.1f MiB", kib / 1024.0);
-}
 
 struct io {
 	int has_io, has_delay;
@@ -260,7 +247,7 @@ static void text_elsewhere(struct rm_buf *b, const struct report *r, const struc
 		for (size_t i = 0; i < r->nothers && i < (size_t)o->top; i++) {
 			const struct proc *p = r->oorder[i];
 			char pk[16];
-			snprintf(pk, sizeof(pk), isnan(p->peak_kib) ? "-" : "%.1f", kib_mib(p->peak_kib));
+			snprintf(pk, sizeof(pk), isnan(p->peak_kib) ? "-" : "%.1f", mib(p->peak_kib));
 			rm_buf_addf(b, "    %7d %10s  %-15s %.100s\n", p->pid, pk, p->comm, p->cmd);
 		}
 	}
@@ -282,259 +269,225 @@ void text_scope(struct rm_buf *b, const struct report *r, const struct opts *o, 
 	io_free(&io);
 }
 
-/* Markdown: | and the inline markup characters escaped. */
-static void mdx(struct rm_buf *b, const char *s)
+
+static void md_collection(struct rm_buf *b, const struct report *r, const struct io *io)
 {
-	for (; *s; s++) {
-		if (strchr("|\\`*_[]<>#", *s))
-			rm_buf_addc(b, '\\');
-		rm_buf_addc(b, *s);
+	if (!r->stats.known)
+		return;
+	rm_buf_adds(b, "Process data: ");
+	md_cell(b, r->stats.mode[0] ? r->stats.mode : "unknown");
+	rm_buf_adds(b, " mode");
+	if (!isnan(r->stats.events_lost))
+		rm_buf_addf(b, ", %.0f events lost", r->stats.events_lost);
+	if (r->stats.error[0]) {
+		rm_buf_adds(b, " (");
+		md_cell(b, r->stats.error);
+		rm_buf_adds(b, ")");
 	}
+	if (delayacct_off(r, io))
+		rm_buf_addf(b, "; %s", delay_hint);
+	rm_buf_adds(b, ".\n\n");
+}
+
+static void md_io(struct rm_buf *b, const struct report *r, const struct io *io)
+{
+	static const char *const by[3] = { "written", "read", "reclaim stall" };
+	char rd[32], wr[32], x[32];
+
+	if (!io->has_io && !io->has_delay)
+		return;
+	fmt_kib(io->read_kib, rd, sizeof(rd));
+	fmt_kib(io->write_kib, wr, sizeof(wr));
+	rm_buf_addf(b, "I/O of the build's processes: read %s, written %s (page-cache dirtying).", rd, wr);
+	if (!isnan(io->delay_ms[D_RECLAIM]))
+		rm_buf_addf(b, " Reclaim stall %.2f s.", io->delay_ms[D_RECLAIM] / 1000.0);
+	rm_buf_adds(b, "\n\n| top by | PID | comm | value | stage |\n|---|---|---|---|---|\n");
+	for (int w = 0; w < 3; w++) {
+		struct proc **v = w == 0 ? io->by_write : w == 1 ? io->by_read : io->by_reclaim;
+		size_t n = w == 0 ? io->nw : w == 1 ? io->nr : io->nd;
+		for (size_t i = 0; i < n && i < IO_TOP; i++) {
+			if (w == 2)
+				snprintf(x, sizeof(x), "%.2f s", v[i]->delay_ms[D_RECLAIM] / 1000.0);
+			else
+				fmt_kib(w == 0 ? v[i]->write_kib : v[i]->read_kib, x, sizeof(x));
+			rm_buf_addf(b, "| %s | %d | ", by[w], v[i]->pid);
+			md_cell(b, v[i]->comm);
+			rm_buf_addf(b, " | %s | ", x);
+			md_cell(b, stage_name(r, v[i]->stage));
+			rm_buf_adds(b, " |\n");
+		}
+	}
+	rm_buf_adds(b, "\n");
+}
+
+static void md_elsewhere(struct rm_buf *b, const struct report *r, const struct opts *o)
+{
+	const struct sys *s = r->sys;
+	char clk[32];
+
+	if (!r->nothers && !(s && s->oom_else > 0))
+		return;
+	rm_buf_adds(b, "#### Elsewhere on this host (not charged to the build)\n\n");
+	if (r->nothers) {
+		rm_buf_adds(b, MD_PROC_HEAD);
+		for (size_t i = 0; i < r->nothers && i < (size_t)o->top; i++)
+			md_proc_row(b, r->oorder[i]);
+		rm_buf_adds(b, "\n");
+	}
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nev; i++)
+		for (int k = 0; k < s->ev[i].nv; k++) {
+			const struct oomev *e = &s->ev[i];
+			if (e->vscope[k] != 0)
+				continue;
+			fmt_clock(e->epoch - s->first_epoch, clk, sizeof(clk));
+			rm_buf_addf(b, "- OOM kill at +%s: ", clk);
+			md_cell(b, e->vname[k]);
+			rm_buf_addf(b, " (PID %d)", e->vpid[k]);
+			if (e->vcons[k] == RM_OOM_MEMCG) {
+				rm_buf_adds(b, ", killed by the limit of cgroup ");
+				md_cell(b, e->vmemcg[k]);
+			}
+			rm_buf_adds(b, "\n");
+		}
+	rm_buf_adds(b, "\n");
 }
 
 void md_scope(struct rm_buf *b, const struct report *r, const struct opts *o)
 {
 	struct io io;
-	char rd[32], wr[32], clk[32];
 
 	io_derive(r, &io);
-	if (r->stats.known) {
-		rm_buf_adds(b, "Process data: ");
-		mdx(b, r->stats.mode[0] ? r->stats.mode : "unknown");
-		rm_buf_adds(b, " mode");
-		if (!isnan(r->stats.events_lost))
-			rm_buf_addf(b, ", %.0f events lost", r->stats.events_lost);
-		if (r->stats.error[0]) {
-			rm_buf_adds(b, " (");
-			mdx(b, r->stats.error);
-			rm_buf_adds(b, ")");
-		}
-		if (delayacct_off(r, &io))
-			rm_buf_addf(b, "; %s", delay_hint);
-		rm_buf_adds(b, ".\n\n");
-	}
-	if (io.has_io || io.has_delay) {
-		fmt_kib(io.read_kib, rd, sizeof(rd));
-		fmt_kib(io.write_kib, wr, sizeof(wr));
-		rm_buf_addf(b, "I/O of the build's processes: read %s, written %s (page-cache dirtying).", rd, wr);
-		if (!isnan(io.delay_ms[D_RECLAIM]))
-			rm_buf_addf(b, " Reclaim stall %.2f s.", io.delay_ms[D_RECLAIM] / 1000.0);
-		rm_buf_adds(b, "\n\n| top by | PID | comm | value | stage |\n|---|---|---|---|---|\n");
-		for (int w = 0; w < 3; w++) {
-			struct proc **v = w == 0 ? io.by_write : w == 1 ? io.by_read : io.by_reclaim;
-			size_t n = w == 0 ? io.nw : w == 1 ? io.nr : io.nd;
-			for (size_t i = 0; i < n && i < IO_TOP; i++) {
-				char x[32];
-				if (w == 2)
-					snprintf(x, sizeof(x), "%.2f s", v[i]->delay_ms[D_RECLAIM] / 1000.0);
-				else
-					fmt_kib(w == 0 ? v[i]->write_kib : v[i]->read_kib, x, sizeof(x));
-				rm_buf_addf(b, "| %s | %d | ", w == 0 ? "written" : w == 1 ? "read" : "reclaim stall",
-					    v[i]->pid);
-				mdx(b, v[i]->comm);
-				rm_buf_addf(b, " | %s | ", x);
-				mdx(b, stage_name(r, v[i]->stage));
-				rm_buf_adds(b, " |\n");
-			}
-		}
-		rm_buf_adds(b, "\n");
-	}
-	if (r->nothers || (r->sys && r->sys->oom_else > 0)) {
-		rm_buf_adds(b, "#### Elsewhere on this host (not charged to the build)\n\n");
-		if (r->nothers) {
-			rm_buf_adds(b, "| PID | comm | peak MiB | cmd |\n|---|---|---|---|\n");
-			for (size_t i = 0; i < r->nothers && i < (size_t)o->top; i++) {
-				const struct proc *p = r->oorder[i];
-				rm_buf_addf(b, "| %d | ", p->pid);
-				mdx(b, p->comm);
-				rm_buf_addf(b, " | %.1f | ", kib_mib(p->peak_kib));
-				mdx(b, p->cmd);
-				rm_buf_adds(b, " |\n");
-			}
-			rm_buf_adds(b, "\n");
-		}
-		if (r->sys) {
-			const struct sys *s = r->sys;
-			for (size_t i = 0; i < s->nev; i++)
-				for (int k = 0; k < s->ev[i].nv; k++) {
-					const struct oomev *e = &s->ev[i];
-					if (e->vscope[k] != 0)
-						continue;
-					fmt_clock(e->epoch - s->first_epoch, clk, sizeof(clk));
-					rm_buf_addf(b, "- OOM kill at +%s: ", clk);
-					mdx(b, e->vname[k]);
-					rm_buf_addf(b, " (PID %d)", e->vpid[k]);
-					if (e->vcons[k] == RM_OOM_MEMCG) {
-						rm_buf_adds(b, ", killed by the limit of cgroup ");
-						mdx(b, e->vmemcg[k]);
-					}
-					rm_buf_adds(b, "\n");
-				}
-			rm_buf_adds(b, "\n");
-		}
-	}
+	md_collection(b, r, &io);
+	md_io(b, r, &io);
+	md_elsewhere(b, r, o);
 	io_free(&io);
 }
 
-static void jnv(struct rm_buf *b, double v, int prec)
-{
-	if (isnan(v) || isinf(v))
-		rm_buf_adds(b, "null");
-	else
-		rm_buf_num(b, v, prec);
-}
 
-static void jk(struct rm_buf *b, int *first, const char *k)
-{
-	if (!*first)
-		rm_buf_addc(b, ',');
-	*first = 0;
-	rm_buf_json(b, k);
-	rm_buf_addc(b, ':');
-}
 
-static void jstr_or_null(struct rm_buf *b, const char *s)
-{
-	if (s && s[0])
-		rm_buf_json(b, s);
-	else
-		rm_buf_adds(b, "null");
-}
+
+static const char *const delay_key[5] = { "cpu_delay_ms", "io_delay_ms", "swapin_delay_ms",
+					  "reclaim_delay_ms", "thrash_delay_ms" };
 
 static void json_plist(struct rm_buf *b, const struct report *r, struct proc **v, size_t n, size_t max)
 {
-	static const char *const dk[5] = { "cpu_delay_ms", "io_delay_ms", "swapin_delay_ms",
-					   "reclaim_delay_ms", "thrash_delay_ms" };
-
 	rm_buf_addc(b, '[');
 	for (size_t i = 0; i < n && i < max; i++) {
 		const struct proc *p = v[i];
 		int f = 1;
-		if (i)
-			rm_buf_addc(b, ',');
-		rm_buf_addc(b, '{');
-		jk(b, &f, "pid");
-		rm_buf_addf(b, "%d", p->pid);
-		jk(b, &f, "comm");
-		rm_buf_json(b, p->comm);
-		jk(b, &f, "peak_rss_kib");
-		jnv(b, p->peak_kib, 0);
-		jk(b, &f, "read_kib");
-		jnv(b, p->read_kib, 0);
-		jk(b, &f, "write_kib");
-		jnv(b, p->write_kib, 0);
-		for (int k = 0; k < 5; k++) {
-			jk(b, &f, dk[k]);
-			jnv(b, p->delay_ms[k], 3);
-		}
-		jk(b, &f, "stage");
+		rm_buf_adds(b, i ? ",{" : "{");
+		jkey_long(b, &f, "pid", p->pid);
+		jkey_str(b, &f, "comm", p->comm);
+		jkey_num(b, &f, "peak_rss_kib", p->peak_kib, 0);
+		jkey_num(b, &f, "read_kib", p->read_kib, 0);
+		jkey_num(b, &f, "write_kib", p->write_kib, 0);
+		for (int k = 0; k < 5; k++)
+			jkey_num(b, &f, delay_key[k], p->delay_ms[k], 3);
+		jkey(b, &f, "stage");
 		jstr_or_null(b, p->stage >= 0 ? stage_name(r, p->stage) : NULL);
-		jk(b, &f, "unit");
+		jkey(b, &f, "unit");
 		jstr_or_null(b, p->unit);
-		jk(b, &f, "cmd");
-		rm_buf_json(b, p->cmd);
+		jkey_str(b, &f, "cmd", p->cmd);
 		rm_buf_addc(b, '}');
 	}
+	rm_buf_addc(b, ']');
+}
+
+/* rm-tree --stats: how the process data was collected, or null. */
+static void json_collection(struct rm_buf *b, const struct report *r, const struct io *io)
+{
+	int g = 1;
+
+	if (!r->stats.known) {
+		rm_buf_adds(b, "null");
+		return;
+	}
+	rm_buf_addc(b, '{');
+	jkey(b, &g, "mode");
+	jstr_or_null(b, r->stats.mode);
+	jkey_num(b, &g, "events_lost", r->stats.events_lost, 0);
+	jkey_num(b, &g, "resyncs", r->stats.resyncs, 0);
+	jkey_num(b, &g, "delayacct", r->stats.delayacct, 0);
+	jkey(b, &g, "taskstats_error");
+	jstr_or_null(b, r->stats.error);
+	jkey(b, &g, "hint");
+	jstr_or_null(b, delayacct_off(r, io) ? delay_hint : NULL);
+	rm_buf_addc(b, '}');
+}
+
+static void json_io(struct rm_buf *b, const struct report *r, const struct io *io)
+{
+	int ws = worst_reclaim_stage(r, io), g = 1;
+
+	if (!io->has_io && !io->has_delay) {
+		rm_buf_adds(b, "null");
+		return;
+	}
+	rm_buf_addc(b, '{');
+	jkey_num(b, &g, "read_kib", io->read_kib, 0);
+	jkey_num(b, &g, "write_kib", io->write_kib, 0);
+	jkey_str(b, &g, "write_means", "page-cache dirtying");
+	jkey_num(b, &g, "majflt", io->majflt, 0);
+	for (int k = 0; k < 5; k++)
+		jkey_num(b, &g, delay_key[k], io->delay_ms[k], 3);
+	jkey_long(b, &g, "rows_exact", (long)io->exact);
+	jkey_long(b, &g, "rows_sampled", (long)io->sampled);
+	jkey(b, &g, "top_write");
+	json_plist(b, r, io->by_write, io->nw, IO_TOP);
+	jkey(b, &g, "top_read");
+	json_plist(b, r, io->by_read, io->nr, IO_TOP);
+	jkey(b, &g, "top_reclaim");
+	json_plist(b, r, io->by_reclaim, io->nd, IO_TOP);
+	jkey(b, &g, "reclaim_stage");
+	jstr_or_null(b, ws >= 0 ? stage_name(r, ws) : NULL);
+	jkey_num(b, &g, "reclaim_stage_ms", ws >= 0 ? io->stage_reclaim[ws] : NAN, 3);
+	rm_buf_addc(b, '}');
+}
+
+/* Other programs' OOM victims. */
+static void json_else_kills(struct rm_buf *b, const struct sys *s)
+{
+	int n = 0;
+
+	rm_buf_addc(b, '[');
+	for (size_t i = 0; s && i < s->nev; i++)
+		for (int k = 0; k < s->ev[i].nv; k++) {
+			const struct oomev *e = &s->ev[i];
+			int h = 1;
+			if (e->vscope[k] != 0)
+				continue;
+			rm_buf_adds(b, n++ ? ",{" : "{");
+			jkey_long(b, &h, "pid", e->vpid[k]);
+			jkey_str(b, &h, "name", e->vname[k]);
+			jkey_num(b, &h, "elapsed_s", e->epoch - s->first_epoch, 3);
+			jkey(b, &h, "constraint");
+			jstr_or_null(b, rm_kmsg_constraint_name(e->vcons[k]));
+			jkey(b, &h, "oom_memcg");
+			jstr_or_null(b, e->vmemcg[k]);
+			rm_buf_addc(b, '}');
+		}
 	rm_buf_addc(b, ']');
 }
 
 void json_scope(struct rm_buf *b, int *first, const struct report *r, const struct opts *o)
 {
 	struct io io;
-	int g;
+	int g = 1;
 
 	io_derive(r, &io);
-	jk(b, first, "collection");
-	if (!r->stats.known) {
-		rm_buf_adds(b, "null");
-	} else {
-		g = 1;
-		rm_buf_addc(b, '{');
-		jk(b, &g, "mode");
-		jstr_or_null(b, r->stats.mode);
-		jk(b, &g, "events_lost");
-		jnv(b, r->stats.events_lost, 0);
-		jk(b, &g, "resyncs");
-		jnv(b, r->stats.resyncs, 0);
-		jk(b, &g, "delayacct");
-		jnv(b, r->stats.delayacct, 0);
-		jk(b, &g, "taskstats_error");
-		jstr_or_null(b, r->stats.error);
-		jk(b, &g, "hint");
-		jstr_or_null(b, delayacct_off(r, &io) ? delay_hint : NULL);
-		rm_buf_addc(b, '}');
-	}
-	jk(b, first, "io");
-	if (!io.has_io && !io.has_delay) {
-		rm_buf_adds(b, "null");
-	} else {
-		static const char *const dk[5] = { "cpu_delay_ms", "io_delay_ms", "swapin_delay_ms",
-						   "reclaim_delay_ms", "thrash_delay_ms" };
-		int ws = worst_reclaim_stage(r, &io);
-		g = 1;
-		rm_buf_addc(b, '{');
-		jk(b, &g, "read_kib");
-		jnv(b, io.read_kib, 0);
-		jk(b, &g, "write_kib");
-		jnv(b, io.write_kib, 0);
-		jk(b, &g, "write_means");
-		rm_buf_json(b, "page-cache dirtying");
-		jk(b, &g, "majflt");
-		jnv(b, io.majflt, 0);
-		for (int k = 0; k < 5; k++) {
-			jk(b, &g, dk[k]);
-			jnv(b, io.delay_ms[k], 3);
-		}
-		jk(b, &g, "rows_exact");
-		rm_buf_addf(b, "%zu", io.exact);
-		jk(b, &g, "rows_sampled");
-		rm_buf_addf(b, "%zu", io.sampled);
-		jk(b, &g, "top_write");
-		json_plist(b, r, io.by_write, io.nw, IO_TOP);
-		jk(b, &g, "top_read");
-		json_plist(b, r, io.by_read, io.nr, IO_TOP);
-		jk(b, &g, "top_reclaim");
-		json_plist(b, r, io.by_reclaim, io.nd, IO_TOP);
-		jk(b, &g, "reclaim_stage");
-		jstr_or_null(b, ws >= 0 ? stage_name(r, ws) : NULL);
-		jk(b, &g, "reclaim_stage_ms");
-		jnv(b, ws >= 0 ? io.stage_reclaim[ws] : NAN, 3);
-		rm_buf_addc(b, '}');
-	}
-	jk(b, first, "elsewhere");
-	g = 1;
+	jkey(b, first, "collection");
+	json_collection(b, r, &io);
+	jkey(b, first, "io");
+	json_io(b, r, &io);
+	jkey(b, first, "elsewhere");
 	rm_buf_addc(b, '{');
-	jk(b, &g, "processes");
-	rm_buf_addf(b, "%zu", r->nothers);
-	jk(b, &g, "top");
+	jkey_long(b, &g, "processes", (long)r->nothers);
+	jkey(b, &g, "top");
 	json_plist(b, r, r->oorder, r->nothers, (size_t)o->top);
-	jk(b, &g, "oom_kills");
-	rm_buf_addc(b, '[');
-	if (r->sys) {
-		const struct sys *s = r->sys;
-		int n = 0;
-		for (size_t i = 0; i < s->nev; i++)
-			for (int k = 0; k < s->ev[i].nv; k++) {
-				const struct oomev *e = &s->ev[i];
-				int h = 1;
-				if (e->vscope[k] != 0)
-					continue;
-				if (n++)
-					rm_buf_addc(b, ',');
-				rm_buf_addc(b, '{');
-				jk(b, &h, "pid");
-				rm_buf_addf(b, "%d", e->vpid[k]);
-				jk(b, &h, "name");
-				rm_buf_json(b, e->vname[k]);
-				jk(b, &h, "elapsed_s");
-				jnv(b, e->epoch - s->first_epoch, 3);
-				jk(b, &h, "constraint");
-				jstr_or_null(b, rm_kmsg_constraint_name(e->vcons[k]));
-				jk(b, &h, "oom_memcg");
-				jstr_or_null(b, e->vmemcg[k]);
-				rm_buf_addc(b, '}');
-			}
-	}
-	rm_buf_adds(b, "]}");
+	jkey(b, &g, "oom_kills");
+	json_else_kills(b, r->sys);
+	rm_buf_addc(b, '}');
 	io_free(&io);
 }

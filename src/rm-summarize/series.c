@@ -20,6 +20,7 @@
  * / 100): approximate, as both are rounded and disk_pct counts blocks
  * reserved for root as used.
  */
+#include <err.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -27,9 +28,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "procs.h"
 #include "series.h"
-
-int g_series;
 
 static const char *const sys_cols[SE_NSYS] = {
 	"epoch", "elapsed_s", "mem_used_mb", "mem_avail_mb", "swap_used_mb", "disk_avail_gb",
@@ -226,7 +226,7 @@ int print_series(struct rm_buf *b, const struct report *reps, int nrep)
 			continue;
 		if (series_load(f, &s) < 0) {
 			char *shown = sanitized(f, strlen(f));
-			fprintf(stderr, "%s: cannot read '%s': %s\n", prog, shown, strerror(errno));
+			warn("cannot read '%s'", shown);
 			free(shown);
 			return RM_EXIT_FAIL;
 		}
@@ -234,6 +234,6 @@ int print_series(struct rm_buf *b, const struct report *reps, int nrep)
 		series_free(&s);
 		return RM_EXIT_OK;
 	}
-	fprintf(stderr, "%s: --series: no system CSV or rm-tree timeline among the inputs\n", prog);
+	warnx("--series: no system CSV or rm-tree timeline among the inputs");
 	return RM_EXIT_FAIL;
 }

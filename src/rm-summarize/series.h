@@ -5,7 +5,7 @@
 #ifndef RM_SERIES_H
 #define RM_SERIES_H
 
-#include "summarize.h"
+#include "report.h"
 
 /* Input columns read: a system CSV's, or (SE_TL_*) a timeline's. */
 enum { SE_EPOCH, SE_ELAPSED, SE_USED, SE_AVAIL, SE_SWAP, SE_DISK, SE_CPU, SE_LOAD, SE_COMP,
@@ -23,11 +23,10 @@ struct series {
 	size_t n, cap;
 };
 
-extern int g_series;       /* --series */
-
 int series_load(const char *path, struct series *s);
 void series_free(struct series *s);
-const char *series_file(const struct report *r);
+/* --series of the first report with a system CSV or timeline: an exit status. */
 int print_series(struct rm_buf *b, const struct report *reps, int nrep);
+const char *series_file(const struct report *r);
 
 #endif

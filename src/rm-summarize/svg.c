@@ -17,8 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fmt.h"
+#include "oom.h"
 #include "series.h"
-#include "summarize.h"
+#include "svg.h"
 
 #define W 1000
 #define L 70
@@ -172,45 +174,38 @@ static double series_max(const struct sys *s, int k)
 	return m;
 }
 
-static void build(struct rm_buf *b, const struct report *r, const struct opts *o)
+/* The document, its white page, the title and the line under it. */
+static void svg_head(struct rm_buf *b, int H, const char *title, const char *what, double t0,
+		     double dur, size_t n)
 {
-	const struct sys *s = r->sys;
-	double dur = s->last_epoch - s->first_epoch;
-	/* The host's RAM, also where a cgroup limit is the -j advice's RAM. */
-	double ram = !isnan(r->host_ram_mb) ? r->host_ram_mb : r->ram_mb;
-	double memhi = !isnan(ram) ? ram : series_max(s, SV_USED) + series_max(s, SV_AVAIL);
-	double lend[2] = { -1, -1 };   /* where the stage names of each row end */
-	double diskhi = series_max(s, SV_DISK);
-	struct panel mem = { 60, 220, 0, memhi > 0 ? memhi : 1, "Memory (MiB): used, available, swap" };
-	struct panel dsk = { 320, 110, 0, 0, "Disk available (GiB)" };
-	struct panel cpu = { 470, 110, 0, 100, "CPU busy (%) and compilers" };
-	int H = 630;
-	char iso[40], d[40], lbl[600];
+	char iso[40], d[40];
 
-	g_dur = dur;
-	if (o->low_disk_gb > diskhi)
-		diskhi = o->low_disk_gb;
-	dsk.hi = diskhi > 0 ? diskhi * 1.1 : 1;
-	rm_fmt_iso(s->first_epoch, iso, sizeof(iso));
+	rm_fmt_iso(t0, iso, sizeof(iso));
 	fmt_dur(dur, d, sizeof(d));
-
 	rm_buf_addf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		    "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n", W, H, W, H);
 	rm_buf_addf(b, "<rect width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", W, H);
 	rm_buf_adds(b, "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">");
-	xml(b, s->file);
-	rm_buf_addf(b, "</text>\n<text x=\"10\" y=\"40\" font-size=\"11\">from %s, %s, %ld samples</text>\n",
-		    iso, d, s->samples);
+	xml(b, title);
+	rm_buf_addf(b, "</text>\n<text x=\"10\" y=\"40\" font-size=\"11\">%sfrom %s, %s, %zu samples</text>\n",
+		    what, iso, d, n);
+}
 
-	/* Stage bands, behind everything else. */
+/* Stage bands from the top of mem to the bottom of cpu, behind the rest. */
+static void svg_stages(struct rm_buf *b, const struct report *r, const struct panel *mem,
+		       const struct panel *cpu, double dur)
+{
+	const struct sys *s = r->sys;
+	double lend[2] = { -1, -1 };   /* where the stage names of each row end */
+
 	for (size_t i = 0; i < s->nseg; i++) {
 		double t0 = s->segs[i].epoch - s->first_epoch;
 		double t1 = i + 1 < s->nseg ? s->segs[i + 1].epoch - s->first_epoch : dur;
 		double x0 = px(s, t0), x1 = px(s, t1);
 		const char *name = stage_name(r, s->segs[i].stage);
 		rm_buf_addf(b, "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\" fill=\"%s\" opacity=\"0.5\"><title>stage ",
-			    x0, mem.y, x1 - x0 > 0.5 ? x1 - x0 : 0.5, cpu.y + cpu.h - mem.y,
+			    x0, mem->y, x1 - x0 > 0.5 ? x1 - x0 : 0.5, cpu->y + cpu->h - mem->y,
 			    i % 2 ? "#e8eef8" : "#f6f0e4");
 		xml(b, name[0] ? name : "(none)");
 		rm_buf_adds(b, "</title></rect>\n");
@@ -223,63 +218,75 @@ static void build(struct rm_buf *b, const struct report *r, const struct opts *o
 				continue;
 			lend[row] = xs + w;
 			rm_buf_addf(b, "<text class=\"stage\" x=\"%.1f\" y=\"%.0f\" font-size=\"10\" fill=\"#555\">",
-				    xs, mem.y + 12 + 12 * row);
+				    xs, mem->y + 12 + 12 * row);
 			xml(b, name);
 			rm_buf_adds(b, "</text>\n");
 			break;
 		}
 	}
-	frame(b, &mem, "MiB");
-	frame(b, &dsk, "GiB");
-	frame(b, &cpu, "%");
-	series(b, s, &mem, SV_USED, 1, "#c0392b", "memory used (max per bucket)");
-	series(b, s, &mem, SV_AVAIL, 0, "#2471a3", "memory available (min per bucket)");
-	series(b, s, &mem, SV_SWAP, 1, "#d68910", "swap used (max per bucket)");
+}
+
+/* The three panels' frames, series and threshold lines. */
+static void svg_panels(struct rm_buf *b, const struct sys *s, const struct opts *o,
+		       const struct panel *mem, const struct panel *dsk, const struct panel *cpu)
+{
+	double cmax = series_max(s, SV_COMP);
+	struct panel cp = *cpu;
+	char lbl[600];
+
+	frame(b, mem, "MiB");
+	frame(b, dsk, "GiB");
+	frame(b, cpu, "%");
+	series(b, s, mem, SV_USED, 1, "#c0392b", "memory used (max per bucket)");
+	series(b, s, mem, SV_AVAIL, 0, "#2471a3", "memory available (min per bucket)");
+	series(b, s, mem, SV_SWAP, 1, "#d68910", "swap used (max per bucket)");
 	snprintf(lbl, sizeof(lbl), "near-OOM %.0f MiB", o->near_oom_mb);
-	if (o->near_oom_mb <= mem.hi)
-		hline(b, &mem, o->near_oom_mb, "#922b21", lbl);
-	series(b, s, &dsk, SV_DISK, 0, "#1e8449", "disk available (min per bucket)");
+	if (o->near_oom_mb <= mem->hi)
+		hline(b, mem, o->near_oom_mb, "#922b21", lbl);
+	series(b, s, dsk, SV_DISK, 0, "#1e8449", "disk available (min per bucket)");
 	snprintf(lbl, sizeof(lbl), "low disk %g GiB", o->low_disk_gb);
-	hline(b, &dsk, o->low_disk_gb, "#922b21", lbl);
-	series(b, s, &cpu, SV_CPU, 1, "#7d3c98", "CPU busy % (max per bucket)");
-	{
-		double cmax = series_max(s, SV_COMP);
-		struct panel cp = cpu;
-		cp.hi = cmax > 0 ? cmax : 1;
-		series(b, s, &cp, SV_COMP, 1, "#5d6d7e", "compilers (max per bucket)");
-		rm_buf_addf(b, "<text x=\"%d\" y=\"%.0f\" font-size=\"10\" fill=\"#5d6d7e\">max %.0f compilers</text>\n",
-			    L + 4, cpu.y + cpu.h - 4, cmax);
-	}
+	hline(b, dsk, o->low_disk_gb, "#922b21", lbl);
+	series(b, s, cpu, SV_CPU, 1, "#7d3c98", "CPU busy % (max per bucket)");
+	cp.hi = cmax > 0 ? cmax : 1;
+	series(b, s, &cp, SV_COMP, 1, "#5d6d7e", "compilers (max per bucket)");
+	rm_buf_addf(b, "<text x=\"%d\" y=\"%.0f\" font-size=\"10\" fill=\"#5d6d7e\">max %.0f compilers</text>\n",
+		    L + 4, cpu->y + cpu->h - 4, cmax);
+}
 
-	time_axis(b, s, cpu.y + cpu.h + 14);
+/* Peaks: a dot with what, when and where. */
+static void svg_peaks(struct rm_buf *b, const struct report *r, const struct panel *mem,
+		      const struct panel *dsk, const struct panel *cpu)
+{
+	static const int pks[] = { PK_MEM_USED, PK_MEM_AVAIL, PK_SWAP, PK_DISK, PK_CPU };
+	const struct sys *s = r->sys;
+	char clk[32];
 
-	/* Peaks: a dot with what, when and where. */
-	{
-		static const int pks[] = { PK_MEM_USED, PK_MEM_AVAIL, PK_SWAP, PK_DISK, PK_CPU };
-		for (size_t i = 0; i < sizeof(pks) / sizeof(pks[0]); i++) {
-			const struct peak *p = &s->pk[pks[i]];
-			const struct panel *pn = pks[i] == PK_DISK ? &dsk : pks[i] == PK_CPU ? &cpu : &mem;
-			char clk[32];
-			if (!p->known)
-				continue;
-			fmt_clock(p->epoch - s->first_epoch, clk, sizeof(clk));
-			rm_buf_addf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#000\"><title>%s %.2f at +%s, stage ",
-				    px(s, p->epoch - s->first_epoch), py(pn, p->v), peak_label(pks[i]), p->v, clk);
-			xml(b, stage_name(r, p->stage));
-			rm_buf_adds(b, ": ");
-			xml(b, p->ctx);
-			rm_buf_adds(b, "</title></circle>\n");
-		}
+	for (size_t i = 0; i < sizeof(pks) / sizeof(pks[0]); i++) {
+		const struct peak *p = &s->pk[pks[i]];
+		const struct panel *pn = pks[i] == PK_DISK ? dsk : pks[i] == PK_CPU ? cpu : mem;
+		if (!p->known)
+			continue;
+		fmt_clock(p->epoch - s->first_epoch, clk, sizeof(clk));
+		rm_buf_addf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#000\"><title>%s %.2f at +%s, stage ",
+			    px(s, p->epoch - s->first_epoch), py(pn, p->v), peak_label(pks[i]), p->v, clk);
+		xml(b, stage_name(r, p->stage));
+		rm_buf_adds(b, ": ");
+		xml(b, p->ctx);
+		rm_buf_adds(b, "</title></circle>\n");
 	}
-	/* OOM kills. */
+}
+
+/* The build's OOM kills: a red line each (another program's is not drawn). */
+static void svg_ooms(struct rm_buf *b, const struct sys *s, const struct panel *mem,
+		     const struct panel *cpu)
+{
 	for (size_t i = 0; i < s->nev; i++) {
 		const struct oomev *e = &s->ev[i];
 		double x = px(s, e->epoch - s->first_epoch);
-		/* Another program's kill is not drawn as the build's. */
 		if (!oom_event_is_build(e))
 			continue;
 		rm_buf_addf(b, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#e74c3c\" stroke-width=\"2\"><title>OOM kill",
-			    x, mem.y, x, cpu.y + cpu.h);
+			    x, mem->y, x, cpu->y + cpu->h);
 		for (int k = 0; k < e->nv; k++) {
 			if (e->vscope[k] == 0)
 				continue;
@@ -290,8 +297,33 @@ static void build(struct rm_buf *b, const struct report *r, const struct opts *o
 		rm_buf_adds(b, "; ");
 		xml(b, e->ctx);
 		rm_buf_addf(b, "</title></line>\n<text x=\"%.1f\" y=\"%.0f\" font-size=\"11\" fill=\"#e74c3c\">OOM</text>\n",
-			    x + 2, mem.y + 24);
+			    x + 2, mem->y + 24);
 	}
+}
+
+static void build(struct rm_buf *b, const struct report *r, const struct opts *o)
+{
+	const struct sys *s = r->sys;
+	double dur = s->last_epoch - s->first_epoch;
+	/* The host's RAM, also where a cgroup limit is the -j advice's RAM. */
+	double ram = !isnan(r->host_ram_mb) ? r->host_ram_mb : r->ram_mb;
+	double memhi = !isnan(ram) ? ram : series_max(s, SV_USED) + series_max(s, SV_AVAIL);
+	double diskhi = series_max(s, SV_DISK);
+	struct panel mem = { 60, 220, 0, memhi > 0 ? memhi : 1, "Memory (MiB): used, available, swap" };
+	struct panel dsk = { 320, 110, 0, 0, "Disk available (GiB)" };
+	struct panel cpu = { 470, 110, 0, 100, "CPU busy (%) and compilers" };
+	int H = 630;
+
+	g_dur = dur;
+	if (o->low_disk_gb > diskhi)
+		diskhi = o->low_disk_gb;
+	dsk.hi = diskhi > 0 ? diskhi * 1.1 : 1;
+	svg_head(b, H, s->file, "", s->first_epoch, dur, (size_t)s->samples);
+	svg_stages(b, r, &mem, &cpu, dur);
+	svg_panels(b, s, o, &mem, &dsk, &cpu);
+	time_axis(b, s, cpu.y + cpu.h + 14);
+	svg_peaks(b, r, &mem, &dsk, &cpu);
+	svg_ooms(b, s, &mem, &cpu);
 	rm_buf_addf(b, "<text x=\"10\" y=\"%d\" font-size=\"10\" fill=\"#555\">red: memory used, blue: available, orange: swap; "
 		    "dots: peaks (hover for stage and context); red lines: OOM kills</text>\n", H - 12);
 	rm_buf_adds(b, "</svg>\n");
@@ -333,7 +365,7 @@ static int build_tl(struct rm_buf *b, const struct report *r)
 	struct panel prc = { 320, 110, 0, 1, "Processes" };
 	struct panel cpu = { 470, 110, 0, 100, "CPU busy (%, 100 a core)" };
 	int H = 630;
-	char iso[40], d[40], clk[32];
+	char clk[32];
 
 	if (!file || series_load(file, &se) < 0)
 		return -1;
@@ -344,16 +376,7 @@ static int build_tl(struct rm_buf *b, const struct report *r)
 	mem.hi = mhi > 0 ? mhi * 1.05 : 1;
 	prc.hi = phi > 0 ? phi * 1.1 : 1;
 	cpu.hi = chi > 100 ? chi * 1.05 : 100;
-	rm_fmt_iso(se.t0, iso, sizeof(iso));
-	fmt_dur(g_dur, d, sizeof(d));
-	rm_buf_addf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-		    "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n", W, H, W, H);
-	rm_buf_addf(b, "<rect width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", W, H);
-	rm_buf_adds(b, "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">");
-	xml(b, file);
-	rm_buf_addf(b, "</text>\n<text x=\"10\" y=\"40\" font-size=\"11\">rm-tree timeline from %s, %s, %zu samples</text>\n",
-		    iso, d, se.n);
+	svg_head(b, H, file, "rm-tree timeline ", se.t0, g_dur, se.n);
 	frame(b, &mem, "MiB");
 	frame(b, &prc, "");
 	frame(b, &cpu, "%");

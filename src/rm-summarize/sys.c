@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kmsg.h"
-#include "summarize.h"
+#include "oom.h"
+#include "sys.h"
 
 static const char *const sc_names[SC_N] = {
 	"epoch", "elapsed_s", "load1", "cpu_pct", "mem_used_mb", "mem_avail_mb", "mem_pct",
@@ -277,7 +277,7 @@ static void oom_event(struct sys *s, const struct row *w, double epoch, long kil
  * --near-oom-mb and 15 % of its limit.
  */
 static int cgroup_fold(struct sys *s, struct stage *st, const struct row *w, double host_avail,
-		       double epoch)
+		       double epoch, const struct opts *o)
 {
 	double av = val(w, SC_CG_AVAIL), lim = val(w, SC_CG_LIMIT), cores = val(w, SC_CORES);
 	double thr;
@@ -296,7 +296,7 @@ static int cgroup_fold(struct sys *s, struct stage *st, const struct row *w, dou
 		peak_set(&s->cg_avail, av, epoch, SC_CG_LIMIT, s->cur_stage, w);
 		s->cg_host_avail = host_avail;
 	}
-	thr = 0.15 * lim < g_opt.near_oom_mb ? 0.15 * lim : g_opt.near_oom_mb;
+	thr = 0.15 * lim < o->near_oom_mb ? 0.15 * lim : o->near_oom_mb;
 	return av < thr;
 }
 
@@ -337,14 +337,116 @@ static long add_sat(long a, double b)
 	return a + (long)b;
 }
 
+/* A stage's own peaks and troughs (its first sample resets them). */
+static void stage_fold(struct stage *st, double used, double avail, double disk, double comp)
+{
+	if (!isnan(used) && (isnan(st->peak_used) || st->samples == 1 || used > st->peak_used))
+		st->peak_used = used;
+	if (!isnan(avail) && (isnan(st->min_avail) || st->samples == 1 || avail < st->min_avail))
+		st->min_avail = avail;
+	if (!isnan(disk) && (isnan(st->min_disk) || st->samples == 1 || disk < st->min_disk))
+		st->min_disk = disk;
+	if (!isnan(comp) && (isnan(st->max_comp) || st->samples == 1 || comp > st->max_comp))
+		st->max_comp = comp;
+}
+
+/* The disk's first and last readings, and the least-squares moments:
+ * count, means and co-moments of (t, disk), updated row by row. */
+static void disk_fold(struct sys *s, double t, double disk)
+{
+	double et, ed;
+
+	if (isnan(disk))
+		return;
+	if (isnan(s->disk_first))
+		s->disk_first = disk;
+	s->disk_last = disk;
+	if (s->dn == 0 || t < s->dtmin)
+		s->dtmin = t;
+	if (s->dn == 0 || t > s->dtmax)
+		s->dtmax = t;
+	s->dn += 1;
+	et = t - s->dmt;
+	ed = disk - s->dmd;
+	s->dmt += et / s->dn;
+	s->dmd += ed / s->dn;
+	s->dctt += et * (t - s->dmt);
+	s->dctd += et * (disk - s->dmd);
+	s->dcdd += ed * (disk - s->dmd);
+}
+
+/* The oom_kills counter: a rise is an OOM event of that many kills. */
+static void oom_fold(struct sys *s, const struct row *w, double epoch)
+{
+	double oom = val(w, SC_OOM);
+
+	if (isnan(oom))
+		return;
+	s->has_oom = 1;
+	if (isnan(s->oom_prev) ? oom > 0 : oom > s->oom_prev) {
+		long k = add_sat(0, oom - (isnan(s->oom_prev) ? 0 : s->oom_prev));
+		oom_event(s, w, epoch, k);
+		s->oom_total = add_sat(s->oom_total, (double)k);
+	}
+	s->oom_prev = oom;
+}
+
+/* Package power: its peak, and energy integrated over the rows' time. */
+static void energy_fold(struct sys *s, struct stage *st, const struct row *w, double epoch)
+{
+	double watts = val(w, SC_PKG_W), j;
+
+	if (isnan(watts))
+		return;
+	peak_fold(&s->pk[PK_PKG_W], 1, watts, epoch, -1, s->cur_stage, w);
+	if (s->samples > 1 && epoch > s->prev_epoch) {
+		j = watts * (epoch - s->prev_epoch);
+		s->energy_j += j;
+		s->energy_s += epoch - s->prev_epoch;
+		st->energy_j = (isnan(st->energy_j) ? 0 : st->energy_j) + j;
+	}
+}
+
+/* The row's time, its stage, and the run's first and last times; the
+ * stage it falls in, or NULL when the row has no time. */
+static struct stage *time_fold(struct report *r, struct sys *s, const struct row *w, double *epoch)
+{
+	struct stage *st;
+
+	*epoch = row_time(s, w);
+	if (isnan(*epoch)) {
+		s->skipped++;
+		return NULL;
+	}
+	if (s->samples > 0 && s->cur_stage >= 0) {
+		double dt = *epoch - s->prev_epoch;
+		if (dt > 0)
+			r->stages[s->cur_stage].duration += dt;
+	}
+	stage_track(r, s, w, *epoch);
+	st = &r->stages[s->cur_stage];
+	if (st->samples++ == 0)
+		st->first_epoch = *epoch;
+	if (s->samples++ == 0) {
+		s->first_epoch = *epoch;
+		s->first_elapsed = val(w, SC_ELAPSED);
+		if (isnan(s->first_elapsed))
+			s->first_elapsed = 0;
+	}
+	/* Rows out of order (hand-made) never make the run shorter. */
+	if (isnan(s->last_epoch) || *epoch > s->last_epoch)
+		s->last_epoch = *epoch;
+	return st;
+}
+
 int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 {
 	struct sys *s = r->sys;
 	struct row w = { c, c->nf, s };
-	double epoch, used, avail, swap, disk, comp, cpu, load, watts, busy, vram, vtot, oom, t;
-	const struct opts *o = &g_opt;
+	double epoch, used, avail, swap, disk, comp, cpu, t;
+	const struct opts *o = r->opt;
 	struct stage *st;
-	int near, low;
+	int near;
 
 	if (c->nf < s->ncols && !c->cut) {
 		snprintf(why, wsize, "%d field%s where the header has %d", c->nf,
@@ -357,38 +459,16 @@ int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 		w.n--;
 		s->cut_rows++;
 	}
-	epoch = row_time(s, &w);
-	if (isnan(epoch)) {
-		s->skipped++;
+	st = time_fold(r, s, &w, &epoch);
+	if (!st)
 		return 0;
-	}
-	if (s->samples > 0 && s->cur_stage >= 0) {
-		double dt = epoch - s->prev_epoch;
-		if (dt > 0)
-			r->stages[s->cur_stage].duration += dt;
-	}
-	stage_track(r, s, &w, epoch);
-	st = &r->stages[s->cur_stage];
-	if (st->samples++ == 0)
-		st->first_epoch = epoch;
-	if (s->samples++ == 0) {
-		s->first_epoch = epoch;
-		s->first_elapsed = val(&w, SC_ELAPSED);
-		if (isnan(s->first_elapsed))
-			s->first_elapsed = 0;
-	}
-	/* Rows out of order (hand-made) never make the run shorter. */
-	if (isnan(s->last_epoch) || epoch > s->last_epoch)
-		s->last_epoch = epoch;
 	t = epoch - s->first_epoch;
-
 	used = val(&w, SC_USED);
 	avail = val(&w, SC_AVAIL);
 	swap = val(&w, SC_SWAP);
 	disk = val(&w, SC_DISK);
 	comp = val(&w, SC_COMP);
 	cpu = val(&w, SC_CPU);
-	load = val(&w, SC_LOAD1);
 
 	if (isnan(s->mem_total_mb) && !isnan(used) && !isnan(avail))
 		s->mem_total_mb = used + avail;
@@ -396,14 +476,13 @@ int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 	peak_fold(&s->pk[PK_MEM_AVAIL], -1, avail, epoch, -1, s->cur_stage, &w);
 	peak_fold(&s->pk[PK_SWAP], 1, swap, epoch, -1, s->cur_stage, &w);
 	peak_fold(&s->pk[PK_DISK], -1, disk, epoch, SC_DISKPCT, s->cur_stage, &w);
-	peak_fold(&s->pk[PK_LOAD], 1, load, epoch, -1, s->cur_stage, &w);
+	peak_fold(&s->pk[PK_LOAD], 1, val(&w, SC_LOAD1), epoch, -1, s->cur_stage, &w);
 	peak_fold(&s->pk[PK_CPU], 1, cpu, epoch, -1, s->cur_stage, &w);
 
 	near = !isnan(avail) && avail < o->near_oom_mb;
-	near |= cgroup_fold(s, st, &w, avail, epoch);
-	low = !isnan(disk) && disk < o->low_disk_gb;
+	near |= cgroup_fold(s, st, &w, avail, epoch, o);
 	run_fold(&s->near, near, epoch, s->cur_stage);
-	run_fold(&s->low, low, epoch, s->cur_stage);
+	run_fold(&s->low, !isnan(disk) && disk < o->low_disk_gb, epoch, s->cur_stage);
 	if (near) {
 		st->near_oom++;
 		if (!isnan(comp)) {
@@ -411,33 +490,8 @@ int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 			s->low_comp_n++;
 		}
 	}
-	if (!isnan(used) && (isnan(st->peak_used) || st->samples == 1 || used > st->peak_used))
-		st->peak_used = used;
-	if (!isnan(avail) && (isnan(st->min_avail) || st->samples == 1 || avail < st->min_avail))
-		st->min_avail = avail;
-	if (!isnan(disk) && (isnan(st->min_disk) || st->samples == 1 || disk < st->min_disk))
-		st->min_disk = disk;
-	if (!isnan(comp) && (isnan(st->max_comp) || st->samples == 1 || comp > st->max_comp))
-		st->max_comp = comp;
-
-	if (!isnan(disk)) {
-		double et, ed;
-		if (isnan(s->disk_first))
-			s->disk_first = disk;
-		s->disk_last = disk;
-		if (s->dn == 0 || t < s->dtmin)
-			s->dtmin = t;
-		if (s->dn == 0 || t > s->dtmax)
-			s->dtmax = t;
-		s->dn += 1;
-		et = t - s->dmt;
-		ed = disk - s->dmd;
-		s->dmt += et / s->dn;
-		s->dmd += ed / s->dn;
-		s->dctt += et * (t - s->dmt);
-		s->dctd += et * (disk - s->dmd);
-		s->dcdd += ed * (disk - s->dmd);
-	}
+	stage_fold(st, used, avail, disk, comp);
+	disk_fold(s, t, disk);
 	if (!isnan(swap)) {
 		if (isnan(s->swap_first))
 			s->swap_first = swap;
@@ -447,36 +501,12 @@ int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 		s->cpu_sum += cpu;
 		s->cpu_n++;
 	}
-
-	oom = val(&w, SC_OOM);
-	if (!isnan(oom)) {
-		s->has_oom = 1;
-		if (isnan(s->oom_prev) ? oom > 0 : oom > s->oom_prev) {
-			long k = add_sat(0, oom - (isnan(s->oom_prev) ? 0 : s->oom_prev));
-			oom_event(s, &w, epoch, k);
-			s->oom_total = add_sat(s->oom_total, (double)k);
-		}
-		s->oom_prev = oom;
-	}
-
-	watts = val(&w, SC_PKG_W);
-	if (!isnan(watts)) {
-		peak_fold(&s->pk[PK_PKG_W], 1, watts, epoch, -1, s->cur_stage, &w);
-		if (s->samples > 1 && epoch > s->prev_epoch) {
-			double j = watts * (epoch - s->prev_epoch);
-			s->energy_j += j;
-			s->energy_s += epoch - s->prev_epoch;
-			st->energy_j = (isnan(st->energy_j) ? 0 : st->energy_j) + j;
-		}
-	}
-	busy = val(&w, SC_GPU_BUSY);
-	vram = val(&w, SC_GPU_VRAM);
-	vtot = val(&w, SC_GPU_VRAM_TOTAL);
-	peak_fold(&s->pk[PK_GPU_BUSY], 1, busy, epoch, -1, s->cur_stage, &w);
-	peak_fold(&s->pk[PK_GPU_VRAM], 1, vram, epoch, SC_GPU_VRAM_TOTAL, s->cur_stage, &w);
-	if (!isnan(vtot))
-		s->vram_total_mb = vtot;
-
+	oom_fold(s, &w, epoch);
+	energy_fold(s, st, &w, epoch);
+	peak_fold(&s->pk[PK_GPU_BUSY], 1, val(&w, SC_GPU_BUSY), epoch, -1, s->cur_stage, &w);
+	peak_fold(&s->pk[PK_GPU_VRAM], 1, val(&w, SC_GPU_VRAM), epoch, SC_GPU_VRAM_TOTAL, s->cur_stage, &w);
+	if (!isnan(val(&w, SC_GPU_VRAM_TOTAL)))
+		s->vram_total_mb = val(&w, SC_GPU_VRAM_TOTAL);
 	{
 		double v[SV_N] = { used, avail, swap, disk, cpu, comp };
 		bucket_fold(s, t, v);
@@ -535,25 +565,6 @@ int disk_hours(const struct sys *s, const struct disk_fit *f, double level,
 	return 1;
 }
 
-int stage_at(const struct report *r, double epoch)
-{
-	const struct sys *s = r->sys;
-	size_t lo = 0, hi;
-
-	if (!s || !s->nseg || isnan(epoch))
-		return -1;
-	hi = s->nseg;
-	/* The last change point at or before epoch. */
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->segs[mid].epoch <= epoch)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return s->segs[lo].stage;
-}
-
 static void sanitize_ctx(char *ctx, size_t *len)
 {
 	char tmp[RM_TEXT_MAX + 1];
@@ -561,45 +572,6 @@ static void sanitize_ctx(char *ctx, size_t *len)
 
 	memcpy(ctx, tmp, n + 1);
 	*len = n;
-}
-
-void verdict_add(struct report *r, const char *kind, const char *fmt, ...)
-{
-	va_list ap;
-	struct verdict *v;
-
-	r->verdicts = xrealloc(r->verdicts, (size_t)(r->nverdicts + 1) * sizeof(*r->verdicts));
-	v = &r->verdicts[r->nverdicts++];
-	v->kind = kind;
-	va_start(ap, fmt);
-	vsnprintf(v->text, sizeof(v->text), fmt, ap);
-	va_end(ap);
-}
-
-/* " in stage S, while: CONTEXT" for a peak or event, or "". */
-static void where(const struct report *r, int stage, const char *ctx, char *buf, size_t size)
-{
-	const char *sn = stage >= 0 ? r->stages[stage].name : "";
-	int n = 0;
-
-	buf[0] = '\0';
-	if (sn[0])
-		n = snprintf(buf, size, " in stage %s", sn);
-	if (ctx && ctx[0] && n >= 0 && (size_t)n < size)
-		snprintf(buf + n, size - (size_t)n, ", while: %s", ctx);
-}
-
-/* A size in MiB as people say it: "512 MiB", "8 GiB", "1.5 GiB". */
-static void fmt_mib(double mb, char *buf, size_t size)
-{
-	if (isnan(mb))
-		snprintf(buf, size, "?");
-	else if (mb >= 1024 && fmod(mb, 1024) == 0)
-		snprintf(buf, size, "%.0f GiB", mb / 1024);
-	else if (mb >= 1024)
-		snprintf(buf, size, "%.1f GiB", mb / 1024);
-	else
-		snprintf(buf, size, "%.0f MiB", mb);
 }
 
 /*
@@ -611,7 +583,7 @@ static int cgroup_edge(struct report *r, const struct opts *o, const struct peak
 {
 	const struct sys *s = r->sys;
 	const struct peak *p = &s->cg_avail;
-	char lim[40], free_[40], host_s[80] = "", clock[32], w[700];
+	struct verdict *v;
 	double thr;
 
 	if (!p->known || isnan(p->aux))
@@ -619,107 +591,115 @@ static int cgroup_edge(struct report *r, const struct opts *o, const struct peak
 	thr = 0.15 * p->aux < o->near_oom_mb ? 0.15 * p->aux : o->near_oom_mb;
 	if (p->v >= thr || (host->known && host->v < o->near_oom_mb && host->v < p->v))
 		return 0;
-	fmt_mib(p->aux, lim, sizeof(lim));
-	if (!isnan(s->cg_host_avail)) {
-		fmt_mib(s->cg_host_avail, free_, sizeof(free_));
-		snprintf(host_s, sizeof(host_s), " (host RAM: %s free)", free_);
-	}
-	fmt_clock(p->epoch - s->first_epoch, clock, sizeof(clock));
-	where(r, p->stage, p->ctx, w, sizeof(w));
-	verdict_add(r, "oom-edge",
-		    "OOM edge: available within the build's cgroup fell to %.0f MiB of its %s limit at +%s%s%s. Lower the memory per job for that stage, or raise the cgroup's memory limit.",
-		    p->v, lim, clock, host_s, w);
+	v = verdict_add(r, V_EDGE_CGROUP);
+	v->at = p->epoch - s->first_epoch;
+	v->stage = p->stage;
+	v->ctx = p->ctx;
+	v->n[0] = p->v;
+	v->n[1] = p->aux;
+	v->n[2] = s->cg_host_avail;
 	return 1;
 }
 
-/* The seed's "Reading the results" rules, as plain sentences. */
+/* The host ran short: available memory below --near-oom-mb, or swap in
+ * use.  Returns 1 when given. */
+static int host_edge(struct report *r, const struct opts *o)
+{
+	const struct sys *s = r->sys;
+	const struct peak *av = &s->pk[PK_MEM_AVAIL], *sw = &s->pk[PK_SWAP], *at;
+	struct verdict *v;
+
+	if (!(sw->known && sw->v > 0) && !(av->known && av->v < o->near_oom_mb))
+		return 0;
+	at = av->known && av->v < o->near_oom_mb ? av : sw;
+	v = verdict_add(r, V_EDGE_HOST);
+	v->at = at->epoch - s->first_epoch;
+	v->stage = at->stage;
+	v->ctx = at->ctx;
+	/* Without a mem_avail_mb reading, swap alone: never "nan MiB". */
+	v->n[0] = av->known ? av->v : NAN;
+	v->n[1] = sw->known && sw->v > 0 ? sw->v : NAN;
+	if (s->swap_last > s->swap_first)
+		v->flags |= VF_CLIMBING;
+	return 1;
+}
+
+/* Few compilers ran while memory was short: RAM, not -j, bound it. */
+static int ram_bound(struct report *r, const struct opts *o)
+{
+	const struct sys *s = r->sys;
+	struct verdict *v;
+	double mean;
+
+	if (!(s->near.samples > 0 && s->low_comp_n > 0 && r->cores > 0))
+		return 0;
+	mean = s->low_comp_sum / (double)s->low_comp_n;
+	if (!(mean < r->cores / 2.0))
+		return 0;
+	v = verdict_add(r, V_RAM_BOUND);
+	v->n[0] = o->near_oom_mb;
+	v->n[1] = mean;
+	v->count = r->cores;
+	return 1;
+}
+
+/* Disk below --low-disk-gb, or falling towards it within a day by the
+ * whole 95 % interval of the fit.  Returns 1 when given. */
+static int disk_verdict(struct report *r, const struct opts *o)
+{
+	const struct sys *s = r->sys;
+	struct disk_fit df;
+	struct verdict *v;
+	double h[6];
+
+	if (!(s->dn > 0))
+		return 0;
+	sys_disk_fit(s, &df);
+	if (s->low.samples > 0) {
+		v = verdict_add(r, V_LOW_DISK);
+		v->at = s->low.first_epoch - s->first_epoch;
+		v->stage = s->low.first_stage;
+		v->n[0] = o->low_disk_gb;
+		v->n[1] = s->pk[PK_DISK].v;
+		v->count = s->low.samples;
+		return 1;
+	}
+	if (!disk_hours(s, &df, o->low_disk_gb, &h[0], &h[1], &h[2]) || !(h[0] <= 24) ||
+	    !disk_hours(s, &df, 0, &h[3], &h[4], &h[5]))
+		return 0;
+	v = verdict_add(r, V_DISK_FALLING);
+	v->n[VD_RATE] = df.rate;
+	v->n[VD_HI] = df.hi;
+	v->n[VD_LO] = df.lo;
+	v->n[VD_SPAN] = df.span_s;
+	v->n[VD_THR] = o->low_disk_gb;
+	for (int k = 0; k < 6; k++)
+		v->n[VD_H_THR + k] = h[k];
+	v->count = df.n;
+	return 1;
+}
+
+/* The seed's "Reading the results" rules, as verdicts (data). */
 static void sys_verdicts(struct report *r, const struct opts *o)
 {
 	struct sys *s = r->sys;
-	const struct peak *av = &s->pk[PK_MEM_AVAIL], *sw = &s->pk[PK_SWAP];
-	char w[CTX_RAW + 100], clock[32];
 	int problem = 0;
 
 	/* OOM kills: oom.c says whose they were and why. */
-	if (oom_verdict(r, o))
+	if (oom_verdict(r))
 		problem = 1;
-	if (cgroup_edge(r, o, av)) {
+	if (cgroup_edge(r, o, &s->pk[PK_MEM_AVAIL]) || host_edge(r, o))
 		problem = 1;
-	} else if ((sw->known && sw->v > 0) || (av->known && av->v < o->near_oom_mb)) {
-		char swaps[200] = "", fell[80] = "";
-		const struct peak *at = av->known && av->v < o->near_oom_mb ? av : sw;
-		const char *climb = s->swap_last > s->swap_first ? " and climbing" : "";
-		/* Without a mem_avail_mb reading, swap alone: never "nan MiB". */
-		if (av->known)
-			snprintf(fell, sizeof(fell), "available memory fell to %.0f MiB%s", av->v,
-				 sw->known && sw->v > 0 ? "; " : "");
-		if (sw->known && sw->v > 0)
-			snprintf(swaps, sizeof(swaps), "swap in use up to %.0f MiB%s%s", sw->v, climb,
-				 av->known ? "" : " (available memory not recorded)");
-		fmt_clock(at->epoch - s->first_epoch, clock, sizeof(clock));
-		where(r, at->stage, at->ctx, w, sizeof(w));
-		verdict_add(r, "oom-edge",
-			    "OOM edge: %s%s, at +%s%s. Lower the memory per job for that stage, or add RAM.",
-			    fell, swaps, clock, w);
-		problem = 1;
-	}
-	if (s->near.samples > 0 && s->low_comp_n > 0 && r->cores > 0) {
-		double mean = s->low_comp_sum / (double)s->low_comp_n;
-		if (mean < r->cores / 2.0) {
-			verdict_add(r, "ram-bound",
-				    "RAM-bound: while available memory was below %.0f MiB, %.1f compilers ran on average on %d cores; more RAM, not more -j, is the lever.",
-				    o->near_oom_mb, mean, r->cores);
-			problem = 1;
-		}
-	}
-	if (s->dn > 0) {
-		struct disk_fit df;
-		double h_thr, thr_lo, thr_hi, h_full, full_lo, full_hi;
-		sys_disk_fit(s, &df);
-		if (s->low.samples > 0) {
-			fmt_clock(s->low.first_epoch - s->first_epoch, clock, sizeof(clock));
-			where(r, s->low.first_stage, NULL, w, sizeof(w));
-			verdict_add(r, "low-disk",
-				    "Low disk: available space was below %g GiB in %ld sample%s, first at +%s%s (minimum %.2f GiB). Prune build caches before the next run.",
-				    o->low_disk_gb, s->low.samples, s->low.samples == 1 ? "" : "s", clock, w,
-				    s->pk[PK_DISK].v);
-			problem = 1;
-		} else if (disk_hours(s, &df, o->low_disk_gb, &h_thr, &thr_lo, &thr_hi) && h_thr <= 24 &&
-			   disk_hours(s, &df, 0, &h_full, &full_lo, &full_hi)) {
-			/* Only a fall the whole 95 % interval agrees on. */
-			char span[40], t[3][40], f[3][40];
-			fmt_dur(df.span_s, span, sizeof(span));
-			fmt_dur(h_thr * 3600, t[0], sizeof(t[0]));
-			fmt_dur(thr_lo * 3600, t[1], sizeof(t[1]));
-			fmt_dur(thr_hi * 3600, t[2], sizeof(t[2]));
-			fmt_dur(h_full * 3600, f[0], sizeof(f[0]));
-			fmt_dur(full_lo * 3600, f[1], sizeof(f[1]));
-			fmt_dur(full_hi * 3600, f[2], sizeof(f[2]));
-			verdict_add(r, "disk-falling",
-				    "Disk falling: %.2f GiB/h (95 %% interval %.2f to %.2f, fitted over %s and %ld samples); at that rate it crosses the %g GiB threshold in %s (%s to %s) and is full in %s (%s to %s). Prune build caches before the next run.",
-				    -df.rate, -df.hi, -df.lo, span, df.n, o->low_disk_gb, t[0], t[1], t[2],
-				    f[0], f[1], f[2]);
-			problem = 1;
-		}
-	}
+	problem |= ram_bound(r, o);
+	problem |= disk_verdict(r, o);
 	/* "No problem" only where there were memory readings to judge; of
 	 * swap, OOM kills and disk it says only what was recorded. */
 	if (!problem && s->pk[PK_MEM_AVAIL].known) {
-		char cg[120] = "", rest[160];
-		if (s->cg_avail.known)
-			snprintf(cg, sizeof(cg), " (within the build's cgroup: lowest %.0f MiB of its limit)",
-				 s->cg_avail.v);
-		snprintf(rest, sizeof(rest), "%s, %s, ",
-			 sw->known ? "no swap in use" : "swap not recorded",
-			 s->has_oom ? "no OOM kill" : "OOM kills not recorded");
-		if (s->pk[PK_DISK].known)
-			verdict_add(r, "ok",
-				    "No headroom problem: available memory stayed above %.0f MiB%s, %sdisk above %g GiB.",
-				    o->near_oom_mb, cg, rest, o->low_disk_gb);
-		else
-			verdict_add(r, "ok",
-				    "No headroom problem: available memory stayed above %.0f MiB%s, %sdisk not recorded.",
-				    o->near_oom_mb, cg, rest);
+		struct verdict *v = verdict_add(r, V_OK);
+		v->n[0] = o->near_oom_mb;
+		v->n[1] = s->cg_avail.known ? s->cg_avail.v : NAN;
+		v->n[2] = s->pk[PK_DISK].known ? o->low_disk_gb : NAN;
+		v->flags = (s->pk[PK_SWAP].known ? VF_SWAP_KNOWN : 0) | (s->has_oom ? VF_OOM_KNOWN : 0);
 	}
 }
 

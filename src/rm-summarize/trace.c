@@ -26,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "summarize.h"
+#include "trace.h"
 
 #define TID_STAGES 1
 #define TID_OOM 2

@@ -1,26 +1,25 @@
 /*
- * rm-summarize's own header: the report a set of input files makes, and
- * the functions of its parts.  main.c reads the files and groups them
- * into reports; sys.c folds system CSV rows (rm-sample's and the seed
- * script's) into peaks, runs, stages and OOM kills; procs.c reads rm-tree's
- * exit log, job row and timeline; out.c prints text, Markdown and JSON;
- * svg.c draws the timeline.  Unknown numbers are NaN throughout.
+ * report.h: the report a set of input files makes, as data: the system
+ * CSV's peaks, runs, stages and OOM kills (sys.c), rm-tree's processes,
+ * job and timeline (procs.c), what is derived from them (model.c), and
+ * verdicts as kinds and numbers (sys.c, oom.c).  Renderers (render_*.c,
+ * scopeout.c, svg.c, series.c, trace.c, csvout.c) only format it, in
+ * the words of fmt.c and verdict.c.  report.c holds the stage table every
+ * part shares.  Unknown
+ * numbers are NaN throughout.
  */
-#ifndef RM_SUMMARIZE_H
-#define RM_SUMMARIZE_H
+#ifndef RM_SUMMARIZE_REPORT_H
+#define RM_SUMMARIZE_REPORT_H
 
 #include <math.h>
 #include <regex.h>
 #include <stddef.h>
 
-#include "csvread.h"
-#include "rmtools.h"
+#include "util.h"
 
 #define CTX_RAW 1024     /* raw context kept at a peak, sanitized at the end */
 #define MAX_VICTIMS 4    /* victims named per OOM kill row */
 #define SVG_NB 1024      /* time buckets of the SVG series */
-
-extern const char prog[];
 
 struct opts {
 	int json, markdown, color;
@@ -31,6 +30,7 @@ struct opts {
 	int cores;             /* for the RAM-bound rule */
 	int top;               /* rows shown in the process and unit lists */
 	int top_set;           /* --top given: the JSON process list keeps to it */
+	int series;            /* --series */
 	regex_t inc, exc;
 	int has_inc, has_exc;
 	const char *inc_pat, *exc_pat;   /* as given, for the filter metadata */
@@ -221,12 +221,41 @@ struct perjob {
 	long safe_j;
 };
 
+/*
+ * A verdict, as data: what kind, when (seconds after the run's start),
+ * in which stage, and its numbers; fmt.c words it.  n[] by kind:
+ *   V_EDGE_CGROUP   available, limit, host available (NaN: not read)
+ *   V_EDGE_HOST     available (NaN: not recorded), swap in use (NaN: none)
+ *   V_RAM_BOUND     threshold MiB, mean compilers; count: cores
+ *   V_LOW_DISK      threshold GiB, minimum GiB; count: samples
+ *   V_DISK_FALLING  the VD_* numbers; count: samples fitted
+ *   V_OK            threshold MiB, cgroup's lowest (NaN: none), disk
+ *                   threshold GiB (NaN: disk not recorded)
+ * The OOM kinds name the kill ev and its victim (-1: none); count: kills.
+ */
+enum verdict_kind { V_OOM_ELSEWHERE, V_OOM_KILL, V_OOM_ALSO_ELSEWHERE, V_EDGE_CGROUP,
+		    V_EDGE_HOST, V_RAM_BOUND, V_LOW_DISK, V_DISK_FALLING, V_OK };
+enum { VD_RATE, VD_HI, VD_LO, VD_SPAN, VD_THR, VD_H_THR, VD_THR_LO, VD_THR_HI, VD_H_FULL,
+       VD_FULL_LO, VD_FULL_HI, VD_N };
+#define VF_CLIMBING 1     /* V_EDGE_HOST: swap rose over the run */
+#define VF_OF_BUILD 2     /* V_OOM_KILL: other programs were killed too */
+#define VF_SWAP_KNOWN 4   /* V_OK */
+#define VF_OOM_KNOWN 8    /* V_OK */
+
 struct verdict {
-	const char *kind;
-	char text[1536];
+	enum verdict_kind k;
+	double at;             /* seconds after the start; NaN: no time */
+	int stage;             /* -1: none */
+	const char *ctx;       /* the row's context then, or NULL */
+	const struct oomev *ev;
+	int victim;
+	long count;
+	double n[VD_N];
+	unsigned flags;
 };
 
 struct report {
+	const struct opts *opt;  /* the options it was built with */
 	const char **files;
 	int nfiles;
 	struct sys *sys;
@@ -260,85 +289,16 @@ struct report {
 	int nverdicts;
 };
 
-/* main.c */
-extern struct opts g_opt;
-void *xmalloc(size_t n);
-void *xrealloc(void *p, size_t n);
-/* Write b to path whole (temporary file + rename); 0, or -1 with errno. */
-int write_whole(const char *path, const struct rm_buf *b);
-char *xstrndup(const char *s, size_t n);
-char *sanitized(const char *s, size_t n);
-double field_num(const struct rm_csv_field *f);
+/* report.c: the stage table, and verdicts added as data. */
+/* The index of the stage named raw[0..len), added when new. */
 int stage_intern(struct report *r, const char *raw, size_t len);
-int header_col(const struct rm_csv_field *f, int n, const char *name);
-
-/* sys.c */
-struct sys *sys_new(const char *file, const struct rm_csv *hdr);
-int sys_is_header(const struct rm_csv *hdr);
-int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize);
-void sys_finish(struct report *r, const struct opts *o);
+/* The stage at epoch (the system CSV's change points), or -1. */
 int stage_at(const struct report *r, double epoch);
-void verdict_add(struct report *r, const char *kind, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-/*
- * The disk rate, GiB per hour, by least squares with a 95 % interval:
- * fitted only over at least DISK_FIT_MIN_S seconds and DISK_FIT_MIN_N
- * samples (else rate, lo and hi are NaN).  A time to full is projected
- * only when hi < 0, the whole interval below zero.
- */
-#define DISK_FIT_MIN_S 600.0
-#define DISK_FIT_MIN_N 20
-struct disk_fit {
-	int fitted;
-	long n;                /* samples with a disk reading */
-	double span_s;         /* seconds between the first and the last */
-	double rate, lo, hi;
-};
-void sys_disk_fit(const struct sys *s, struct disk_fit *f);
-/* Hours until the disk's last reading reaches level at each rate of the
- * fit (h, from the interval's fast end h_lo to its slow end h_hi); 0 when
- * the disk does not fall surely (f->hi >= 0). */
-int disk_hours(const struct sys *s, const struct disk_fit *f, double level,
-	       double *h, double *h_lo, double *h_hi);
-void sys_free(struct sys *s);
-
-/* procs.c */
-enum pkind { PK_NONE, PK_EXITLOG, PK_JOB, PK_TIMELINE, PK_STATS };
-enum pkind procs_kind(const struct rm_csv *hdr);
-void procs_header(struct report *r, enum pkind k, const struct rm_csv *hdr);
-int procs_row(struct report *r, enum pkind k, struct rm_csv *c, char *why, size_t wsize);
-void report_finish(struct report *r, const struct opts *o);
-void report_free(struct report *r);
-int write_proc_csv(const struct report *r, const char *path);
-
-/* oom.c */
-int scope_complete(const struct report *r);
-const char *kmsg_why(int e);
-void oom_attribute(struct report *r, const struct opts *o);
-int oom_verdict(struct report *r, const struct opts *o);
-long oom_build_kills(const struct sys *s);
-int oom_event_is_build(const struct oomev *e);
-const char *oom_cause(int constraint);
-
-/* scopeout.c */
-void text_scope(struct rm_buf *b, const struct report *r, const struct opts *o, const char *bold,
-		const char *off);
-void md_scope(struct rm_buf *b, const struct report *r, const struct opts *o);
-void json_scope(struct rm_buf *b, int *first, const struct report *r, const struct opts *o);
-
-/* out.c */
-void fmt_clock(double s, char *buf, size_t size);
-void fmt_dur(double s, char *buf, size_t size);
-void print_text(struct rm_buf *b, const struct report *r, const struct opts *o);
-void print_markdown(struct rm_buf *b, const struct report *r, const struct opts *o);
-void print_json(struct rm_buf *b, const struct report *r, const struct opts *o);
+/* The stage's name, "" for -1 or none. */
 const char *stage_name(const struct report *r, int i);
-const char *peak_label(int k);
-
-/* trace.c */
-int write_trace(const struct report *r, const char *path);
-
-/* svg.c */
-int write_svg(const struct report *r, const struct opts *o, const char *path);
+/* A new verdict of kind k, zeroed (no time, no stage, no victim). */
+struct verdict *verdict_add(struct report *r, enum verdict_kind k);
+/* "oom-kill", "ok", ...: the kind as the JSON names it. */
+const char *verdict_kind_name(enum verdict_kind k);
 
 #endif

@@ -1,0 +1,390 @@
+/*
+ * fmt.c: how the renderers say things, shared so each is said one way:
+ * times, durations and sizes, the peaks' labels and values, the job's
+ * budget and cgroup lines, the filter's words, -j advice, colour,
+ * Markdown cells and JSON values.  Reads the report, never changes it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt.h"
+#include "kmsg.h"
+
+static const char *const pk_label[PK_N] = {
+	"max memory used", "min memory available", "max swap used", "min disk available",
+	"max load1", "max CPU busy", "max CPU package power", "max GPU busy",
+	"max GPU VRAM used",
+};
+
+const char *peak_label(int k)
+{
+	return pk_label[k];
+}
+
+/* "+H:MM:SS" style clock for seconds since the start (no sign). */
+void fmt_clock(double s, char *buf, size_t size)
+{
+	long t;
+
+	if (isnan(s)) {
+		snprintf(buf, size, "?");
+		return;
+	}
+	if (s < 0)
+		s = 0;
+	t = (long)(s + 0.5);
+	snprintf(buf, size, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+}
+
+void fmt_dur(double s, char *buf, size_t size)
+{
+	if (isnan(s))
+		snprintf(buf, size, "?");
+	else if (s < 60)
+		snprintf(buf, size, "%.1f s", s);
+	else if (s < 3600)
+		snprintf(buf, size, "%ldm%02lds", (long)s / 60, (long)s % 60);
+	else
+		snprintf(buf, size, "%ldh%02ldm%02lds", (long)s / 3600, (long)s / 60 % 60, (long)s % 60);
+}
+
+/* A size in MiB as people say it: "512 MiB", "8 GiB", "1.5 GiB". */
+void fmt_mib(double mb, char *buf, size_t size)
+{
+	if (isnan(mb))
+		snprintf(buf, size, "?");
+	else if (mb >= 1024 && fmod(mb, 1024) == 0)
+		snprintf(buf, size, "%.0f GiB", mb / 1024);
+	else if (mb >= 1024)
+		snprintf(buf, size, "%.1f GiB", mb / 1024);
+	else
+		snprintf(buf, size, "%.0f MiB", mb);
+}
+
+/* "12.3 MiB" or "4.56 GiB"; "-" when not known. */
+void fmt_kib(double kib, char *buf, size_t size)
+{
+	if (isnan(kib))
+		snprintf(buf, size, "-");
+	else if (kib >= 1024.0 * 1024.0)
+		snprintf(buf, size, "%.2f GiB", kib / 1024.0 / 1024.0);
+	else
+		snprintf(buf, size, "%.1f MiB", kib / 1024.0);
+}
+
+void fmt_val(int k, double v, double aux, char *buf, size_t size)
+{
+	switch (k) {
+	case PK_MEM_USED:
+		if (!isnan(aux))
+			snprintf(buf, size, "%.0f MiB (%.1f %%)", v, aux);
+		else
+			snprintf(buf, size, "%.0f MiB", v);
+		break;
+	case PK_MEM_AVAIL:
+	case PK_SWAP:
+		snprintf(buf, size, "%.0f MiB", v);
+		break;
+	case PK_DISK:
+		if (!isnan(aux))
+			snprintf(buf, size, "%.2f GiB (%.0f %% used)", v, aux);
+		else
+			snprintf(buf, size, "%.2f GiB", v);
+		break;
+	case PK_LOAD:
+		snprintf(buf, size, "%.2f", v);
+		break;
+	case PK_CPU:
+	case PK_GPU_BUSY:
+		snprintf(buf, size, "%.1f %%", v);
+		break;
+	case PK_PKG_W:
+		snprintf(buf, size, "%.1f W", v);
+		break;
+	case PK_GPU_VRAM:
+		if (!isnan(aux))
+			snprintf(buf, size, "%.0f of %.0f MiB", v, aux);
+		else
+			snprintf(buf, size, "%.0f MiB", v);
+		break;
+	}
+}
+
+double mib(double kib)
+{
+	return kib / 1024.0;
+}
+
+/* Which peaks apply: the ones whose column the CSV has. */
+int peak_applies(const struct sys *s, int k)
+{
+	static const int col_of[PK_N] = {
+		SC_USED, SC_AVAIL, SC_SWAP, SC_DISK, SC_LOAD1, SC_CPU, SC_PKG_W, SC_GPU_BUSY,
+		SC_GPU_VRAM,
+	};
+	return s->col[col_of[k]] >= 0;
+}
+
+/* Was near-OOM judged at all: an available-memory reading, host or cgroup? */
+int near_known(const struct sys *s)
+{
+	return s->pk[PK_MEM_AVAIL].known || s->cg_avail.known;
+}
+
+struct sty sty_of(const struct opts *o)
+{
+	struct sty on = { "\033[1m", "\033[31m", "\033[33m", "\033[32m", "\033[0m" };
+	struct sty off = { "", "", "", "", "" };
+	return o->color ? on : off;
+}
+
+/* The heaviest in-scope row of the exit log, NULL without one. */
+const struct proc *largest_row(const struct report *r)
+{
+	return r->nproc && !isnan(r->order[0]->peak_kib) ? r->order[0] : NULL;
+}
+
+/*
+ * Why the sampled tree total and the cgroup's exact peak differ, from
+ * what rm-tree measured at the sampled peak (its job row's peak_file_kib,
+ * cg_file_kib, cg_kernel_kib): one line, 0 when there is nothing to say.
+ */
+int cgroup_gap(const struct job *j, char *buf, size_t size)
+{
+	if (isnan(j->peak_kib) || isnan(j->cgroup_kib) || fabs(j->peak_kib - j->cgroup_kib) < 1024)
+		return 0;
+	if (isnan(j->peak_file_kib) || isnan(j->cg_anon_kib) || isnan(j->cg_file_kib) ||
+	    isnan(j->cg_kernel_kib)) {
+		snprintf(buf, size, "(the sampled total is %s the cgroup's: %s)",
+			 j->peak_kib > j->cgroup_kib ? "above" : "below",
+			 j->peak_kib > j->cgroup_kib ?
+			 "pages shared by several processes count once per process in it" :
+			 "the cgroup also holds page cache and kernel memory");
+		return 1;
+	}
+	snprintf(buf, size, "sampled minus exact %+.1f MiB: at the sampled peak the total had %.1f MiB "
+		 "anonymous + %.1f MiB file-backed (shared pages counted once per process); the "
+		 "cgroup then held %.1f MiB anonymous + %.1f MiB page cache + %.1f MiB kernel "
+		 "(a file's pages are charged to the cgroup that first read them)",
+		 mib(j->peak_kib - j->cgroup_kib), mib(j->peak_kib - j->peak_file_kib),
+		 mib(j->peak_file_kib), mib(j->cg_anon_kib), mib(j->cg_file_kib), mib(j->cg_kernel_kib));
+	return 1;
+}
+
+int filtered(const struct report *r, const struct opts *o, struct filt *f)
+{
+	size_t len = 0;
+
+	memset(f, 0, sizeof(*f));
+	if (!o->has_inc && !o->has_exc)
+		return 0;
+	for (size_t i = 0; i < r->nproc; i++) {
+		const struct proc *p = r->order[i];
+		int seen = 0;
+		if (p->shown) {
+			f->shown++;
+			continue;
+		}
+		f->hidden++;
+		if (!isnan(p->peak_kib))
+			f->hidden_kib += p->peak_kib;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = strcmp(r->order[k]->comm, p->comm) == 0;
+		if (!seen && len + strlen(p->comm) + 3 < sizeof(f->names) - 4) {
+			len += (size_t)snprintf(f->names + len, sizeof(f->names) - len, "%s%s",
+						len ? ", " : "", p->comm);
+		}
+	}
+	return 1;
+}
+
+void filter_words(struct rm_buf *b, const struct opts *o)
+{
+	if (o->has_inc)
+		rm_buf_addf(b, "--include '%s'", o->inc_pat ? o->inc_pat : "?");
+	if (o->has_inc && o->has_exc)
+		rm_buf_addc(b, ' ');
+	if (o->has_exc)
+		rm_buf_addf(b, "--exclude '%s'", o->exc_pat ? o->exc_pat : "?");
+}
+
+/* The warning when the filters leave nothing: what to try instead. */
+void filter_warning(struct rm_buf *b, const struct report *r, const struct opts *o,
+			   const struct filt *f)
+{
+	rm_buf_adds(b, "no process matches ");
+	filter_words(b, o);
+	rm_buf_addf(b, ": the %zu processes are in the totals but none is listed. "
+		    "The patterns are POSIX extended regular expressions, case-sensitive, "
+		    "matched against the name, the command line and the compile unit", r->nproc);
+	if (f->names[0])
+		rm_buf_addf(b, "; names seen: %s. Try --include with one of them", f->names);
+	if (o->has_exc)
+		rm_buf_adds(b, ", or drop --exclude");
+	rm_buf_adds(b, ".");
+}
+
+/* rm-run --memory-max: did CMD fit the budget, and if not, who was killed. */
+void budget_line(const struct job *j, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "%.1f MiB: ", mib(j->mem_max_kib));
+
+	if (n < 0 || (size_t)n >= size)
+		return;
+	if (isnan(j->oom_kills))
+		snprintf(buf + n, size - (size_t)n, "OOM kills inside it unknown");
+	else if (j->oom_kills > 0)
+		snprintf(buf + n, size - (size_t)n, "OOM-killed inside the budget (%.0f kill%s%s%s%s)",
+			 j->oom_kills, j->oom_kills == 1 ? "" : "s", j->victim[0] ? ", first victim " : "",
+			 j->victim, j->victim[0] ? "" : ", victim not in the kernel log");
+	else
+		snprintf(buf + n, size - (size_t)n, "fitted, no OOM kill");
+	n = (int)strlen(buf);
+	if (!isnan(j->cgroup_kib) && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, "; exact peak %.1f MiB (%.0f %%)", mib(j->cgroup_kib),
+			 100.0 * j->cgroup_kib / j->mem_max_kib);
+}
+
+/* The -j advice: the smaller of the effective cores and what memory
+ * allows, and which of the two binds. */
+long safe_jobs(const struct report *r, const struct perjob *pj)
+{
+	return r->cores > 0 && r->cores < pj->safe_j ? r->cores : pj->safe_j;
+}
+
+const char *jobs_bound(const struct report *r, const struct perjob *pj)
+{
+	if (r->cores > 0 && r->cores < pj->safe_j)
+		return "cores";
+	return isnan(r->host_ram_mb) ? "memory" : "cgroup memory";
+}
+
+const char *oom_cause(int constraint)
+{
+	switch (constraint) {
+	case RM_OOM_MEMCG:
+		return "killed by the limit of cgroup";
+	case RM_OOM_CPUSET:
+		return "killed when the memory nodes of its cpuset ran out";
+	case RM_OOM_MEMORY_POLICY:
+		return "killed when the memory nodes of its memory policy ran out";
+	case RM_OOM_NONE:
+		return "killed when the host ran out of memory";
+	default:
+		return "";
+	}
+}
+
+/* Markdown table cells: | and the inline markup characters escaped. */
+void md_cell(struct rm_buf *b, const char *s)
+{
+	for (; *s; s++) {
+		if (strchr("|\\`*_[]<>#", *s))
+			rm_buf_addc(b, '\\');
+		rm_buf_addc(b, *s);
+	}
+}
+
+void md_proc_row(struct rm_buf *b, const struct proc *p)
+{
+	rm_buf_addf(b, "| %d | ", p->pid);
+	md_cell(b, p->comm);
+	rm_buf_addf(b, " | %.1f | ", mib(p->peak_kib));
+	md_cell(b, p->cmd);
+	rm_buf_adds(b, " |\n");
+}
+
+/* JSON helpers: a number or null, a key. */
+void jnum(struct rm_buf *b, double v, int prec)
+{
+	if (isnan(v) || isinf(v))
+		rm_buf_adds(b, "null");
+	else
+		rm_buf_num(b, v, prec);
+}
+
+void jiso(struct rm_buf *b, double epoch)
+{
+	char iso[40];
+
+	if (isnan(epoch)) {
+		rm_buf_adds(b, "null");
+		return;
+	}
+	rm_fmt_iso(epoch, iso, sizeof(iso));
+	rm_buf_json(b, iso);
+}
+
+void jkey(struct rm_buf *b, int *first, const char *k)
+{
+	if (!*first)
+		rm_buf_addc(b, ',');
+	*first = 0;
+	rm_buf_json(b, k);
+	rm_buf_addc(b, ':');
+}
+
+void jtime(struct rm_buf *b, int *first, const struct sys *s, double epoch)
+{
+	jkey(b, first, "epoch");
+	jnum(b, epoch, 3);
+	jkey(b, first, "iso");
+	jiso(b, epoch);
+	jkey(b, first, "elapsed_s");
+	jnum(b, epoch - s->first_epoch, 3);
+}
+
+void jstage(struct rm_buf *b, int *first, const struct report *r, int stage)
+{
+	jkey(b, first, "stage");
+	if (stage < 0)
+		rm_buf_adds(b, "null");
+	else
+		rm_buf_json(b, stage_name(r, stage));
+}
+
+/* An exit status: a number when it is one, null when empty, else text. */
+void jexit(struct rm_buf *b, const char *e)
+{
+	size_t i = e[0] == '-' ? 1 : 0;
+
+	if (!e[0]) {
+		rm_buf_adds(b, "null");
+		return;
+	}
+	for (; e[i] >= '0' && e[i] <= '9'; i++)
+		;
+	if (!e[i] && i > (e[0] == '-' ? 1u : 0u) && i < 12)
+		rm_buf_adds(b, e);
+	else
+		rm_buf_json(b, e);
+}
+
+/* A string, or null when it is NULL or empty. */
+void jstr_or_null(struct rm_buf *b, const char *s)
+{
+	if (s && s[0])
+		rm_buf_json(b, s);
+	else
+		rm_buf_adds(b, "null");
+}
+
+/* key and value in one: a number (or null), a whole number, a string. */
+void jkey_num(struct rm_buf *b, int *first, const char *k, double v, int prec)
+{
+	jkey(b, first, k);
+	jnum(b, v, prec);
+}
+
+void jkey_long(struct rm_buf *b, int *first, const char *k, long v)
+{
+	jkey(b, first, k);
+	rm_buf_addf(b, "%ld", v);
+}
+
+void jkey_str(struct rm_buf *b, int *first, const char *k, const char *s)
+{
+	jkey(b, first, k);
+	rm_buf_json(b, s);
+}

@@ -1,0 +1,79 @@
+/*
+ * fmt.h: the words and numbers the renderers share (fmt.c).  Nothing
+ * here changes the report.
+ */
+#ifndef RM_SUMMARIZE_FMT_H
+#define RM_SUMMARIZE_FMT_H
+
+#include "report.h"
+
+/* "H:MM:SS" for seconds since the start (no sign); "?" for NaN. */
+void fmt_clock(double s, char *buf, size_t size);
+/* "12.3 s", "4m05s", "1h02m03s"; "?" for NaN. */
+void fmt_dur(double s, char *buf, size_t size);
+/* A size in MiB as people say it: "512 MiB", "8 GiB", "1.5 GiB". */
+void fmt_mib(double mb, char *buf, size_t size);
+void fmt_kib(double kib, char *buf, size_t size);
+/* Peak k's value with its aux (mem_pct, disk_pct, VRAM total). */
+void fmt_val(int k, double v, double aux, char *buf, size_t size);
+const char *peak_label(int k);
+double mib(double kib);
+/* Which peaks apply: the ones whose column the CSV has. */
+int peak_applies(const struct sys *s, int k);
+/* Was near-OOM judged at all: an available-memory reading, host or cgroup? */
+int near_known(const struct sys *s);
+
+/* Colour, only when opts say so. */
+struct sty {
+	const char *b, *red, *yel, *grn, *off;
+};
+struct sty sty_of(const struct opts *o);
+
+/* The heaviest in-scope row of the exit log, NULL without one. */
+const struct proc *largest_row(const struct report *r);
+/* Why the sampled tree total and the cgroup's exact peak differ; 0: nothing to say. */
+int cgroup_gap(const struct job *j, char *buf, size_t size);
+/* rm-run --memory-max: did CMD fit the budget, and if not, who was killed. */
+void budget_line(const struct job *j, char *buf, size_t size);
+
+/* --include/--exclude: how many match, and the peaks left out. */
+struct filt {
+	size_t shown, hidden;
+	double hidden_kib;
+	char names[200];     /* names seen, heaviest first, for the warning */
+};
+/* 0 without filters, else 1 with f filled. */
+int filtered(const struct report *r, const struct opts *o, struct filt *f);
+void filter_words(struct rm_buf *b, const struct opts *o);
+void filter_warning(struct rm_buf *b, const struct report *r, const struct opts *o,
+		    const struct filt *f);
+
+/* The -j advice: the smaller of the effective cores and what memory
+ * allows, and which of the two binds. */
+long safe_jobs(const struct report *r, const struct perjob *pj);
+const char *jobs_bound(const struct report *r, const struct perjob *pj);
+
+/* Why the kernel killed, from the OOM record's constraint ("" unknown). */
+const char *oom_cause(int constraint);
+
+/* Markdown table cells: | and the inline markup characters escaped. */
+void md_cell(struct rm_buf *b, const char *s);
+/* A process as a row of the MD_PROC_HEAD table. */
+#define MD_PROC_HEAD "| PID | comm | peak MiB | cmd |\n|---|---|---|---|\n"
+void md_proc_row(struct rm_buf *b, const struct proc *p);
+
+/* JSON: a number or null, an ISO time or null, a key (with its comma),
+ * the epoch/iso/elapsed_s of a time, a stage, an exit status, a string. */
+void jnum(struct rm_buf *b, double v, int prec);
+void jiso(struct rm_buf *b, double epoch);
+void jkey(struct rm_buf *b, int *first, const char *k);
+void jtime(struct rm_buf *b, int *first, const struct sys *s, double epoch);
+void jstage(struct rm_buf *b, int *first, const struct report *r, int stage);
+void jexit(struct rm_buf *b, const char *e);
+void jstr_or_null(struct rm_buf *b, const char *s);
+/* A key and its value in one call. */
+void jkey_num(struct rm_buf *b, int *first, const char *k, double v, int prec);
+void jkey_long(struct rm_buf *b, int *first, const char *k, long v);
+void jkey_str(struct rm_buf *b, int *first, const char *k, const char *s);
+
+#endif

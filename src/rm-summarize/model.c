@@ -1,0 +1,560 @@
+/*
+ * model.c: the model builder.  Each input is opened once and read once
+ * through the CSV parser (a header pass to classify it, keeping what it
+ * read of a pipe, then the full pass), folded into its report by sys.c or
+ * procs.c, and then what the report derives once every file is read: the
+ * heaviest processes, groups by command, compile units, and the memory a
+ * compile job needs per stage.  Anything that is not such a CSV exits 1
+ * with a message.
+ */
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "model.h"
+#include "procs.h"
+#include "sys.h"
+
+#define READ_BUF (1024 * 1024)
+
+struct reader {
+	struct report *r;
+	struct input *in;
+	int header;            /* 1: only read the header */
+	int kind_known;
+	enum fkind kind;
+	long rows;
+	char why[320];
+};
+
+static int classify(struct reader *rd, struct rm_csv *c)
+{
+	enum pkind pk = procs_kind(c);
+	char hdr[81];
+
+	if (pk == PK_JOB)
+		rd->kind = F_JOB;
+	else if (pk == PK_EXITLOG)
+		rd->kind = F_EXITLOG;
+	else if (pk == PK_TIMELINE)
+		rd->kind = F_TIMELINE;
+	else if (pk == PK_STATS)
+		rd->kind = F_STATS;
+	else if (sys_is_header(c))
+		rd->kind = F_SYS;
+	else {
+		size_t n = 0;
+		char raw[200];
+		for (int i = 0; i < c->nf && n < sizeof(raw) - 1; i++) {
+			size_t m = c->f[i].len;
+			if (i)
+				raw[n++] = ',';
+			if (m > sizeof(raw) - 1 - n)
+				m = sizeof(raw) - 1 - n;
+			memcpy(raw + n, c->f[i].p, m);
+			n += m;
+		}
+		rm_sanitize(raw, n, hdr, sizeof(hdr));
+		snprintf(rd->why, sizeof(rd->why),
+			 "not a CSV rm-summarize reads (header '%s'); want rm-sample's, rm-tree's or the seed script's columns",
+			 hdr);
+		return -1;
+	}
+	rd->kind_known = 1;
+	return 0;
+}
+
+static enum pkind pk_of(enum fkind k)
+{
+	return k == F_JOB ? PK_JOB : k == F_EXITLOG ? PK_EXITLOG : k == F_STATS ? PK_STATS : PK_TIMELINE;
+}
+
+static int on_record(void *arg, struct rm_csv *c)
+{
+	struct reader *rd = arg;
+	char why[200];
+	int rc;
+
+	if (c->bad_quote) {
+		snprintf(rd->why, sizeof(rd->why),
+			 "line %lu: a quoted field opened here is never closed (at the end of the file or after %zu KiB); not a CSV this toolkit writes",
+			 c->rec_line, c->max_quoted / 1024);
+		return 1;
+	}
+	if (!rd->kind_known) {
+		/* Old Mac text: the whole file reads as one line. */
+		if (c->lone_cr) {
+			snprintf(rd->why, sizeof(rd->why),
+				 "line %lu: lines end in a lone CR (old Mac text), not LF or CRLF; convert it with tr '\\r' '\\n'",
+				 c->rec_line);
+			return 1;
+		}
+		if (classify(rd, c) < 0)
+			return 1;
+		if (rd->header)
+			return 1;
+		if (rd->kind == F_SYS) {
+			rd->r->sys = sys_new(rd->in->path, c);
+		} else {
+			procs_header(rd->r, pk_of(rd->kind), c);
+		}
+		return 0;
+	}
+	rd->rows++;
+	if (rd->kind == F_SYS)
+		rc = sys_row(rd->r, c, why, sizeof(why));
+	else
+		rc = procs_row(rd->r, pk_of(rd->kind), c, why, sizeof(why));
+	if (rc < 0) {
+		snprintf(rd->why, sizeof(rd->why), "line %lu: %s", c->rec_line, why);
+		return 1;
+	}
+	return 0;
+}
+
+static void fail(const struct input *in, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+
+static void fail(const struct input *in, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[512];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	errx(RM_EXIT_FAIL, "'%s': %s", in->shown, msg);
+}
+
+/* Read up to n bytes of in, retrying EINTR; exits 1 on an error. */
+static size_t read_some(struct input *in, char *buf, size_t n)
+{
+	for (;;) {
+		ssize_t k = read(in->fd, buf, n);
+		if (k >= 0)
+			return (size_t)k;
+		if (errno != EINTR) 
+			err(RM_EXIT_FAIL, "cannot read '%s'", in->shown);
+	}
+}
+
+/* Open in once: "-" is standard input.  Exits 1 when it cannot be read. */
+static void open_input(struct input *in)
+{
+	if (strcmp(in->path, "-") == 0) {
+		in->fd = STDIN_FILENO;
+	} else {
+		in->fd = open(in->path, O_RDONLY | O_CLOEXEC);
+		if (in->fd < 0) 
+			err(RM_EXIT_FAIL, "cannot open '%s'", in->shown);
+	}
+	if (fstat(in->fd, &in->st) < 0) 
+		err(RM_EXIT_FAIL, "cannot read '%s'", in->shown);
+	if (S_ISDIR(in->st.st_mode))
+		fail(in, "a directory; not a CSV");
+	if (S_ISREG(in->st.st_mode))
+		posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+}
+
+/* Bytes of a pipe kept while looking for its header. */
+#define MAX_PRE (16u * 1024 * 1024)
+
+/*
+ * Read a file through the CSV parser: only its header (to classify it),
+ * or all of it into report r.  Each file is opened once and read once:
+ * the header pass keeps what it read of a pipe, FIFO or terminal and the
+ * full pass starts with those bytes (a regular file is read again from
+ * its start on the same descriptor).  Exits 1 with a message on anything
+ * that is not such a CSV.
+ */
+static void read_input(struct input *in, struct report *r, int header_only)
+{
+	static char *buf;
+	struct reader rd = { r, in, header_only, 0, F_SYS, 0, "" };
+	struct rm_csv c;
+	enum rm_csv_err e = RM_CSV_OK;
+	uint64_t total = 0;
+	int seekable;
+
+	if (!buf)
+		buf = xmalloc(READ_BUF);
+	if (header_only)
+		open_input(in);
+	seekable = S_ISREG(in->st.st_mode);
+	if (!header_only && seekable && lseek(in->fd, 0, SEEK_SET) < 0) 
+		err(RM_EXIT_FAIL, "cannot read '%s'", in->shown);
+	if (rm_csv_init(&c, 0, 0) < 0)
+		errx(RM_EXIT_FAIL, "out of memory");
+	if (!header_only && in->npre) {
+		total = in->npre;
+		e = rm_csv_feed(&c, in->pre, in->npre, on_record, &rd);
+		free(in->pre);
+		in->pre = NULL;
+		in->npre = 0;
+	}
+	while (!e) {
+		size_t n = read_some(in, buf, READ_BUF);
+		if (n == 0) {
+			e = rm_csv_finish(&c, on_record, &rd);
+			break;
+		}
+		total += (uint64_t)n;
+		if (header_only && !seekable) {
+			if (in->npre + n > MAX_PRE)
+				fail(in, "no header in the first %u MiB; not a CSV", MAX_PRE >> 20);
+			in->pre = xrealloc(in->pre, in->npre + n);
+			memcpy(in->pre + in->npre, buf, n);
+			in->npre += n;
+		}
+		e = rm_csv_feed(&c, buf, n, on_record, &rd);
+	}
+	if (e == RM_CSV_ESTOP && header_only && rd.kind_known) {
+		in->kind = rd.kind;
+		rm_csv_free(&c);
+		return;
+	}
+	if (e == RM_CSV_ESTOP)
+		fail(in, "%s", rd.why);
+	if (e == RM_CSV_ETOOLONG)
+		fail(in, "line %lu: a record longer than %zu bytes; not a CSV this toolkit writes",
+		     c.err_line, c.max_record);
+	if (e == RM_CSV_ETOOMANY)
+		fail(in, "line %lu: more than %d fields; not a CSV this toolkit writes", c.err_line,
+		     c.max_fields);
+	if (e)
+		fail(in, "line %lu: %s; not a CSV", c.err_line, rm_csv_strerror(e));
+	if (total == 0 || !rd.kind_known)
+		fail(in, "empty file; not a CSV");
+	rm_csv_free(&c);
+	if (header_only) {
+		in->kind = rd.kind;
+		return;
+	}
+	if (in->fd != STDIN_FILENO)
+		close(in->fd);
+	in->fd = -1;
+	if (rd.rows == 0 && (rd.kind == F_SYS || rd.kind == F_JOB))
+		fail(in, "no rows after the header");
+	if (rd.kind == F_SYS && r->sys->samples == 0)
+		fail(in, "no row has a time (epoch)");
+}
+
+static int matches(const regex_t *re, const struct proc *p)
+{
+	return regexec(re, p->comm, 0, NULL, 0) == 0 || regexec(re, p->cmd, 0, NULL, 0) == 0 ||
+	       (p->unit && regexec(re, p->unit, 0, NULL, 0) == 0);
+}
+
+static int by_peak(const void *a, const void *b)
+{
+	const struct proc *x = *(struct proc *const *)a, *y = *(struct proc *const *)b;
+	double px = isnan(x->peak_kib) ? -1 : x->peak_kib, py = isnan(y->peak_kib) ? -1 : y->peak_kib;
+
+	if (px != py)
+		return px < py ? 1 : -1;
+	return x->pid - y->pid;
+}
+
+static int by_comm(const void *a, const void *b)
+{
+	const struct proc *x = *(struct proc *const *)a, *y = *(struct proc *const *)b;
+	return strcmp(x->comm, y->comm);
+}
+
+static int by_unit(const void *a, const void *b)
+{
+	const struct proc *x = *(struct proc *const *)a, *y = *(struct proc *const *)b;
+	return strcmp(x->unit, y->unit);
+}
+
+static int group_cmp(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+	if (x->peak_kib != y->peak_kib)
+		return x->peak_kib < y->peak_kib ? 1 : -1;
+	return strcmp(x->comm, y->comm);
+}
+
+static int unit_cmp(const void *a, const void *b)
+{
+	const struct unit *x = a, *y = b;
+	if (x->peak_kib != y->peak_kib)
+		return x->peak_kib < y->peak_kib ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Groups by command name and compile units, over the shown processes. */
+static void derive_lists(struct report *r)
+{
+	struct proc **v = xmalloc((r->nproc ? r->nproc : 1) * sizeof(*v));
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nproc; i++)
+		if (r->procs[i].shown)
+			v[n++] = &r->procs[i];
+	qsort(v, n, sizeof(*v), by_comm);
+	r->groups = xmalloc((n ? n : 1) * sizeof(*r->groups));
+	for (size_t i = 0; i < n; i++) {
+		struct group *g;
+		if (r->ngroups == 0 || strcmp(r->groups[r->ngroups - 1].comm, v[i]->comm) != 0) {
+			g = &r->groups[r->ngroups++];
+			g->comm = v[i]->comm;
+			g->count = 0;
+			g->peak_kib = 0;
+			g->cpu_s = 0;
+		}
+		g = &r->groups[r->ngroups - 1];
+		g->count++;
+		if (!isnan(v[i]->peak_kib) && v[i]->peak_kib > g->peak_kib)
+			g->peak_kib = v[i]->peak_kib;
+		if (!isnan(v[i]->cpu_s))
+			g->cpu_s += v[i]->cpu_s;
+	}
+	qsort(r->groups, r->ngroups, sizeof(*r->groups), group_cmp);
+
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (v[i]->unit && !isnan(v[i]->peak_kib))
+			v[m++] = v[i];
+	qsort(v, m, sizeof(*v), by_unit);
+	r->units = xmalloc((m ? m : 1) * sizeof(*r->units));
+	for (size_t i = 0; i < m; i++) {
+		struct unit *u;
+		if (r->nunits == 0 || strcmp(r->units[r->nunits - 1].name, v[i]->unit) != 0) {
+			u = &r->units[r->nunits++];
+			u->name = v[i]->unit;
+			u->comm = v[i]->comm;
+			u->peak_kib = -1;
+			u->count = 0;
+			u->stage = -1;
+		}
+		u = &r->units[r->nunits - 1];
+		u->count++;
+		if (v[i]->peak_kib > u->peak_kib) {
+			u->peak_kib = v[i]->peak_kib;
+			u->comm = v[i]->comm;
+			u->stage = v[i]->stage;
+		}
+	}
+	qsort(r->units, r->nunits, sizeof(*r->units), unit_cmp);
+	free(v);
+}
+
+/*
+ * Memory per compile job, per stage: the p95 (nearest rank) of the peaks
+ * of every compiler process whose peak fell in that stage, rounded up to
+ * 64 MiB; and the -j this machine's RAM allows at that size, keeping the
+ * near-OOM headroom (at most a quarter of RAM) free.
+ */
+static void derive_perjob(struct report *r, const struct opts *o)
+{
+	double reserve = o->near_oom_mb < r->ram_mb / 4 ? o->near_oom_mb : r->ram_mb / 4;
+
+	for (size_t i = 0; i < r->nproc; i++) {
+		struct proc *p = &r->procs[i];
+		struct stage *st;
+		int si = p->stage;
+		if (!p->compiler || isnan(p->peak_kib))
+			continue;
+		if (si < 0)
+			si = stage_intern(r, "", 0);
+		st = &r->stages[si];
+		if (st->ncp == st->capcp) {
+			st->capcp = st->capcp ? st->capcp * 2 : 16;
+			st->cpeaks = xrealloc(st->cpeaks, st->capcp * sizeof(double));
+		}
+		st->cpeaks[st->ncp++] = p->peak_kib;
+	}
+	r->perjob = xmalloc((size_t)(r->nstages ? r->nstages : 1) * sizeof(*r->perjob));
+	for (int i = 0; i < r->nstages; i++) {
+		struct stage *st = &r->stages[i];
+		struct perjob *pj;
+		size_t rank;
+		if (!st->ncp)
+			continue;
+		qsort(st->cpeaks, st->ncp, sizeof(double), dbl_cmp);
+		pj = &r->perjob[r->nperjob++];
+		pj->stage = i;
+		pj->n = st->ncp;
+		rank = (size_t)ceil(0.95 * (double)st->ncp);
+		pj->p95_kib = st->cpeaks[(rank ? rank : 1) - 1];
+		pj->max_kib = st->cpeaks[st->ncp - 1];
+		pj->suggest_mb = ceil(pj->p95_kib / 1024.0 / 64.0) * 64.0;
+		if (pj->suggest_mb < 64)
+			pj->suggest_mb = 64;
+		pj->safe_j = isnan(r->ram_mb) ? -1 : (long)floor((r->ram_mb - reserve) / pj->suggest_mb);
+		if (pj->safe_j == 0)
+			pj->safe_j = 1;
+	}
+}
+
+/*
+ * When a process's peak was reached, for its stage: the sampled time of
+ * its peak (an exit log's times are seconds after OFF), else its end (an exact row's peak is the kernel's high-water
+ * mark at exit, reached by then at the latest), else its start.
+ */
+static double peak_bound(const struct proc *p, double off)
+{
+	double t = !isnan(p->peak_at) ? p->peak_at : !isnan(p->end_s) ? p->end_s : p->start_s;
+
+	if (isnan(t))
+		return NAN;
+	return off + t;
+}
+
+static void report_finish(struct report *r, const struct opts *o)
+{
+	double off = NAN;
+
+	r->cores = o->cores > 0 ? o->cores : rm_cg_cores(0);   /* sys_finish: the CSV's */
+	r->ram_mb = r->sys ? r->sys->mem_total_mb : NAN;
+	r->host_ram_mb = NAN;
+	if (isnan(r->ram_mb)) {
+		struct rm_meminfo mi;
+		if (rm_meminfo_read(&mi) == 0)
+			r->ram_mb = (double)mi.total_kib / 1024.0;
+	}
+	if (r->sys)
+		sys_finish(r, o);
+
+	/* rm-tree's times are seconds since it started: its timeline or job
+	 * row says when that was; with neither, a monitor's rm-tree started
+	 * with its rm-sample. */
+	if (r->tl.known)
+		off = r->tl.off;
+	else if (r->job.known && !isnan(r->job.start_epoch))
+		off = r->job.start_epoch;
+	else if (r->sys && r->sys->samples)
+		off = r->sys->first_epoch - r->sys->first_elapsed;
+	for (size_t i = 0; i < r->nproc; i++) {
+		struct proc *p = &r->procs[i];
+		if (!isnan(p->peak_at))
+			p->peak_epoch = off + p->peak_at;
+		p->stage = stage_at(r, peak_bound(p, off));
+		p->shown = (!o->has_inc || matches(&o->inc, p)) && !(o->has_exc && matches(&o->exc, p));
+	}
+	for (size_t i = 0; i < r->nothers; i++) {
+		struct proc *p = &r->others[i];
+		if (!isnan(p->peak_at))
+			p->peak_epoch = off + p->peak_at;
+		p->stage = stage_at(r, peak_bound(p, off));
+	}
+	r->oorder = xmalloc((r->nothers ? r->nothers : 1) * sizeof(*r->oorder));
+	for (size_t i = 0; i < r->nothers; i++)
+		r->oorder[i] = &r->others[i];
+	qsort(r->oorder, r->nothers, sizeof(*r->oorder), by_peak);
+	r->order = xmalloc((r->nproc ? r->nproc : 1) * sizeof(*r->order));
+	for (size_t i = 0; i < r->nproc; i++)
+		r->order[i] = &r->procs[i];
+	qsort(r->order, r->nproc, sizeof(*r->order), by_peak);
+	derive_lists(r);
+	derive_perjob(r, o);
+}
+
+void report_free(struct report *r)
+{
+	for (size_t i = 0; i < r->nproc; i++) {
+		free(r->procs[i].cmd);
+		free(r->procs[i].unit);
+	}
+	for (size_t i = 0; i < r->nothers; i++) {
+		free(r->others[i].cmd);
+		free(r->others[i].unit);
+	}
+	free(r->others);
+	free(r->oorder);
+	for (int i = 0; i < r->nstages; i++) {
+		free(r->stages[i].name);
+		free(r->stages[i].raw);
+		free(r->stages[i].cpeaks);
+	}
+	sys_free(r->sys);
+	free(r->procs);
+	free(r->stages);
+	free(r->stage_hash);
+	free(r->order);
+	free(r->units);
+	free(r->groups);
+	free(r->perjob);
+	free(r->verdicts);
+	free(r->job.cmd);
+	free(r->tl.pts);
+	free(r->files);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Open paths[0..n) once each and classify each by its header. */
+struct input *inputs_open(char *const *paths, int n)
+{
+	struct input *in = xmalloc((size_t)(n ? n : 1) * sizeof(*in));
+
+	for (int i = 0; i < n; i++) {
+		in[i].path = paths[i];
+		in[i].shown = sanitized(paths[i], strlen(paths[i]));
+		in[i].pre = NULL;
+		in[i].npre = 0;
+	}
+	for (int i = 0; i < n; i++)
+		read_input(&in[i], NULL, 1);
+	return in;
+}
+
+void inputs_free(struct input *in, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(in[i].shown);
+	free(in);
+}
+
+/*
+ * Group the inputs into reports (a system CSV opens a new report unless
+ * the current one has none yet; every other file joins the current
+ * report), read each report's files, system CSVs first (the other files'
+ * times map onto them), and derive.  Every file is read before anything
+ * is printed: bad input fails with no partial report on stdout.
+ */
+struct report *model_build(struct input *in, int nin, const struct opts *o, int *nrep_out)
+{
+	struct report *reps = xmalloc((size_t)(nin ? nin : 1) * sizeof(*reps));
+	int *has_sys = xmalloc((size_t)(nin ? nin : 1) * sizeof(int)), nrep = 0;
+
+	memset(reps, 0, (size_t)(nin ? nin : 1) * sizeof(*reps));
+	for (int i = 0; i < nin; i++) {
+		if (nrep == 0 || (in[i].kind == F_SYS && has_sys[nrep - 1])) {
+			reps[nrep].files = xmalloc((size_t)nin * sizeof(char *));
+			reps[nrep].opt = o;
+			has_sys[nrep++] = 0;
+		}
+		reps[nrep - 1].files[reps[nrep - 1].nfiles++] = in[i].path;
+		if (in[i].kind == F_SYS)
+			has_sys[nrep - 1] = 1;
+	}
+	for (int k = 0; k < nrep; k++) {
+		struct report *r = &reps[k];
+		for (int pass = 0; pass < 2; pass++)
+			for (int i = 0; i < nin; i++) {
+				int mine = 0;
+				for (int f = 0; f < r->nfiles; f++)
+					mine |= r->files[f] == in[i].path;
+				if (mine && (in[i].kind == F_SYS) == (pass == 0))
+					read_input(&in[i], r, 0);
+			}
+		report_finish(r, o);
+	}
+	free(has_sys);
+	*nrep_out = nrep;
+	return reps;
+}

@@ -1,0 +1,199 @@
+/*
+ * render_md.c: a report as Markdown, for a CI job summary.  It formats
+ * the model (report.h) and nothing else; every cell goes through
+ * md_cell (fmt.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "fmt.h"
+#include "kmsg.h"
+#include "oom.h"
+#include "render_md.h"
+#include "scopeout.h"
+#include "verdict.h"
+
+/* The heading and the one-paragraph summary of the run. */
+static void md_run(struct rm_buf *b, const struct sys *s, const struct opts *o)
+{
+	char d[40];
+
+	fmt_dur(s->last_epoch - s->first_epoch, d, sizeof(d));
+	rm_buf_adds(b, "### Build resources: ");
+	md_cell(b, s->file);
+	rm_buf_addf(b, "\n\n%ld samples over %s. Near-OOM below %.0f MiB available: ", s->samples, d,
+		    o->near_oom_mb);
+	if (near_known(s))
+		rm_buf_addf(b, "%ld samples. ", s->near.samples);
+	else
+		rm_buf_adds(b, "not recorded. ");
+	rm_buf_addf(b, "Low disk below %g GiB: ", o->low_disk_gb);
+	if (s->pk[PK_DISK].known)
+		rm_buf_addf(b, "%ld samples. OOM kills: ", s->low.samples);
+	else
+		rm_buf_adds(b, "not recorded. OOM kills: ");
+	if (o->rows_lost > 0)
+		rm_buf_addf(b, "%ld rows lost from %s (the monitor could not write them). ",
+			    o->rows_lost, o->rows_lost_from ? o->rows_lost_from : "(unknown)");
+	if (s->has_oom && s->oom_else > 0)
+		rm_buf_addf(b, "%ld (and %ld elsewhere on this host).\n\n", oom_build_kills(s), s->oom_else);
+	else if (s->has_oom)
+		rm_buf_addf(b, "%ld.\n\n", oom_build_kills(s));
+	else
+		rm_buf_adds(b, "not recorded.\n\n");
+}
+
+/* " | +CLOCK | STAGE | CONTEXT |": the end of a peak's or a kill's row. */
+static void md_when(struct rm_buf *b, const struct report *r, double epoch, int stage,
+		    const char *ctx)
+{
+	char clk[32];
+
+	fmt_clock(epoch - r->sys->first_epoch, clk, sizeof(clk));
+	rm_buf_addf(b, " | +%s | ", clk);
+	md_cell(b, stage_name(r, stage));
+	rm_buf_adds(b, " | ");
+	md_cell(b, ctx);
+	rm_buf_adds(b, " |\n");
+}
+
+/* The peaks and the build's OOM kills, one table. */
+static void md_peaks(struct rm_buf *b, const struct report *r)
+{
+	const struct sys *s = r->sys;
+	char v[80];
+
+	rm_buf_adds(b, "| peak | value | at | stage | context |\n|---|---|---|---|---|\n");
+	for (int k = 0; k < PK_N; k++) {
+		const struct peak *p = &s->pk[k];
+		if (!peak_applies(s, k) || !p->known)
+			continue;
+		fmt_val(k, p->v, p->aux, v, sizeof(v));
+		rm_buf_addf(b, "| %s | %s", peak_label(k), v);
+		md_when(b, r, p->epoch, p->stage, p->ctx);
+	}
+	for (size_t i = 0; i < s->nev; i++) {
+		const struct oomev *e = &s->ev[i];
+		if (!oom_event_is_build(e))
+			continue;
+		rm_buf_addf(b, "| OOM kill | %ld", e->kills - e->else_kills);
+		for (int k = 0, n = 0; k < e->nv; k++) {
+			if (e->vscope[k] == 0)
+				continue;
+			rm_buf_adds(b, n++ ? ", " : ": ");
+			md_cell(b, e->vname[k]);
+			rm_buf_addf(b, " (PID %d)", e->vpid[k]);
+			if (e->vcons[k] == RM_OOM_MEMCG) {
+				rm_buf_adds(b, ", killed by the limit of cgroup ");
+				md_cell(b, e->vmemcg[k]);
+			}
+		}
+		md_when(b, r, e->epoch, e->stage, e->ctx);
+	}
+}
+
+static void md_stages(struct rm_buf *b, const struct report *r)
+{
+	const struct sys *s = r->sys;
+	char d[40];
+
+	rm_buf_adds(b, "\n| stage | duration | samples | peak used MiB | min avail MiB | min disk GiB | max compilers | near-OOM |");
+	rm_buf_adds(b, s->cg_avail.known ? " cgroup min avail MiB |\n" : "\n");
+	rm_buf_adds(b, s->cg_avail.known ? "|---|---|---|---|---|---|---|---|---|\n" : "|---|---|---|---|---|---|---|---|\n");
+	for (int i = 0; i < r->nstages; i++) {
+		const struct stage *st = &r->stages[i];
+		if (!st->samples)
+			continue;
+		fmt_clock(st->duration, d, sizeof(d));
+		rm_buf_adds(b, "| ");
+		md_cell(b, st->name[0] ? st->name : "(none)");
+		/* A value never read is "-", as in the text table. */
+		rm_buf_addf(b, " | %s | %ld | ", d, st->samples);
+		rm_buf_addf(b, isnan(st->peak_used) ? "- | " : "%.0f | ", st->peak_used);
+		rm_buf_addf(b, isnan(st->min_avail) ? "- | " : "%.0f | ", st->min_avail);
+		rm_buf_addf(b, isnan(st->min_disk) ? "- | " : "%.2f | ", st->min_disk);
+		rm_buf_addf(b, isnan(st->max_comp) ? "- | " : "%.0f | ", st->max_comp);
+		rm_buf_addf(b, "%ld |", st->near_oom);
+		if (s->cg_avail.known)
+			rm_buf_addf(b, isnan(st->min_cg_avail) ? " - |" : " %.0f |", st->min_cg_avail);
+		rm_buf_adds(b, "\n");
+	}
+	rm_buf_adds(b, "\n");
+}
+
+static void md_job(struct rm_buf *b, const struct job *j)
+{
+	rm_buf_adds(b, "### Job: `");
+	md_cell(b, j->cmd);
+	rm_buf_addf(b, "`\n\nexit %s, elapsed %.2f s, peak %.1f MiB (sampled)", j->exit, j->elapsed,
+		    mib(j->peak_kib));
+	if (!isnan(j->cgroup_kib))
+		rm_buf_addf(b, ", %.1f MiB (cgroup, exact)", mib(j->cgroup_kib));
+	if (!isnan(j->max_proc_kib))
+		rm_buf_addf(b, ", largest process %.1f MiB", mib(j->max_proc_kib));
+	if (!isnan(j->mem_max_kib)) {
+		char line[400];
+		budget_line(j, line, sizeof(line));
+		rm_buf_adds(b, "; memory budget ");
+		md_cell(b, line);
+	}
+	rm_buf_adds(b, "\n\n");
+}
+
+/* Compile units, memory per job, or (without units) the processes. */
+static void md_lists(struct rm_buf *b, const struct report *r, const struct opts *o)
+{
+	if (r->nunits) {
+		rm_buf_adds(b, "| compile unit | peak MiB | stage |\n|---|---|---|\n");
+		for (size_t i = 0; i < r->nunits && i < (size_t)o->top; i++) {
+			rm_buf_adds(b, "| ");
+			md_cell(b, r->units[i].name);
+			rm_buf_addf(b, " | %.1f | ", mib(r->units[i].peak_kib));
+			md_cell(b, stage_name(r, r->units[i].stage));
+			rm_buf_adds(b, " |\n");
+		}
+		rm_buf_adds(b, "\n");
+	}
+	if (r->nperjob) {
+		rm_buf_adds(b, "| stage | compilers | p95 MiB | per job MiB | safe -j | bound by |\n|---|---|---|---|---|---|\n");
+		for (size_t i = 0; i < r->nperjob; i++) {
+			const struct perjob *pj = &r->perjob[i];
+			rm_buf_adds(b, "| ");
+			md_cell(b, stage_name(r, pj->stage)[0] ? stage_name(r, pj->stage) : "(none)");
+			rm_buf_addf(b, " | %zu | %.1f | %.0f | %ld | %s |\n", pj->n, mib(pj->p95_kib),
+				    pj->suggest_mb, safe_jobs(r, pj), pj->safe_j > 0 ? jobs_bound(r, pj) : "?");
+		}
+		rm_buf_adds(b, "\n");
+	}
+	if (r->nexitlogs && !r->nunits) {
+		size_t listed = 0;
+		rm_buf_adds(b, MD_PROC_HEAD);
+		for (size_t i = 0; i < r->nproc && listed < (size_t)o->top; i++) {
+			if (!r->order[i]->shown)
+				continue;
+			listed++;
+			md_proc_row(b, r->order[i]);
+		}
+		rm_buf_adds(b, "\n");
+	}
+}
+
+void print_markdown(struct rm_buf *b, const struct report *r, const struct opts *o)
+{
+	if (r->sys) {
+		md_run(b, r->sys, o);
+		md_peaks(b, r);
+		md_stages(b, r);
+	}
+	if (r->job.known)
+		md_job(b, &r->job);
+	md_lists(b, r, o);
+	md_scope(b, r, o);
+	for (int i = 0; i < r->nverdicts; i++) {
+		char text[VERDICT_MAX];
+		verdict_text(r, &r->verdicts[i], text, sizeof(text));
+		rm_buf_adds(b, "- ");
+		md_cell(b, text);
+		rm_buf_adds(b, "\n");
+	}
+}

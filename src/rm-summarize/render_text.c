@@ -1,0 +1,484 @@
+/*
+ * render_text.c: a report as text, coloured only on a terminal.  It
+ * formats the model (report.h) and nothing else: every string in it was
+ * sanitized when it was read.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "fmt.h"
+#include "kmsg.h"
+#include "oom.h"
+#include "render_text.h"
+#include "scopeout.h"
+#include "sys.h"
+#include "verdict.h"
+
+/* The run: file, times, notes on what was lost or skipped, the limits. */
+static void text_run(struct rm_buf *b, const struct report *r, const struct opts *o,
+		     const struct sty *c)
+{
+	const struct sys *s = r->sys;
+	char t0[40], t1[40], d[40];
+	double dur = s->last_epoch - s->first_epoch;
+
+	rm_fmt_iso(s->first_epoch, t0, sizeof(t0));
+	rm_fmt_iso(s->last_epoch, t1, sizeof(t1));
+	fmt_dur(dur, d, sizeof(d));
+	rm_buf_addf(b, "%sBuild resources: %s%s (%s CSV)\n", c->b, s->file, c->off,
+		    s->seed ? "seed monitor" : s->format);
+	rm_buf_addf(b, "  run      %s to %s (%s), %ld samples", t0, t1, d, s->samples);
+	if (s->samples > 1)
+		rm_buf_addf(b, ", every %.2f s", dur / (double)(s->samples - 1));
+	rm_buf_adds(b, "\n");
+	if (o->rows_lost > 0)
+		rm_buf_addf(b, "  %snote     %ld rows lost from %s: the monitor could not write them%s\n",
+			    c->b, o->rows_lost, o->rows_lost_from ? o->rows_lost_from : "(unknown)", c->off);
+	if (o->stage_fallback > 0)
+		rm_buf_addf(b, "  note     stage from the newest log's name in %ld rows: the stage file was missing or empty\n",
+			    o->stage_fallback);
+	if (s->cut_rows)
+		rm_buf_adds(b, "  note     the last row was cut short; read without its cut field\n");
+	if (s->skipped)
+		rm_buf_addf(b, "  note     %ld rows without a time (epoch) were skipped\n", s->skipped);
+	rm_buf_addf(b, "  limits   near-OOM below %.0f MiB available, low disk below %g GiB",
+		    o->near_oom_mb, o->low_disk_gb);
+	if (!isnan(r->host_ram_mb))
+		rm_buf_addf(b, "; cgroup limit %.0f MiB (host RAM %.0f MiB)", r->ram_mb, r->host_ram_mb);
+	else if (!isnan(r->ram_mb))
+		rm_buf_addf(b, "; RAM %.0f MiB", r->ram_mb);
+	rm_buf_addf(b, "; %d cores%s\n\n", r->cores, s->cores > 0 && o->cores <= 0 ? " (effective)" : "");
+}
+
+/* "  LABEL  VALUE  at +CLOCK  stage S": a peak's line, without its end. */
+static void peak_line(struct rm_buf *b, const struct report *r, const char *label, const char *v,
+		      double epoch, int stage)
+{
+	char clk[32];
+
+	fmt_clock(epoch - r->sys->first_epoch, clk, sizeof(clk));
+	rm_buf_addf(b, "  %-22s %-24s at +%s", label, v, clk);
+	if (stage_name(r, stage)[0])
+		rm_buf_addf(b, "  stage %s", stage_name(r, stage));
+	rm_buf_adds(b, "\n");
+}
+
+static void text_peaks(struct rm_buf *b, const struct report *r, const struct sty *c)
+{
+	const struct sys *s = r->sys;
+	char v[80];
+
+	rm_buf_addf(b, "%sPeaks%s\n", c->b, c->off);
+	for (int k = 0; k < PK_N; k++) {
+		const struct peak *p = &s->pk[k];
+		if (!peak_applies(s, k))
+			continue;
+		if (!p->known) {
+			rm_buf_addf(b, "  %-22s (no readings)\n", peak_label(k));
+			continue;
+		}
+		fmt_val(k, p->v, p->aux, v, sizeof(v));
+		if (k == PK_SWAP && p->v == 0) {
+			rm_buf_addf(b, "  %-22s %s\n", peak_label(k), "0 MiB (never used)");
+			continue;
+		}
+		peak_line(b, r, peak_label(k), v, p->epoch, p->stage);
+		if (p->ctx[0])
+			rm_buf_addf(b, "  %-22s context: %s\n", "", p->ctx);
+	}
+	/* The build's cgroup: its lowest available memory, beside the
+	 * host's; nothing without a limit (then the host's is the build's). */
+	if (s->cg_avail.known) {
+		snprintf(v, sizeof(v), "%.0f MiB of %.0f MiB", s->cg_avail.v, s->cg_avail.aux);
+		peak_line(b, r, "min available (cgroup)", v, s->cg_avail.epoch, s->cg_avail.stage);
+	}
+	rm_buf_adds(b, "\n");
+}
+
+/* Near-OOM and low-disk runs: samples, the first, the longest. */
+static void text_runs(struct rm_buf *b, const struct report *r, const struct opts *o)
+{
+	const struct sys *s = r->sys;
+	const struct runstat *rs[2] = { &s->near, &s->low };
+	char clk[32], d[40], cgt[80] = "";
+
+	for (int i = 0; i < 2; i++) {
+		if (s->col[i == 0 ? SC_AVAIL : SC_DISK] < 0)
+			continue;
+		if (i == 0 && s->cg_avail.known)
+			snprintf(cgt, sizeof(cgt), ", or within the cgroup below %.0f MiB",
+				 fmin(o->near_oom_mb, 0.15 * s->cg_limit_min));
+		if (i == 0)
+			rm_buf_addf(b, "Near-OOM (available below %.0f MiB%s): ", o->near_oom_mb, cgt);
+		else
+			rm_buf_addf(b, "Low disk (available below %g GiB): ", o->low_disk_gb);
+		/* A column with no reading in it counts nothing. */
+		if (!(i == 0 ? near_known(s) : s->pk[PK_DISK].known)) {
+			rm_buf_adds(b, "not recorded\n");
+			continue;
+		}
+		rm_buf_addf(b, "%ld sample%s", rs[i]->samples, rs[i]->samples == 1 ? "" : "s");
+		if (rs[i]->samples) {
+			fmt_clock(rs[i]->first_epoch - s->first_epoch, clk, sizeof(clk));
+			rm_buf_addf(b, ", first at +%s", clk);
+			if (stage_name(r, rs[i]->first_stage)[0])
+				rm_buf_addf(b, " in stage %s", stage_name(r, rs[i]->first_stage));
+			fmt_dur(rs[i]->longest_end - rs[i]->longest_start, d, sizeof(d));
+			rm_buf_addf(b, ", longest run %ld sample%s (%s)", rs[i]->longest,
+				    rs[i]->longest == 1 ? "" : "s", d);
+		}
+		rm_buf_adds(b, "\n");
+	}
+}
+
+/* One OOM kill of the build: when, in which stage, whom and why. */
+static void text_oom_event(struct rm_buf *b, const struct report *r, const struct oomev *e)
+{
+	const struct sys *s = r->sys;
+	long kills = e->kills - e->else_kills;
+	char clk[32];
+	int named = 0;
+
+	fmt_clock(e->epoch - s->first_epoch, clk, sizeof(clk));
+	rm_buf_addf(b, "  at +%s", clk);
+	if (stage_name(r, e->stage)[0])
+		rm_buf_addf(b, "  stage %s", stage_name(r, e->stage));
+	rm_buf_addf(b, "  %ld kill%s", kills, kills == 1 ? "" : "s");
+	for (int k = 0; k < e->nv; k++)
+		named += e->vscope[k] != 0;
+	if (named) {
+		rm_buf_adds(b, ", victim ");
+		for (int k = 0, n = 0; k < e->nv; k++) {
+			if (e->vscope[k] == 0)
+				continue;
+			rm_buf_addf(b, "%s%s (PID %d)", n++ ? ", " : "", e->vname[k], e->vpid[k]);
+			if (e->vcons[k] == RM_OOM_MEMCG)
+				rm_buf_addf(b, " killed by the limit of cgroup %s",
+					    e->vmemcg[k][0] ? e->vmemcg[k] : "(not logged)");
+			else if (e->vcons[k] != RM_OOM_UNKNOWN && e->vcons[k] != RM_OOM_NONE)
+				rm_buf_addf(b, " %s", oom_cause(e->vcons[k]));
+		}
+	} else if (s->kmsg_state < 0) {
+		rm_buf_addf(b, ", victim unknown (kernel log: %s)", kmsg_why(s->kmsg_errno));
+	} else {
+		rm_buf_adds(b, ", victim not in the kernel log");
+	}
+	rm_buf_adds(b, "\n");
+	if (e->ctx[0])
+		rm_buf_addf(b, "    context: %s\n", e->ctx);
+}
+
+static void text_ooms(struct rm_buf *b, const struct report *r, const struct sty *c)
+{
+	const struct sys *s = r->sys;
+	long build;
+
+	if (!s->has_oom && s->col[SC_AVAIL] < 0 && s->col[SC_USED] < 0)
+		return; /* not a memory CSV at all (rm-energy's): nothing to say */
+	if (!s->has_oom) {
+		rm_buf_adds(b, "OOM kills: not recorded (no oom_kills column)\n");
+		return;
+	}
+	build = oom_build_kills(s);
+	rm_buf_addf(b, "OOM kills: %s%ld%s", build ? c->red : "", build, build ? c->off : "");
+	/* Other programs' kills are not the build's: counted here, listed
+	 * under "Elsewhere on this host". */
+	if (s->oom_else > 0)
+		rm_buf_addf(b, " (and %ld elsewhere on this host)", s->oom_else);
+	rm_buf_adds(b, "\n");
+	for (size_t i = 0; i < s->nev; i++)
+		if (oom_event_is_build(&s->ev[i]))
+			text_oom_event(b, r, &s->ev[i]);
+}
+
+/* The disk: first and last, the fitted rate, a time to full. */
+static void text_disk(struct rm_buf *b, const struct sys *s)
+{
+	struct disk_fit df;
+	double h, h_lo, h_hi;
+	char span[40], d[40], a[40], z[40];
+
+	if (isnan(s->disk_first))
+		return;
+	sys_disk_fit(s, &df);
+	fmt_dur(df.span_s, span, sizeof(span));
+	rm_buf_addf(b, "Disk: %.2f -> %.2f GiB available", s->disk_first, s->disk_last);
+	if (!df.fitted) {
+		rm_buf_addf(b, "; no rate from %s and %ld sample%s (it needs %.0f min and %d)",
+			    span, df.n, df.n == 1 ? "" : "s", DISK_FIT_MIN_S / 60, DISK_FIT_MIN_N);
+	} else {
+		rm_buf_addf(b, ", %+.2f GiB/h (95 %% interval %+.2f to %+.2f over %s)", df.rate,
+			    df.lo, df.hi, span);
+		/* A time to full only where the whole interval falls. */
+		if (disk_hours(s, &df, 0, &h, &h_lo, &h_hi) && h < 24 * 365) {
+			fmt_dur(h * 3600, d, sizeof(d));
+			fmt_dur(h_lo * 3600, a, sizeof(a));
+			fmt_dur(h_hi * 3600, z, sizeof(z));
+			rm_buf_addf(b, "; full in %s (%s to %s) at that rate", d, a, z);
+		}
+	}
+	rm_buf_adds(b, "\n");
+}
+
+static void text_energy(struct rm_buf *b, const struct report *r)
+{
+	const struct sys *s = r->sys;
+	const struct peak *p = &s->pk[PK_PKG_W];
+	char clk[32];
+
+	if (!p->known)
+		return;
+	fmt_clock(p->epoch - s->first_epoch, clk, sizeof(clk));
+	rm_buf_addf(b, "Energy: %.0f J over %.0f s, mean %.1f W, peak %.1f W at +%s",
+		    s->energy_j, s->energy_s, s->energy_s > 0 ? s->energy_j / s->energy_s : NAN, p->v, clk);
+	if (stage_name(r, p->stage)[0])
+		rm_buf_addf(b, " in stage %s", stage_name(r, p->stage));
+	rm_buf_adds(b, "\n");
+}
+
+/* "-" for a value never read, as in the Markdown table. */
+static void cell(char *buf, size_t size, int prec, double v)
+{
+	if (isnan(v))
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "%.*f", prec, v);
+}
+
+static void text_stages(struct rm_buf *b, const struct report *r, const struct sty *c)
+{
+	const struct sys *s = r->sys;
+	int w = 5, energy = s->pk[PK_PKG_W].known, cg = s->cg_avail.known;
+	char d[40], pu[16], ma[16], md[16], mc[16];
+
+	rm_buf_addf(b, "%sStages%s\n", c->b, c->off);
+	for (int i = 0; i < r->nstages; i++) {
+		int l = (int)strlen(r->stages[i].name[0] ? r->stages[i].name : "(none)");
+		if (r->stages[i].samples && l > w)
+			w = l > 32 ? 32 : l;
+	}
+	rm_buf_addf(b, "  %-*s %10s %8s %10s %10s %9s %9s %8s%s%s\n", w, "stage", "duration",
+		    "samples", "peak used", "min avail", "min disk", "compilers", "near-OOM",
+		    energy ? "  energy J" : "", cg ? "  cg avail" : "");
+	for (int i = 0; i < r->nstages; i++) {
+		const struct stage *st = &r->stages[i];
+		if (!st->samples)
+			continue;
+		fmt_clock(st->duration, d, sizeof(d));
+		cell(pu, sizeof(pu), 0, st->peak_used);
+		cell(ma, sizeof(ma), 0, st->min_avail);
+		cell(md, sizeof(md), 2, st->min_disk);
+		cell(mc, sizeof(mc), 0, st->max_comp);
+		rm_buf_addf(b, "  %-*.*s %10s %8ld %10s %10s %9s %9s %8ld", w, 32,
+			    st->name[0] ? st->name : "(none)", d, st->samples, pu, ma, md, mc,
+			    st->near_oom);
+		if (energy)
+			rm_buf_addf(b, "  %8.0f", isnan(st->energy_j) ? 0 : st->energy_j);
+		if (cg && isnan(st->min_cg_avail))
+			rm_buf_addf(b, "  %8s", "-");
+		else if (cg)
+			rm_buf_addf(b, "  %8.0f", st->min_cg_avail);
+		rm_buf_adds(b, "\n");
+	}
+	rm_buf_adds(b, "  (memory in MiB, disk in GiB)\n\n");
+}
+
+static void text_sys(struct rm_buf *b, const struct report *r, const struct opts *o,
+		     const struct sty *c)
+{
+	text_run(b, r, o, c);
+	text_peaks(b, r, c);
+	text_runs(b, r, o);
+	text_ooms(b, r, c);
+	text_disk(b, r->sys);
+	text_energy(b, r);
+	rm_buf_adds(b, "\n");
+	text_stages(b, r, c);
+}
+
+static void text_job(struct rm_buf *b, const struct report *r, const struct sty *c)
+{
+	const struct job *j = &r->job;
+	char d[40];
+
+	rm_buf_addf(b, "%sJob%s: %s\n", c->b, c->off, j->cmd);
+	fmt_dur(j->elapsed, d, sizeof(d));
+	rm_buf_addf(b, "  exit %s, elapsed %s", j->exit[0] ? j->exit : "?", d);
+	if (!isnan(j->user_s))
+		rm_buf_addf(b, ", user %.2f s", j->user_s);
+	if (!isnan(j->sys_s))
+		rm_buf_addf(b, ", sys %.2f s", j->sys_s);
+	if (!isnan(j->procs))
+		rm_buf_addf(b, ", %.0f processes", j->procs);
+	rm_buf_adds(b, "\n");
+	if (!isnan(j->start_epoch) && !isnan(j->end_epoch)) {
+		char s0[40], s1[40];
+		rm_fmt_iso(j->start_epoch, s0, sizeof(s0));
+		rm_fmt_iso(j->end_epoch, s1, sizeof(s1));
+		rm_buf_addf(b, "  started %s, ended %s (epoch %.3f to %.3f)\n", s0, s1,
+			    j->start_epoch, j->end_epoch);
+	}
+	if (!isnan(j->peak_kib)) {
+		rm_buf_addf(b, "  peak memory (sampled tree total) %.1f MiB", mib(j->peak_kib));
+		if (!isnan(j->peak_at))
+			rm_buf_addf(b, " at +%.2f s", j->peak_at);
+		rm_buf_adds(b, "\n");
+	}
+	if (!isnan(j->cgroup_kib)) {
+		char why[400];
+		rm_buf_addf(b, "  peak memory (exact, cgroup)      %.1f MiB\n", mib(j->cgroup_kib));
+		if (cgroup_gap(j, why, sizeof(why)))
+			rm_buf_addf(b, "  %s\n", why);
+	}
+	if (!isnan(j->max_proc_kib)) {
+		const struct proc *p = largest_row(r);
+		rm_buf_addf(b, "  largest single process (exact)   %.1f MiB", mib(j->max_proc_kib));
+		if (p && p->peak_kib >= j->max_proc_kib)
+			rm_buf_addf(b, " (%s, PID %d)", p->comm, p->pid);
+		else if (p && !isnan(p->peak_kib))
+			rm_buf_addf(b, " (the kernel's maxrss over the tree, which names no process; "
+				    "the largest row, %s PID %d, was sampled at %.1f MiB)",
+				    p->comm, p->pid, mib(p->peak_kib));
+		rm_buf_adds(b, "\n");
+	}
+	if (!isnan(j->mem_max_kib)) {
+		char line[400];
+		budget_line(j, line, sizeof(line));
+		rm_buf_addf(b, "  memory budget (--memory-max)     %s\n", line);
+	}
+	/* A survivor of an --exec job: a daemon it left behind. */
+	for (size_t i = 0; i < r->nproc; i++)
+		if (isnan(r->procs[i].end_s))
+			rm_buf_addf(b, "  still running after CMD ended: %d %s\n",
+				    r->procs[i].pid, r->procs[i].comm);
+	rm_buf_adds(b, "\n");
+}
+
+static void text_procs(struct rm_buf *b, const struct report *r, const struct opts *o,
+		       const struct sty *c)
+{
+	size_t shown = 0, listed = 0;
+	double cpu = 0;
+
+	for (size_t i = 0; i < r->nproc; i++) {
+		shown += r->procs[i].shown;
+		if (!isnan(r->procs[i].cpu_s))
+			cpu += r->procs[i].cpu_s;
+	}
+	if (r->tl.known && !isnan(r->tl.peak_kib)) {
+		rm_buf_addf(b, "%sTimeline%s: %ld ticks, peak tree total %.1f MiB at +%.2f s",
+			    c->b, c->off, r->tl.rows, mib(r->tl.peak_kib),
+			    r->tl.peak_epoch - r->tl.off);
+		if (!isnan(r->tl.max_procs))
+			rm_buf_addf(b, ", up to %.0f processes", r->tl.max_procs);
+		rm_buf_adds(b, "\n\n");
+	}
+	if (!r->nexitlogs)
+		return;
+	rm_buf_addf(b, "%sProcesses%s: %zu, %.2f s CPU in all", c->b, c->off, r->nproc, cpu);
+	if (r->nproc && !isnan(r->order[0]->peak_kib))
+		rm_buf_addf(b, ", largest %.1f MiB (%s)", mib(r->order[0]->peak_kib), r->order[0]->comm);
+	if (shown != r->nproc)
+		rm_buf_addf(b, "; %zu match the filters", shown);
+	rm_buf_adds(b, "\n");
+	struct filt fl;
+	if (filtered(r, o, &fl)) {
+		rm_buf_adds(b, "  filters: ");
+		filter_words(b, o);
+		rm_buf_addf(b, "; %zu of %zu processes match; the %zu left out peaked at %.1f MiB "
+			    "together (summed per process; the totals above count them)\n",
+			    fl.shown, r->nproc, fl.hidden, mib(fl.hidden_kib));
+		if (!fl.shown && r->nproc) {
+			rm_buf_addf(b, "  %swarning%s: ", c->red, c->off);
+			filter_warning(b, r, o, &fl);
+			rm_buf_adds(b, "\n");
+		}
+	}
+	if (shown) {
+		rm_buf_addf(b, "  %7s %10s %10s %8s %6s  %-15s %s\n", "PID", "peak MiB", "at s",
+			    "cpu s", "exit", "comm", "unit or cmd");
+		for (size_t i = 0; i < r->nproc && listed < (size_t)o->top; i++) {
+			const struct proc *p = r->order[i];
+			char pk[16], at[16], cs[16];
+			if (!p->shown)
+				continue;
+			listed++;
+			snprintf(pk, sizeof(pk), isnan(p->peak_kib) ? "-" : "%.1f", mib(p->peak_kib));
+			snprintf(at, sizeof(at), isnan(p->peak_at) ? "-" : "%.2f", p->peak_at);
+			snprintf(cs, sizeof(cs), isnan(p->cpu_s) ? "-" : "%.2f", p->cpu_s);
+			rm_buf_addf(b, "  %7d %10s %10s %8s %6s  %-15s %.100s\n", p->pid, pk, at, cs,
+				    p->exit[0] ? p->exit : "-", p->comm, p->unit ? p->unit : p->cmd);
+		}
+		if (listed < shown)
+			rm_buf_addf(b, "  ... %zu more (--top N, --csv FILE)\n", shown - listed);
+	}
+	if (r->ngroups) {
+		rm_buf_addf(b, "\n%sBy command%s\n  %-15s %6s %16s %10s\n", c->b, c->off, "comm",
+			    "count", "largest peak MiB", "total cpu s");
+		for (size_t i = 0; i < r->ngroups && i < (size_t)o->top; i++)
+			rm_buf_addf(b, "  %-15s %6ld %16.1f %10.2f\n", r->groups[i].comm,
+				    r->groups[i].count, mib(r->groups[i].peak_kib), r->groups[i].cpu_s);
+	}
+	rm_buf_adds(b, "\n");
+}
+
+static void text_units(struct rm_buf *b, const struct report *r, const struct opts *o,
+		       const struct sty *c)
+{
+	if (r->nunits) {
+		rm_buf_addf(b, "%sHeaviest compile units%s (%zu in all)\n", c->b, c->off, r->nunits);
+		rm_buf_addf(b, "  %10s  %-16s %-10s %s\n", "peak MiB", "stage", "comm", "unit");
+		for (size_t i = 0; i < r->nunits && i < (size_t)o->top; i++) {
+			const struct unit *u = &r->units[i];
+			const char *sn = stage_name(r, u->stage);
+			rm_buf_addf(b, "  %10.1f  %-16.32s %-10s %s", mib(u->peak_kib), sn[0] ? sn : "-",
+				    u->comm, u->name);
+			if (u->count > 1)
+				rm_buf_addf(b, " (x%d)", u->count);
+			rm_buf_adds(b, "\n");
+		}
+		rm_buf_adds(b, "\n");
+	}
+	if (r->nperjob) {
+		rm_buf_addf(b, "%sMemory per compile job%s (p95 of compiler peaks per stage", c->b, c->off);
+		if (!isnan(r->ram_mb))
+			rm_buf_addf(b, "; -j for %.0f MiB %s, %d cores", r->ram_mb,
+				    isnan(r->host_ram_mb) ? "RAM" : "cgroup limit", r->cores);
+		rm_buf_adds(b, ")\n");
+		rm_buf_addf(b, "  %-16s %9s %9s %9s %12s %8s  %s\n", "stage", "compilers", "p95 MiB",
+			    "max MiB", "per job MiB", "safe -j", "bound by");
+		for (size_t i = 0; i < r->nperjob; i++) {
+			const struct perjob *pj = &r->perjob[i];
+			const char *sn = stage_name(r, pj->stage);
+			rm_buf_addf(b, "  %-16.32s %9zu %9.1f %9.1f %12.0f ", sn[0] ? sn : r->sys ? "(none)" : "(all)", pj->n,
+				    mib(pj->p95_kib), mib(pj->max_kib), pj->suggest_mb);
+			if (pj->safe_j > 0)
+				rm_buf_addf(b, "%8ld  %s\n", safe_jobs(r, pj), jobs_bound(r, pj));
+			else
+				rm_buf_addf(b, "%8s\n", "?");
+		}
+		rm_buf_adds(b, "\n");
+	}
+}
+
+void print_text(struct rm_buf *b, const struct report *r, const struct opts *o)
+{
+	struct sty c = sty_of(o);
+
+	if (r->sys)
+		text_sys(b, r, o, &c);
+	if (r->job.known)
+		text_job(b, r, &c);
+	text_procs(b, r, o, &c);
+	text_units(b, r, o, &c);
+	text_scope(b, r, o, c.b, c.off);
+	if (r->nverdicts) {
+		rm_buf_addf(b, "%sVerdict%s\n", c.b, c.off);
+		for (int i = 0; i < r->nverdicts; i++) {
+			char text[VERDICT_MAX];
+			const char *col = r->verdicts[i].k == V_OK ? c.grn : c.red;
+			verdict_text(r, &r->verdicts[i], text, sizeof(text));
+			rm_buf_addf(b, "  %s-%s %s\n", col, c.off, text);
+		}
+	}
+}

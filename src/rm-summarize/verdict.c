@@ -1,0 +1,187 @@
+/*
+ * verdict.c: verdicts in words.  sys.c and oom.c judge (kind, time,
+ * stage, numbers); this says it as the seed's "Reading the results" did.
+ * Each part is cut to the size it always had, so a long context cuts the
+ * sentence where it always did.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "fmt.h"
+#include "kmsg.h"
+#include "verdict.h"
+
+/* " in stage S, while: CONTEXT" for a peak or event, or "". */
+static void where(const struct report *r, int stage, const char *ctx, char *buf, size_t size)
+{
+	const char *sn = stage >= 0 ? r->stages[stage].name : "";
+	int n = 0;
+
+	buf[0] = '\0';
+	if (sn[0])
+		n = snprintf(buf, size, " in stage %s", sn);
+	if (ctx && ctx[0] && n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, ", while: %s", ctx);
+}
+
+static const char *es(long n)
+{
+	return n == 1 ? "" : "es";
+}
+
+/* Kills of other programs only: named, not blamed on the build. */
+static void oom_elsewhere(const struct verdict *v, char *buf, size_t size)
+{
+	const struct oomev *e = v->ev;
+	char vict[200] = "";
+	int k = v->victim;
+
+	if (e && k >= 0) {
+		const char *why = oom_cause(e->vcons[k]);
+		snprintf(vict, sizeof(vict), " (first: %s, PID %d%s%s%s%s)", e->vname[k], e->vpid[k],
+			 why[0] ? ", " : "", why, e->vcons[k] == RM_OOM_MEMCG && e->vmemcg[k][0] ? " " : "",
+			 e->vcons[k] == RM_OOM_MEMCG ? e->vmemcg[k] : "");
+	}
+	snprintf(buf, size, "No OOM kill in the build: the kernel killed %ld process%s elsewhere on this host%s.",
+		 v->count, es(v->count), vict);
+}
+
+/* The build's kills: the first, its victim, and why the kernel killed. */
+static void oom_kill(const struct report *r, const struct verdict *v, char *buf, size_t size)
+{
+	const struct oomev *e = v->ev;
+	char w[CTX_RAW + 200], clock[32], vict[200] = "";
+	int k = v->victim;
+
+	fmt_clock(v->at, clock, sizeof(clock));
+	where(r, v->stage, v->ctx, w, sizeof(w));
+	if (k >= 0)
+		snprintf(vict, sizeof(vict), " (killed %s, PID %d)", e->vname[k], e->vpid[k]);
+	if (k >= 0 && e->vcons[k] == RM_OOM_MEMCG)
+		snprintf(buf, size,
+			 "OOM: the kernel killed %ld process%s of the build; the first at +%s%s%s. It was killed by the limit of cgroup %s, not for want of memory on the host: raise that cgroup's memory limit, or make the build fit under it.",
+			 v->count, es(v->count), clock, vict, w,
+			 e->vmemcg[k][0] ? e->vmemcg[k] : "(not logged)");
+	else if (k >= 0 && (e->vcons[k] == RM_OOM_CPUSET || e->vcons[k] == RM_OOM_MEMORY_POLICY))
+		snprintf(buf, size,
+			 "OOM: the kernel killed %ld process%s of the build; the first at +%s%s%s. It was %s (%s), not for want of memory on the host: allow it more memory nodes.",
+			 v->count, es(v->count), clock, vict, w, oom_cause(e->vcons[k]),
+			 rm_kmsg_constraint_name(e->vcons[k]));
+	else
+		snprintf(buf, size,
+			 "OOM: the kernel killed %ld process%s%s; the first at +%s%s%s. Lower the memory per job (-j) for that stage, or add RAM.",
+			 v->count, es(v->count), v->flags & VF_OF_BUILD ? " of the build" : "", clock, vict, w);
+}
+
+static void edge_cgroup(const struct report *r, const struct verdict *v, char *buf, size_t size)
+{
+	char lim[40], free_[40], host_s[80] = "", clock[32], w[700];
+
+	fmt_mib(v->n[1], lim, sizeof(lim));
+	if (!isnan(v->n[2])) {
+		fmt_mib(v->n[2], free_, sizeof(free_));
+		snprintf(host_s, sizeof(host_s), " (host RAM: %s free)", free_);
+	}
+	fmt_clock(v->at, clock, sizeof(clock));
+	where(r, v->stage, v->ctx, w, sizeof(w));
+	snprintf(buf, size,
+		 "OOM edge: available within the build's cgroup fell to %.0f MiB of its %s limit at +%s%s%s. Lower the memory per job for that stage, or raise the cgroup's memory limit.",
+		 v->n[0], lim, clock, host_s, w);
+}
+
+static void edge_host(const struct report *r, const struct verdict *v, char *buf, size_t size)
+{
+	char w[CTX_RAW + 100], clock[32], swaps[200] = "", fell[80] = "";
+	int avail = !isnan(v->n[0]), swap = !isnan(v->n[1]);
+
+	if (avail)
+		snprintf(fell, sizeof(fell), "available memory fell to %.0f MiB%s", v->n[0],
+			 swap ? "; " : "");
+	if (swap)
+		snprintf(swaps, sizeof(swaps), "swap in use up to %.0f MiB%s%s", v->n[1],
+			 v->flags & VF_CLIMBING ? " and climbing" : "",
+			 avail ? "" : " (available memory not recorded)");
+	fmt_clock(v->at, clock, sizeof(clock));
+	where(r, v->stage, v->ctx, w, sizeof(w));
+	snprintf(buf, size, "OOM edge: %s%s, at +%s%s. Lower the memory per job for that stage, or add RAM.",
+		 fell, swaps, clock, w);
+}
+
+static void low_disk(const struct report *r, const struct verdict *v, char *buf, size_t size)
+{
+	char w[CTX_RAW + 100], clock[32];
+
+	fmt_clock(v->at, clock, sizeof(clock));
+	where(r, v->stage, NULL, w, sizeof(w));
+	snprintf(buf, size,
+		 "Low disk: available space was below %g GiB in %ld sample%s, first at +%s%s (minimum %.2f GiB). Prune build caches before the next run.",
+		 v->n[0], v->count, v->count == 1 ? "" : "s", clock, w, v->n[1]);
+}
+
+static void disk_falling(const struct verdict *v, char *buf, size_t size)
+{
+	char span[40], t[6][40];
+
+	fmt_dur(v->n[VD_SPAN], span, sizeof(span));
+	for (int k = 0; k < 6; k++)
+		fmt_dur(v->n[VD_H_THR + k] * 3600, t[k], sizeof(t[k]));
+	snprintf(buf, size,
+		 "Disk falling: %.2f GiB/h (95 %% interval %.2f to %.2f, fitted over %s and %ld samples); at that rate it crosses the %g GiB threshold in %s (%s to %s) and is full in %s (%s to %s). Prune build caches before the next run.",
+		 -v->n[VD_RATE], -v->n[VD_HI], -v->n[VD_LO], span, v->count, v->n[VD_THR], t[0], t[1],
+		 t[2], t[3], t[4], t[5]);
+}
+
+static void ok(const struct verdict *v, char *buf, size_t size)
+{
+	char cg[120] = "", rest[160];
+
+	if (!isnan(v->n[1]))
+		snprintf(cg, sizeof(cg), " (within the build's cgroup: lowest %.0f MiB of its limit)", v->n[1]);
+	snprintf(rest, sizeof(rest), "%s, %s, ",
+		 v->flags & VF_SWAP_KNOWN ? "no swap in use" : "swap not recorded",
+		 v->flags & VF_OOM_KNOWN ? "no OOM kill" : "OOM kills not recorded");
+	if (!isnan(v->n[2]))
+		snprintf(buf, size, "No headroom problem: available memory stayed above %.0f MiB%s, %sdisk above %g GiB.",
+			 v->n[0], cg, rest, v->n[2]);
+	else
+		snprintf(buf, size, "No headroom problem: available memory stayed above %.0f MiB%s, %sdisk not recorded.",
+			 v->n[0], cg, rest);
+}
+
+void verdict_text(const struct report *r, const struct verdict *v, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	switch (v->k) {
+	case V_OOM_ELSEWHERE:
+		oom_elsewhere(v, buf, size);
+		break;
+	case V_OOM_KILL:
+		oom_kill(r, v, buf, size);
+		break;
+	case V_OOM_ALSO_ELSEWHERE:
+		snprintf(buf, size,
+			 "The kernel also killed %ld process%s elsewhere on this host (see \"Elsewhere on this host\").",
+			 v->count, es(v->count));
+		break;
+	case V_EDGE_CGROUP:
+		edge_cgroup(r, v, buf, size);
+		break;
+	case V_EDGE_HOST:
+		edge_host(r, v, buf, size);
+		break;
+	case V_RAM_BOUND:
+		snprintf(buf, size,
+			 "RAM-bound: while available memory was below %.0f MiB, %.1f compilers ran on average on %ld cores; more RAM, not more -j, is the lever.",
+			 v->n[0], v->n[1], v->count);
+		break;
+	case V_LOW_DISK:
+		low_disk(r, v, buf, size);
+		break;
+	case V_DISK_FALLING:
+		disk_falling(v, buf, size);
+		break;
+	case V_OK:
+		ok(v, buf, size);
+		break;
+	}
+}
