@@ -70,9 +70,9 @@ static int all_of(const char *s, const char *set)
 
 /*
  * Add one rm-sample --status file to the sums: rows_written, rows_lost,
- * first_lost and lost_error (the first file's that has one),
- * stage_fallback, gaps and longest_gap_s (the last file's that has one).  Other keys are skipped.  Exits 1 on a file
- * it cannot read or a value that is not what rm-sample writes.
+ * stage_fallback and gaps; first_lost and lost_error are the first file's
+ * that has one, longest_gap_s the last file's.  Other keys are skipped.
+ * Exits 1 on a file it cannot read or a value rm-sample does not write.
  */
 static void status_read(const char *path, long *lost, const char **from, long *fallback)
 {
@@ -107,7 +107,7 @@ static void status_read(const char *path, long *lost, const char **from, long *f
 				errx(RM_EXIT_FAIL, "out of memory");
 		} else if (!strcmp(line, "lost_error")) {
 			if (!lost_error[0])
-				snprintf(lost_error, sizeof(lost_error), "%s", v);
+				rm_sanitize(v, strlen(v), lost_error, sizeof(lost_error));
 		} else if (!strcmp(line, "longest_gap_s")) {
 			if (*v && (!all_of(v, "0123456789.") || strlen(v) >= sizeof(longest)))
 				goto bad;
