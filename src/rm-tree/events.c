@@ -360,15 +360,12 @@ static int under(const char *path, size_t plen, const char *want)
 
 int events_in_cgroup(const struct opts *o, int pid)
 {
-	char buf[4096], path[64];
-	ssize_t n;
+	char buf[4096];
 	char *line, *save = NULL;
 
 	if (!o->in_cgroup)
 		return 0;
-	snprintf(path, sizeof(path), "%d/cgroup", pid);
-	n = rm_read_at(rm_proc_dirfd(), path, buf, sizeof(buf));
-	if (n <= 0)
+	if (rm_pfile_read(NULL, pid, "cgroup", buf, sizeof(buf), 0) <= 0)
 		return 0;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		/* ID:CONTROLLERS:PATH */
@@ -422,15 +419,14 @@ static struct rm_pnode *add_node(struct stream *s, int pid, const struct rm_pnod
 static void read_cmd(struct rm_pnode *n)
 {
 	char buf[4096], comm[RM_COMM_MAX];
-	int fd = -1;
-	ssize_t len = rm_pfile_read(&fd, n->pid, "cmdline", buf, sizeof(buf), 0);
+	ssize_t len = rm_pfile_read(NULL, n->pid, "cmdline", buf, sizeof(buf), 0);
 
 	if (len > 0) {
 		free(n->cmd);
 		n->cmd = cmd_dup(buf, len);
 	}
 	n->cmd_read = 1;
-	len = rm_pfile_read(&fd, n->pid, "comm", comm, sizeof(comm), 0);
+	len = rm_pfile_read(NULL, n->pid, "comm", comm, sizeof(comm), 0);
 	if (len > 0) {
 		if (comm[len - 1] == '\n')
 			comm[len - 1] = '\0';
@@ -894,9 +890,8 @@ static void outsider_read(struct rm_pnode *n)
 {
 	char buf[4096];
 	struct rm_pstatus pst;
-	int fd = -1;
 
-	if (rm_pfile_read(&fd, n->pid, "status", buf, sizeof(buf), 0) > 0 &&
+	if (rm_pfile_read(NULL, n->pid, "status", buf, sizeof(buf), 0) > 0 &&
 	    rm_pstatus_parse(buf, &pst) == 0 && pst.has_hwm) {
 		n->hwm_kib = pst.hwm_kib;
 		n->has_hwm = 1;
@@ -945,8 +940,7 @@ void events_elsewhere_scan(struct stream *s, double el, int final)
 		if (n->outsider) {
 			/* kernel threads have no memory of their own */
 			char b[8];
-			int fd = -1;
-			if (rm_pfile_read(&fd, n->pid, "statm", b, sizeof(b), 0) <= 0 || b[0] == '0')
+			if (rm_pfile_read(NULL, n->pid, "statm", b, sizeof(b), 0) <= 0 || b[0] == '0')
 				continue;
 		}
 		outsider_read(n);

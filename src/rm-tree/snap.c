@@ -143,14 +143,13 @@ static void read_more(struct snap *s)
 
 	for (size_t i = 0; i < s->n; i++) {
 		struct rm_pnode *n = s->v[i];
-		int fd = -1;
 		if (!n->member) {
 			rm_pfile_close(&n->stat_fd);
 			continue;
 		}
 		if (s->need_status) {
 			struct rm_pstatus pst;
-			if (rm_pfile_read(&fd, n->pid, "status", buf, sizeof(buf), 0) <= 0) {
+			if (rm_pfile_read(NULL, n->pid, "status", buf, sizeof(buf), 0) <= 0) {
 				n->member = 0;
 				continue;
 			}
@@ -159,14 +158,14 @@ static void read_more(struct snap *s)
 			n->has_hwm = pst.has_hwm != 0;
 		}
 		if (s->need_cmd) {
-			ssize_t len = rm_pfile_read(&fd, n->pid, "cmdline", buf, sizeof(buf), 0);
+			ssize_t len = rm_pfile_read(NULL, n->pid, "cmdline", buf, sizeof(buf), 0);
 			if (len < 0) {
 				n->member = 0;
 				continue;
 			}
 			n->cmd = cmd_dup(buf, len);
 		}
-		if (s->need_pss && rm_pfile_read(&fd, n->pid, "smaps_rollup", buf, sizeof(buf), 0) > 0)
+		if (s->need_pss && rm_pfile_read(NULL, n->pid, "smaps_rollup", buf, sizeof(buf), 0) > 0)
 			n->has_pss = rm_smaps_pss_parse(buf, &n->pss_kib) == 0;
 	}
 }

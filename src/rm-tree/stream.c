@@ -239,22 +239,6 @@ static void note_ticks(struct stream *s, struct rm_pnode *n, uint64_t ticks)
 	n->has_ticks = 1;
 }
 
-/* A "Name:   N kB" line of /proc/PID/status, in KiB; 0 when absent. */
-static uint64_t status_kib(const char *buf, const char *name)
-{
-	size_t len = strlen(name);
-	const char *p = buf;
-
-	while (p && *p) {
-		if (strncmp(p, name, len) == 0)
-			return strtoull(p + len, NULL, 10);
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	return 0;
-}
-
 /* memory.stat's "key N" of the job's cgroup, in KiB; -1 when absent. */
 static int64_t cg_stat(const char *stat, const char *key)
 {
@@ -336,10 +320,9 @@ static void take(struct stream *s, struct rm_pnode *n, const struct rm_pstat *st
 	 * (read below anyway) sums them exactly since 6.16. */
 	n->rss_kib = st->rss_pages * s->page_kib;
 	if (!n->cmd_read || strcmp(n->comm, st->comm) != 0) {
-		int fd = -1;
 		ssize_t len;
 		memcpy(n->comm, st->comm, sizeof(n->comm));
-		len = rm_pfile_read(&fd, n->pid, "cmdline", buf, sizeof(buf), 0);
+		len = rm_pfile_read(NULL, n->pid, "cmdline", buf, sizeof(buf), 0);
 		if (len > 0) {
 			free(n->cmd);
 			n->cmd = cmd_dup(buf, len);
@@ -356,13 +339,11 @@ static void take(struct stream *s, struct rm_pnode *n, const struct rm_pstat *st
 		if (pst.has_rss)
 			n->rss_kib = pst.rss_kib;
 		if (n->member)
-			s->file_acc += status_kib(buf, "RssFile:") + status_kib(buf, "RssShmem:");
+			s->file_acc += pst.rss_file_kib + pst.rss_shmem_kib;
 	}
-	if (s->o->pss) {
-		int fd = -1;
-		n->has_pss = rm_pfile_read(&fd, n->pid, "smaps_rollup", buf, sizeof(buf), 0) > 0 &&
+	if (s->o->pss)
+		n->has_pss = rm_pfile_read(NULL, n->pid, "smaps_rollup", buf, sizeof(buf), 0) > 0 &&
 			     rm_smaps_pss_parse(buf, &n->pss_kib) == 0;
-	}
 	/* An exiting process is tearing its memory down: what is left is not
 	 * a reading of its use. */
 	if (st->flags & PF_EXITING)
@@ -395,7 +376,6 @@ static int sample(struct stream *s, struct rm_pnode *n, double el)
 {
 	char buf[1024];
 	struct rm_pstat st;
-	uint64_t code;
 
 	/* A descriptor kept from before an exec may fail to read: open the
 	 * file again before taking the process for gone (MW31: it was met
@@ -415,8 +395,8 @@ static int sample(struct stream *s, struct rm_pnode *n, double el)
 		if (s->exec && st.ppid == s->self)
 			return 0;  /* ours: the reaper has its exact status */
 		note_ticks(s, n, st.utime + st.stime);
-		if (rm_pstat_field(buf, 52, &code) == 0)
-			n->exit = rm_exit_column((int)code);
+		if (st.has_exit_code)
+			n->exit = rm_exit_column((int)st.exit_code);
 		memcpy(n->comm, st.comm, sizeof(n->comm));   /* its name at exit */
 		end_member(s, n, el);
 		/* Its row is written: if it comes to us to reap (its parent
@@ -572,11 +552,8 @@ static void scan(struct stream *s, double el)
 					continue;
 			} else if (s->o->sel == SEL_MATCH && !n->outsider) {
 				/* A known process may exec into a matching name. */
-				char buf[1024];
 				struct rm_pstat st;
-				int fd = -1;
-				if (rm_pfile_read(&fd, pid, "stat", buf, sizeof(buf), 0) <= 0 ||
-				    rm_pstat_parse(buf, &st) < 0)
+				if (rm_pstat_read(pid, &st) < 0)
 					continue;
 				if (st.starttime == n->start) {
 					if (strcmp(st.comm, n->comm) != 0) {
@@ -657,8 +634,7 @@ static void scan_members(struct stream *s, double el)
 		if (n->member) {
 			sample(s, n, el);
 		} else if (exact) {
-			int fd = -1;
-			if (rm_pfile_read(&fd, n->pid, "stat", buf, sizeof(buf), 0) < 0)
+			if (rm_pfile_read(NULL, n->pid, "stat", buf, sizeof(buf), 0) < 0)
 				rm_ptree_remove(&s->t, n);
 		} else if (rm_pstat_read(n->pid, &st) < 0 || st.starttime != n->start) {
 			events_outsider_gone(s, n, el);
@@ -733,7 +709,7 @@ static void reap(struct stream *s, double el)
 		struct rm_pnode *n;
 		struct rusage ru;
 		uint64_t cmin = 1;
-		int have = 0, status, fd = -1, *fdp;
+		int have = 0, status;
 		pid_t pid;
 
 		memset(&si, 0, sizeof(si));
@@ -748,14 +724,11 @@ static void reap(struct stream *s, double el)
 			return;
 		pid = si.si_pid;
 		n = rm_ptree_find(&s->t, pid);
-		fdp = n ? &n->stat_fd : &fd;
-		if (rm_pfile_read(fdp, pid, "stat", buf, sizeof(buf), 0) > 0 &&
+		if (rm_pfile_read(n ? &n->stat_fd : NULL, pid, "stat", buf, sizeof(buf), 0) > 0 &&
 		    rm_pstat_parse(buf, &st) == 0) {
 			have = 1;
-			if (rm_pstat_field(buf, 11, &cmin) < 0)
-				cmin = 1;
+			cmin = st.cminflt;
 		}
-		rm_pfile_close(&fd);
 		while (wait4(pid, &status, 0, &ru) < 0)
 			if (errno != EINTR)
 				break;
