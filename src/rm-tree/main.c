@@ -125,11 +125,6 @@ static const char help_text[] =
 	"Exact mode (root, or CAP_NET_ADMIN): every process's row is the kernel's\n"
 	"exit record.  Otherwise sampled; RM_NO_EVENTS=1 forces sampled.\n";
 
-const char *const col_names[K_NCOLS] = {
-	"pid", "ppid", "comm", "state", "threads", "rss_kib", "hwm_kib",
-	"cpu_pct", "cpu_s", "cmd", "pss_kib",
-};
-
 static void parse_columns(struct opts *o, const char *list)
 {
 	const char *p = list;
@@ -388,25 +383,13 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	}
 }
 
-char *cmd_dup(char *raw, ssize_t len)
-{
-	char out[RM_TEXT_MAX + 1];
-	size_t n;
-
-	if (len <= 0)
-		return NULL;
-	n = rm_cmdline_join(raw, (size_t)len);
-	n = rm_cu_cmd_fit(raw, n, RM_TEXT_MAX); /* a compiler's source survives the cut */
-	n = rm_sanitize(raw, n, out, sizeof(out));
-	return n ? strdup(out) : NULL;
-}
-
 /*
  * Parse the selection and run a snapshot, a stream, or CMD; the exit
  * status is CMD's with --exec.
  */
 int main(int argc, char **argv)
 {
+	program_invocation_short_name = "rm-tree";
 	static struct opts o;
 	const int sigs[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
 

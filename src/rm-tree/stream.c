@@ -13,6 +13,7 @@
  * comes back to it, is followed, and is reaped here; SIGCHLD wakes the
  * tick wait through a self-pipe so an end is noticed at once.
  */
+#include <err.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -100,18 +101,12 @@ static void on_chld(int sig)
 	errno = e;
 }
 
-static void oom(void)
-{
-	fprintf(stderr, "%s: out of memory\n", prog);
-	exit(RM_EXIT_FAIL);
-}
-
 static void put(struct stream *s, int fd, const char *what, int *ok)
 {
 	if (*ok && rm_buf_write(fd, &s->b) < 0) {
 		*ok = 0;
 		if (errno != EPIPE) {
-			fprintf(stderr, "%s: cannot write %s: %s\n", prog, what, strerror(errno));
+			tree_warnx("cannot write %s: %s", what, strerror(errno));
 			s->status = RM_EXIT_FAIL;
 		}
 		/* A stream with nowhere to go is over; a job runs on. */
@@ -127,7 +122,7 @@ static void push(struct vec *v, struct rm_pnode *x)
 		size_t cap = v->cap ? v->cap * 2 : 256;
 		struct rm_pnode **p = realloc(v->v, cap * sizeof(*p));
 		if (!p)
-			oom();
+			tree_oom();
 		v->v = p;
 		v->cap = cap;
 	}
@@ -430,7 +425,7 @@ static struct rm_pnode *meet(struct stream *s, int pid, double el)
 	}
 	n = rm_ptree_add(&s->t, pid, st.starttime);
 	if (!n)
-		oom();
+		tree_oom();
 	n->seen = s->t.gen;
 	n->ppid = st.ppid;
 	n->pgrp = st.pgrp;
@@ -460,14 +455,14 @@ static void decide(struct stream *s)
 {
 	const struct opts *o = s->o;
 
-	events_decide(s, s->fresh.v, s->fresh.n);
+	events_decide(s->fresh.v, s->fresh.n);
 	if (s->first_scan && o->sel == SEL_PIDS) {
 		for (int i = 0; i < o->npids; i++) {
 			struct rm_pnode *n = rm_ptree_find(&s->t, o->pids[i]);
 			if (n && !n->outsider) {
 				n->member = 1;
 			} else {
-				fprintf(stderr, "%s: no process %d\n", prog, (int)o->pids[i]);
+				tree_warnx("no process %d", (int)o->pids[i]);
 				s->status = RM_EXIT_FAIL;
 			}
 		}
@@ -538,7 +533,7 @@ static void scan(struct stream *s, double el)
 	s->fresh.n = 0;
 	s->gone.n = 0;
 	if (rm_procscan_open(&ps) < 0) {
-		fprintf(stderr, "%s: cannot read '%s': %s\n", prog, rm_proc_root(), strerror(errno));
+		tree_warnx("cannot read '%s': %s", rm_proc_root(), strerror(errno));
 		s->status = RM_EXIT_FAIL;
 		s->stop = !s->exec;
 		return;
@@ -735,7 +730,7 @@ static void reap(struct stream *s, double el)
 		if (have) {
 			struct rm_pnode *g = rm_ptree_find(&s->reaped, pid);
 			if (!g && !(g = rm_ptree_add(&s->reaped, pid, st.starttime)))
-				oom();
+				tree_oom();
 			g->start = st.starttime;
 		}
 		if (n && have && n->start != st.starttime) {
@@ -756,7 +751,7 @@ static void reap(struct stream *s, double el)
 		if (!n && have) {
 			n = rm_ptree_add(&s->t, pid, st.starttime);
 			if (!n)
-				oom();
+				tree_oom();
 			n->fresh = 0;
 			n->member = 1;
 			n->ppid = st.ppid;
@@ -780,7 +775,7 @@ static void reap(struct stream *s, double el)
 			if (have && cmin == 0 && ru.ru_maxrss > 0 && events_exact()) {
 				struct rm_pnode *w = rm_ptree_find(&s->w4, pid);
 				if (!w && !(w = rm_ptree_add(&s->w4, pid, st.starttime)))
-					oom();
+					tree_oom();
 				w->start = st.starttime;
 				w->peak_kib = (uint64_t)ru.ru_maxrss;
 			}
@@ -830,11 +825,10 @@ static int open_out(const char *path, const char *what)
 	if (fd >= 0)
 		return fd;
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0) {
-		fprintf(stderr, "%s: cannot open %s '%s': %s\n", prog, what, path,
-			errno == ELOOP ? RM_OUT_SYMLINK_WHY : strerror(errno));
-		exit(RM_EXIT_FAIL);
-	}
+	if (fd < 0 && errno == ELOOP)
+		errx(RM_EXIT_FAIL, "cannot open %s '%s': %s", what, path, RM_OUT_SYMLINK_WHY);
+	if (fd < 0)
+		err(RM_EXIT_FAIL, "cannot open %s '%s'", what, path);
 	return fd;
 }
 
@@ -845,10 +839,8 @@ static void check_outs(const struct opts *o)
 
 	for (int i = 0; i < 3; i++)
 		for (int j = i + 1; j < 3; j++)
-			if (p[i] && p[j] && rm_out_same_path(p[i], p[j])) {
-				fprintf(stderr, "%s: '%s' is named for two outputs\n", prog, p[j]);
-				exit(RM_EXIT_USAGE);
-			}
+			if (p[i] && p[j] && rm_out_same_path(p[i], p[j]))
+				errx(RM_EXIT_USAGE, "'%s' is named for two outputs", p[j]);
 }
 
 static double boottime(void)
@@ -889,15 +881,15 @@ static void tty_give_back(int fd)
 /* --memory-max without a cgroup: said, and CMD never runs (125, as env). */
 static void budget_fail(struct stream *s, const char *why)
 {
-	fprintf(stderr, "%s: --memory-max: cannot make a memory cgroup for the budget: %s; '%s' not run\n",
-		prog, why, s->o->argv[0]);
+	warnx("--memory-max: cannot make a memory cgroup for the budget: %s; '%s' not run",
+	      why, s->o->argv[0]);
 	if (s->cg.ok)
 		cgroup_remove(&s->cg);
 	exit(125);
 }
 
 /* In the child: what CMD should start with, then exec it. */
-static void child(struct stream *s, int go, int err)
+static void child(struct stream *s, int go, int errfd)
 {
 	const struct opts *o = s->o;
 	const int sigs[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
@@ -932,33 +924,29 @@ static void child(struct stream *s, int go, int err)
 	sigprocmask(SIG_SETMASK, &o->entry_mask, NULL);
 	execvp(o->argv[0], o->argv);
 	e = errno;
-	if (write(err, &e, sizeof(e)) < 0)
+	if (write(errfd, &e, sizeof(e)) < 0)
 		_exit(127);
 	_exit(e == ENOENT ? 127 : 126);
 }
 
 static void launch(struct stream *s)
 {
-	int go[2], err[2], e;
+	int go[2], errp[2], e;
 	ssize_t n;
 	pid_t pid;
 
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
-		fprintf(stderr, "%s: cannot make a pipe: %s\n", prog, strerror(errno));
-		exit(RM_EXIT_FAIL);
-	}
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)
+		err(RM_EXIT_FAIL, "cannot make a pipe");
 	pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "%s: cannot fork: %s\n", prog, strerror(errno));
-		exit(RM_EXIT_FAIL);
-	}
+	if (pid < 0)
+		err(RM_EXIT_FAIL, "cannot fork");
 	if (pid == 0) {
 		close(go[1]);
-		close(err[0]);
-		child(s, go[0], err[1]);
+		close(errp[0]);
+		child(s, go[0], errp[1]);
 	}
 	close(go[0]);
-	close(err[1]);
+	close(errp[1]);
 	s->root = pid;
 	setpgid(pid, pid);
 	if (s->tty >= 0)
@@ -973,8 +961,8 @@ static void launch(struct stream *s)
 		budget_fail(s, why);
 	}
 	if (s->cg.ok && cgroup_enter(&s->cg, pid) < 0) {
-		fprintf(stderr, "%s: --cgroup: cannot move the job into '%s': %s; sampling only\n",
-			prog, s->cg.dir, strerror(errno));
+		warnx("--cgroup: cannot move the job into '%s': %s; sampling only",
+		      s->cg.dir, strerror(errno));
 		cgroup_remove(&s->cg);
 		s->cg.ok = 0;
 	}
@@ -983,11 +971,13 @@ static void launch(struct stream *s)
 	}
 	close(go[1]);
 	do
-		n = read(err[0], &e, sizeof(e));
+		n = read(errp[0], &e, sizeof(e));
 	while (n < 0 && errno == EINTR);
-	if (n == (ssize_t)sizeof(e))
-		fprintf(stderr, "%s: cannot run '%s': %s\n", prog, s->o->argv[0], strerror(e));
-	close(err[0]);
+	if (n == (ssize_t)sizeof(e)) {
+		errno = e;
+		warn("cannot run '%s'", s->o->argv[0]);
+	}
+	close(errp[0]);
 }
 
 static void exec_setup(struct stream *s)
@@ -1007,10 +997,8 @@ static void exec_setup(struct stream *s)
 	rm_buf_free(&tmp);
 
 	s->self = getpid();
-	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
-		fprintf(stderr, "%s: cannot make a pipe: %s\n", prog, strerror(errno));
-		exit(RM_EXIT_FAIL);
-	}
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+		err(RM_EXIT_FAIL, "cannot make a pipe");
 	chld_wfd = p[1];
 	s->tick.extra_fd = p[0];
 	memset(&sa, 0, sizeof(sa));
@@ -1019,12 +1007,12 @@ static void exec_setup(struct stream *s)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGCHLD, &sa, NULL);
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
-		fprintf(stderr, "%s: cannot become a child subreaper: %s; orphans are followed by process group\n",
-			prog, strerror(errno));
+		warnx("cannot become a child subreaper: %s; orphans are followed by process group",
+		      strerror(errno));
 	if (s->o->cgroup && cgroup_create(&s->cg, why, sizeof(why)) < 0) {
 		if (s->o->mem_max)
 			budget_fail(s, why);
-		fprintf(stderr, "%s: --cgroup: no memory cgroup of our own: %s; sampling only\n", prog, why);
+		warnx("--cgroup: no memory cgroup of our own: %s; sampling only", why);
 	}
 	if (s->o->mem_max && cgroup_limit(&s->cg, s->o->mem_max, why, sizeof(why)) < 0)
 		budget_fail(s, why);
@@ -1088,20 +1076,20 @@ static int job_over(struct stream *s, double el)
 static void tell_orphans(struct stream *s)
 {
 	struct rm_pnode *n;
-	size_t it = 0, k = 0;
+	size_t it = 0;
 	char txt[RM_TEXT_MAX + 1];
+	struct rm_buf b = { 0 };
 
 	while ((n = rm_ptree_next(&s->t, &it)) != NULL) {
 		if (!n->member || n->pid == s->root)
 			continue;
-		if (k++ == 0)
-			fprintf(stderr, "%s: still running after CMD ended, not waited for"
-				" (--wait-orphans waits):", prog);
 		rm_sanitize(n->comm, strlen(n->comm), txt, sizeof(txt));
-		fprintf(stderr, " %d (%s)", (int)n->pid, txt);
+		rm_buf_addf(&b, " %d (%s)", (int)n->pid, txt);
 	}
-	if (k)
-		fputc('\n', stderr);
+	if (b.len)
+		tree_warnx("still running after CMD ended, not waited for (--wait-orphans waits):%.*s",
+			   (int)b.len, b.p);
+	rm_buf_free(&b);
 }
 
 static void drain(int fd)
@@ -1153,8 +1141,8 @@ static void job_row(struct stream *s, double el)
 	if (s->cg.ok) {
 		has_cg = cgroup_peak(&s->cg, &cg_kib) == 0;
 		if (!has_cg)
-			fprintf(stderr, "%s: --cgroup: cannot read the peak in '%s': %s\n",
-				prog, s->cg.dir, strerror(errno));
+			tree_warnx("--cgroup: cannot read the peak in '%s': %s", s->cg.dir,
+				   strerror(errno));
 	}
 	rm_buf_adds(&s->b, "cmd,start_epoch,end_epoch,elapsed_s,exit,procs,peak_rss_kib,"
 		    "peak_at_s,max_proc_rss_kib,cgroup_peak_kib,user_s,sys_s,read_kib,write_kib,"
@@ -1218,9 +1206,47 @@ static void job_row(struct stream *s, double el)
 static void close_out(struct stream *s, int fd, const char *what)
 {
 	if (fd > STDERR_FILENO && close(fd) < 0) {
-		fprintf(stderr, "%s: cannot write %s: %s\n", prog, what, strerror(errno));
+		tree_warnx("cannot write %s: %s", what, strerror(errno));
 		s->status = RM_EXIT_FAIL;
 	}
+}
+
+/* events.c's hook: one more process followed. */
+static void stream_joined(struct stream *s)
+{
+	s->procs++;
+}
+
+/* events.c's hook: an exit-log row (end < 0: a survivor), its peak and
+ * totals counted. */
+static void stream_row(struct stream *s, struct rm_pnode *n, double end)
+{
+	struct rm_pnode *w = n->scope_out ? NULL : rm_ptree_find(&s->w4, n->pid);
+
+	/* A direct child's own maxrss from wait4: the figure the job row's
+	 * largest process is, so its row and that line agree. */
+	if (w) {
+		if ((!n->start || n->start == w->start) && n->has_peak && w->peak_kib > n->peak_kib)
+			n->peak_kib = w->peak_kib;
+		rm_ptree_remove(&s->w4, w);
+	}
+	if (n->has_peak && !n->scope_out &&
+	    (!s->has_max_proc || n->peak_kib > s->max_proc)) {
+		s->max_proc = n->peak_kib;
+		s->has_max_proc = 1;
+	}
+	if (!n->scope_out && n->has_io && n->has_majflt) {
+		s->tot_rd += n->read_kib;
+		s->tot_wr += n->write_kib;
+		s->tot_maj += n->majflt;
+		s->has_tot_io = 1;
+	}
+	if (!n->scope_out && n->has_delay) {
+		for (int i = 0; i < 5; i++)
+			s->tot_delay[i] += n->delay_ms[i];
+		s->has_tot_delay = 1;
+	}
+	log_row(s, n, end);
 }
 
 int stream_run(const struct opts *o)
@@ -1245,14 +1271,18 @@ int stream_run(const struct opts *o)
 	rm_ptree_init(&s.t);
 	rm_pfile_budget_init();
 	if (rm_tick_init(&s.tick, iv, o->count, o->watch_pid) < 0) {
-		fprintf(stderr, "%s: cannot watch PID %d: %s\n", prog, (int)o->watch_pid, strerror(errno));
+		warn("cannot watch PID %d", (int)o->watch_pid);
 		return RM_EXIT_FAIL;
 	}
 	if (s.exec)
 		exec_setup(&s);
 	s.chld_rfd = s.tick.extra_fd;
-	events_start(&s, &s.tick.extra_fd);
-	events_stats(&s, 0);
+	struct events_host host = {
+		.s = &s, .t = &s.t, .o = o, .self = s.exec ? s.self : 0,
+		.joined = stream_joined, .row = stream_row,
+	};
+	events_start(&host, &s.tick.extra_fd);
+	events_stats(0);
 	/* Elapsed 0, on both clocks. */
 	clock_gettime(CLOCK_MONOTONIC, &s.tick.start);
 	s.boot0 = boottime() - rm_t0_apply(&s.tick.start);
@@ -1337,12 +1367,12 @@ int stream_run(const struct opts *o)
 		if (n->member)
 			log_row(&s, n, -1);
 	events_elsewhere_scan(&s, el, 1);
-	events_stats(&s, 1);
+	events_stats(1);
 	if (s.exec) {
 		if (s.job_fd >= 0)
 			job_row(&s, el);
 		if (s.cg.ok && cgroup_remove(&s.cg) < 0)
-			fprintf(stderr, "%s: --cgroup: cannot remove '%s': %s\n", prog, s.cg.dir, strerror(errno));
+			tree_warnx("--cgroup: cannot remove '%s': %s", s.cg.dir, strerror(errno));
 		tty_give_back(s.tty);
 	}
 	close_out(&s, s.tl_fd, "the timeline");
@@ -1360,61 +1390,5 @@ int stream_run(const struct opts *o)
 		int rc = rm_exit_column(s.root_status);
 		return rc == 0 && s.status == RM_EXIT_FAIL ? RM_EXIT_FAIL : rc;
 	}
-	return rm_finish_stdout(prog, s.status);
-}
-
-/* For events.c. */
-struct rm_ptree *stream_tree(struct stream *s)
-{
-	return &s->t;
-}
-
-const struct opts *stream_opts(struct stream *s)
-{
-	return s->o;
-}
-
-pid_t stream_self(struct stream *s)
-{
-	return s->exec ? s->self : 0;
-}
-
-void stream_joined(struct stream *s)
-{
-	s->procs++;
-}
-
-void stream_row(struct stream *s, struct rm_pnode *n, double end)
-{
-	struct rm_pnode *w = n->scope_out ? NULL : rm_ptree_find(&s->w4, n->pid);
-
-	/* A direct child's own maxrss from wait4: the figure the job row's
-	 * largest process is, so its row and that line agree. */
-	if (w) {
-		if ((!n->start || n->start == w->start) && n->has_peak && w->peak_kib > n->peak_kib)
-			n->peak_kib = w->peak_kib;
-		rm_ptree_remove(&s->w4, w);
-	}
-	if (n->has_peak && !n->scope_out &&
-	    (!s->has_max_proc || n->peak_kib > s->max_proc)) {
-		s->max_proc = n->peak_kib;
-		s->has_max_proc = 1;
-	}
-	if (!n->scope_out && n->has_io && n->has_majflt) {
-		s->tot_rd += n->read_kib;
-		s->tot_wr += n->write_kib;
-		s->tot_maj += n->majflt;
-		s->has_tot_io = 1;
-	}
-	if (!n->scope_out && n->has_delay) {
-		for (int i = 0; i < 5; i++)
-			s->tot_delay[i] += n->delay_ms[i];
-		s->has_tot_delay = 1;
-	}
-	log_row(s, n, end);
-}
-
-int stream_wanted(struct stream *s, const char *comm)
-{
-	return s->o->sel == SEL_MATCH && regexec(&s->o->re, comm, 0, NULL, 0) == 0;
+	return rm_finish_stdout(program_invocation_short_name, s.status);
 }
