@@ -7,9 +7,11 @@
  * on a descriptor kept open from an earlier read, which also pins the
  * process: a kept descriptor of a process that ended reads as gone,
  * never as the next process with that pid.  The number of kept
- * descriptors is bounded by the file limit.  A process that vanishes
- * mid-read (ENOENT on open, ESRCH on read) is reported as gone (-1 with
- * errno ESRCH) so that callers can skip it silently.
+ * descriptors is bounded by the file limit.  A file that cannot be
+ * opened or read (the process vanished: ENOENT on open, ESRCH on read;
+ * or it is not ours to read) is reported as gone (-1 with errno ESRCH)
+ * so that callers can skip it silently; a kernel thread's empty file
+ * reads as 0 bytes.
  *
  * The stat parser anchors on the *last* ')' because a command name may
  * hold ')' and spaces.
@@ -78,8 +80,8 @@ int rm_smaps_pss_parse(const char *buf, uint64_t *pss_kib);
  * NULL the file is opened, read and closed.  With *fd >= 0 it is re-read
  * with pread at 0; otherwise the file is opened and, when keep is set and
  * the descriptor budget allows, left open in *fd.  Returns the length (0
- * for an empty file), or -1 with errno ESRCH when the process is gone
- * (its kept descriptor is then closed).
+ * for an empty file), or -1 with errno ESRCH when the process is gone or
+ * the file unreadable (its kept descriptor is then closed).
  */
 ssize_t rm_pfile_read(int *fd, int pid, const char *name, char *buf, size_t size, int keep);
 /* Close a kept descriptor and return it to the budget. */
