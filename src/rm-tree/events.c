@@ -401,7 +401,7 @@ static struct rm_pnode *add_node(int pid, const struct rm_pnode *parent)
 {
 	struct rm_ptree *t = E.h.t;
 	struct rm_pstat st;
-	struct rm_pnode *n;
+	struct rm_pnode *n, *pp;
 	int ok = rm_pstat_read(pid, &st) == 0;
 
 	n = rm_ptree_add(t, pid, ok ? st.starttime : 0);
@@ -416,6 +416,13 @@ static struct rm_pnode *add_node(int pid, const struct rm_pnode *parent)
 	} else if (parent) {
 		n->ppid = parent->pid;
 		memcpy(n->comm, parent->comm, sizeof(n->comm));
+	}
+	/* --exclude-tree: an event may bring a process before any scan has
+	 * met it (events_decide sees only what a scan meets). */
+	pp = rm_ptree_find(t, n->ppid);
+	if (events_excluded_pid(E.h.o, pid) || (pp && pp != n && pp->excluded)) {
+		n->excluded = 1;
+		n->outsider = 1;
 	}
 	return n;
 }
@@ -504,7 +511,7 @@ static void on_fork(struct stream *s, const struct rm_pe *e)
 	if (!member && !excluded && o->sel != SEL_ALL && o->sel != SEL_CGROUP)
 		return;  /* the scan meets it, if it lives that long */
 	n = add_node(e->pid, p);
-	if (excluded) {
+	if (excluded || n->excluded) {
 		n->excluded = 1;
 		n->outsider = 1;
 		return;
@@ -545,6 +552,8 @@ static void on_exec(struct stream *s, const struct rm_pe *e)
 	if (!n)
 		n = add_node(e->tgid, NULL);
 	else if (n->state == 'Z' || n->state == 'X')
+		return;
+	if (n->excluded)
 		return;
 	if (e->what == RM_PE_COMM)
 		memcpy(n->comm, e->comm, sizeof(e->comm));
