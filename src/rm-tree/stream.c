@@ -691,6 +691,68 @@ static void totals(struct stream *s, double el, int row)
 }
 
 /*
+ * Our child pid was reaped with status and rusage ru: its node n (NULL
+ * when none) may be of an older process, or missing; the process gets
+ * its exit status, its CPU time and, when it reaped no child of its own,
+ * wait4's maxrss as its exact peak, and its row.  st: its zombie's stat,
+ * NULL when that could not be read.  Returns the node to drop, or NULL.
+ */
+static struct rm_pnode *reaped_child(struct stream *s, struct rm_pnode *n, pid_t pid,
+				     const struct rm_pstat *st, int status,
+				     const struct rusage *ru, double el)
+{
+	if (n && st && n->start != st->starttime) {
+		/* A zombie holds its pid: the node is of an older
+		 * process, not met again since (sampled mode reads only
+		 * the members between listings). */
+		if (n->member && !n->ended)
+			end_member(s, n, el);
+		rm_ptree_remove(&s->t, n);
+		n = NULL;
+	}
+	if (n && !n->member && !n->ended) {
+		/* Our own child is the job's whatever was met of it. */
+		n->member = 1;
+		n->outsider = 0;
+		s->procs++;
+	}
+	if (!n && st) {
+		n = rm_ptree_add(&s->t, pid, st->starttime);
+		if (!n)
+			tree_oom();
+		n->fresh = 0;
+		n->member = 1;
+		n->ppid = st->ppid;
+		n->pgrp = st->pgrp;
+		memcpy(n->comm, st->comm, sizeof(n->comm));
+		s->procs++;
+	}
+	if (n && n->member) {
+		if (st) {
+			note_ticks(s, n, st->utime + st->stime);
+			memcpy(n->comm, st->comm, sizeof(n->comm));
+		}
+		n->exit = rm_exit_column(status);
+		/* No child ever reaped by it (no children's page faults):
+		 * wait4's maxrss is its own high-water mark, exactly. */
+		if (st && st->cminflt == 0 && ru->ru_maxrss > 0 &&
+		    (!n->has_peak || (uint64_t)ru->ru_maxrss > n->peak_kib))
+			note_peak(s, n, (uint64_t)ru->ru_maxrss, -1);
+		/* In exact mode events.c writes the row from the
+		 * kernel's record later: stream_row takes this then. */
+		if (st && st->cminflt == 0 && ru->ru_maxrss > 0 && events_exact()) {
+			struct rm_pnode *w = rm_ptree_find(&s->w4, pid);
+			if (!w && !(w = rm_ptree_add(&s->w4, pid, st->starttime)))
+				tree_oom();
+			w->start = st->starttime;
+			w->peak_kib = (uint64_t)ru->ru_maxrss;
+		}
+		end_member(s, n, el);
+	}
+	return n;
+}
+
+/*
  * Reap every child that has ended: read its zombie's stat first (final
  * CPU time, and whether it ever reaped a child of its own), then wait4
  * for the status and rusage.  Sets children_left to 0 on ECHILD.
@@ -703,8 +765,7 @@ static void reap(struct stream *s, double el)
 		struct rm_pstat st;
 		struct rm_pnode *n;
 		struct rusage ru;
-		uint64_t cmin = 1;
-		int have = 0, status;
+		int have, status;
 		pid_t pid;
 
 		memset(&si, 0, sizeof(si));
@@ -719,11 +780,8 @@ static void reap(struct stream *s, double el)
 			return;
 		pid = si.si_pid;
 		n = rm_ptree_find(&s->t, pid);
-		if (rm_pfile_read(n ? &n->stat_fd : NULL, pid, "stat", buf, sizeof(buf), 0) > 0 &&
-		    rm_pstat_parse(buf, &st) == 0) {
-			have = 1;
-			cmin = st.cminflt;
-		}
+		have = rm_pfile_read(n ? &n->stat_fd : NULL, pid, "stat", buf, sizeof(buf), 0) > 0 &&
+		       rm_pstat_parse(buf, &st) == 0;
 		while (wait4(pid, &status, 0, &ru) < 0)
 			if (errno != EINTR)
 				break;
@@ -733,54 +791,7 @@ static void reap(struct stream *s, double el)
 				tree_oom();
 			g->start = st.starttime;
 		}
-		if (n && have && n->start != st.starttime) {
-			/* A zombie holds its pid: the node is of an older
-			 * process, not met again since (sampled mode reads only
-			 * the members between listings). */
-			if (n->member && !n->ended)
-				end_member(s, n, el);
-			rm_ptree_remove(&s->t, n);
-			n = NULL;
-		}
-		if (n && !n->member && !n->ended) {
-			/* Our own child is the job's whatever was met of it. */
-			n->member = 1;
-			n->outsider = 0;
-			s->procs++;
-		}
-		if (!n && have) {
-			n = rm_ptree_add(&s->t, pid, st.starttime);
-			if (!n)
-				tree_oom();
-			n->fresh = 0;
-			n->member = 1;
-			n->ppid = st.ppid;
-			n->pgrp = st.pgrp;
-			memcpy(n->comm, st.comm, sizeof(n->comm));
-			s->procs++;
-		}
-		if (n && n->member) {
-			if (have) {
-				note_ticks(s, n, st.utime + st.stime);
-				memcpy(n->comm, st.comm, sizeof(n->comm));
-			}
-			n->exit = rm_exit_column(status);
-			/* No child ever reaped by it (no children's page faults):
-			 * wait4's maxrss is its own high-water mark, exactly. */
-			if (have && cmin == 0 && ru.ru_maxrss > 0 &&
-			    (!n->has_peak || (uint64_t)ru.ru_maxrss > n->peak_kib))
-				note_peak(s, n, (uint64_t)ru.ru_maxrss, -1);
-			/* In exact mode events.c writes the row from the
-			 * kernel's record later: stream_row takes this then. */
-			if (have && cmin == 0 && ru.ru_maxrss > 0 && events_exact()) {
-				struct rm_pnode *w = rm_ptree_find(&s->w4, pid);
-				if (!w && !(w = rm_ptree_add(&s->w4, pid, st.starttime)))
-					tree_oom();
-				w->start = st.starttime;
-				w->peak_kib = (uint64_t)ru.ru_maxrss;
-			}
-			end_member(s, n, el);
-		}
+		n = reaped_child(s, n, pid, have ? &st : NULL, status, &ru, el);
 		if (n)
 			rm_ptree_remove(&s->t, n);
 		if (pid == s->root) {
@@ -1249,146 +1260,174 @@ static void stream_row(struct stream *s, struct rm_pnode *n, double end)
 	log_row(s, n, end);
 }
 
-int stream_run(const struct opts *o)
+/* Open the outputs, the tick and the event sources, write the headers
+ * and, with --exec, start CMD.  Returns 0, or -1 (said) when --watch-pid
+ * cannot be watched. */
+static int stream_start(struct stream *s, const struct opts *o)
 {
-	static struct stream s;
-	double el = 0, iv = o->interval;
-	long slot = 0, done = 0;
-	struct rm_pnode *n;
-	size_t it = 0;
+	double iv = o->interval;
 
-	s.o = o;
-	s.exec = o->sel == SEL_EXEC;
+	s->o = o;
+	s->exec = o->sel == SEL_EXEC;
 	check_outs(o);
-	s.log_fd = o->log ? open_out(o->log, "the exit log") : STDOUT_FILENO;
-	s.tl_fd = o->timeline ? open_out(o->timeline, "the timeline") : -1;
-	s.job_fd = o->job ? open_out(o->job, "the job file") : -1;
-	s.log_ok = s.tl_ok = 1;
-	s.first_scan = 1;
-	s.page_kib = rm_page_kib();
-	s.hz = rm_clk_tck();
-	s.tty = -1;
-	rm_ptree_init(&s.t);
+	s->log_fd = o->log ? open_out(o->log, "the exit log") : STDOUT_FILENO;
+	s->tl_fd = o->timeline ? open_out(o->timeline, "the timeline") : -1;
+	s->job_fd = o->job ? open_out(o->job, "the job file") : -1;
+	s->log_ok = s->tl_ok = 1;
+	s->first_scan = 1;
+	s->page_kib = rm_page_kib();
+	s->hz = rm_clk_tck();
+	s->tty = -1;
+	rm_ptree_init(&s->t);
 	rm_pfile_budget_init();
-	if (rm_tick_init(&s.tick, iv, o->count, o->watch_pid) < 0) {
+	if (rm_tick_init(&s->tick, iv, o->count, o->watch_pid) < 0) {
 		warn("cannot watch PID %d", (int)o->watch_pid);
-		return RM_EXIT_FAIL;
+		return -1;
 	}
-	if (s.exec)
-		exec_setup(&s);
-	s.chld_rfd = s.tick.extra_fd;
+	if (s->exec)
+		exec_setup(s);
+	s->chld_rfd = s->tick.extra_fd;
 	struct events_host host = {
-		.s = &s, .t = &s.t, .o = o, .self = s.exec ? s.self : 0,
+		.s = s, .t = &s->t, .o = o, .self = s->exec ? s->self : 0,
 		.joined = stream_joined, .row = stream_row,
 	};
-	events_start(&host, &s.tick.extra_fd);
+	events_start(&host, &s->tick.extra_fd);
 	events_stats(0);
 	/* Elapsed 0, on both clocks. */
-	clock_gettime(CLOCK_MONOTONIC, &s.tick.start);
-	s.boot0 = boottime() - rm_t0_apply(&s.tick.start);
-	s.boot0_ticks = (uint64_t)(s.boot0 * (double)s.hz);
-	s.start_epoch = rm_now_epoch();
+	clock_gettime(CLOCK_MONOTONIC, &s->tick.start);
+	s->boot0 = boottime() - rm_t0_apply(&s->tick.start);
+	s->boot0_ticks = (uint64_t)(s->boot0 * (double)s->hz);
+	s->start_epoch = rm_now_epoch();
 
 	if (o->header) {
-		rm_buf_adds(&s.b, "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,cmd,"
+		rm_buf_adds(&s->b, "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,cmd,"
 			    "read_kib,write_kib,majflt,cpu_delay_ms,io_delay_ms,swapin_delay_ms,"
 			    "reclaim_delay_ms,thrash_delay_ms,source,scope\n");
-		put(&s, s.log_fd, "the exit log", &s.log_ok);
+		put(s, s->log_fd, "the exit log", &s->log_ok);
 	}
-	if (s.tl_fd >= 0) {
-		rm_buf_adds(&s.b, "epoch,iso,elapsed_s,procs,rss_kib,cpu_pct\n");
-		put(&s, s.tl_fd, "the timeline", &s.tl_ok);
+	if (s->tl_fd >= 0) {
+		rm_buf_adds(&s->b, "epoch,iso,elapsed_s,procs,rss_kib,cpu_pct\n");
+		put(s, s->tl_fd, "the timeline", &s->tl_ok);
 	}
-	if (s.exec)
-		launch(&s);
+	if (s->exec)
+		launch(s);
+	return 0;
+}
 
-	while (!s.stop) {
+/* The ticks, until -n, --watch-pid, a signal, the end of the followed
+ * PIDs or, with --exec, of the job. */
+static void stream_ticks(struct stream *s)
+{
+	const struct opts *o = s->o;
+	double el, iv = o->interval;
+	long slot = 0, done = 0;
+
+	while (!s->stop) {
 		double due;
-		if (s.exec) {
-			reap(&s, rm_tick_elapsed(&s.tick));
-			if (s.root_done && job_over(&s, rm_tick_elapsed(&s.tick)))
+		if (s->exec) {
+			reap(s, rm_tick_elapsed(&s->tick));
+			if (s->root_done && job_over(s, rm_tick_elapsed(&s->tick)))
 				break;
 		}
 		/* A tick that overran whole intervals skips those deadlines. */
 		due = (double)slot * iv;
-		el = rm_tick_elapsed(&s.tick);
+		el = rm_tick_elapsed(&s->tick);
 		if (slot > 0 && el > due + iv) {
 			slot += (long)floor((el - due) / iv);
 			due = (double)slot * iv;
 		}
-		if (!rm_tick_sleep_until(&s.tick, due)) {
+		if (!rm_tick_sleep_until(&s->tick, due)) {
 			/* A signal after CMD ended ends us at once. */
-			if (s.exec && s.tick.end == RM_END_SIGNAL && !s.root_done) {
-				if (kill(-s.root, s.tick.signo) < 0 && errno == ESRCH)
-					kill(s.root, s.tick.signo);
-				rm_tick_clear_signal(&s.tick);
+			if (s->exec && s->tick.end == RM_END_SIGNAL && !s->root_done) {
+				if (kill(-s->root, s->tick.signo) < 0 && errno == ESRCH)
+					kill(s->root, s->tick.signo);
+				rm_tick_clear_signal(&s->tick);
 				continue;
 			}
 			break;
 		}
-		if (s.exec || events_on()) {
-			if (s.chld_rfd >= 0)
-				drain(s.chld_rfd);
-			events_pump(&s, rm_tick_elapsed(&s.tick));
-			drop_ghosts(&s);
-			if (rm_tick_elapsed(&s.tick) < due) {
+		if (s->exec || events_on()) {
+			if (s->chld_rfd >= 0)
+				drain(s->chld_rfd);
+			events_pump(s, rm_tick_elapsed(&s->tick));
+			drop_ghosts(s);
+			if (rm_tick_elapsed(&s->tick) < due) {
 				events_coalesce();
 				continue;
 			}
 		}
-		el = rm_tick_elapsed(&s.tick);
-		if (events_members_only() && !s.first_scan && !events_resync_due())
-			scan_members(&s, el);
+		el = rm_tick_elapsed(&s->tick);
+		if (events_members_only() && !s->first_scan && !events_resync_due())
+			scan_members(s, el);
 		else
-			scan(&s, el);
-		events_pump(&s, el);
-		drop_ghosts(&s);
-		events_elsewhere_scan(&s, el, 0);
-		totals(&s, el, 1);
+			scan(s, el);
+		events_pump(s, el);
+		drop_ghosts(s);
+		events_elsewhere_scan(s, el, 0);
+		totals(s, el, 1);
 		slot++;
 		done++;
 		if (o->count && done >= o->count)
 			break;
-		if (!s.exec && o->sel == SEL_PIDS && !s.live)
+		if (!s->exec && o->sel == SEL_PIDS && !s->live)
 			break;
 	}
+}
+
+/* The end: the last scan, the survivors' rows, the job row; closes the
+ * outputs and returns the exit status. */
+static int stream_finish(struct stream *s)
+{
+	double el;
+	struct rm_pnode *n;
+	size_t it = 0;
 
 	/* The end: members that left since the last tick, then survivors. */
-	el = rm_tick_elapsed(&s.tick);
-	if (!s.stop) {
-		scan(&s, el);
-		events_pump(&s, el);
-		drop_ghosts(&s);
-		totals(&s, el, 0);
+	el = rm_tick_elapsed(&s->tick);
+	if (!s->stop) {
+		scan(s, el);
+		events_pump(s, el);
+		drop_ghosts(s);
+		totals(s, el, 0);
 	}
-	if (s.exec && s.root_done)
-		tell_orphans(&s);
-	while ((n = rm_ptree_next(&s.t, &it)) != NULL)
+	if (s->exec && s->root_done)
+		tell_orphans(s);
+	while ((n = rm_ptree_next(&s->t, &it)) != NULL)
 		if (n->member)
-			log_row(&s, n, -1);
-	events_elsewhere_scan(&s, el, 1);
+			log_row(s, n, -1);
+	events_elsewhere_scan(s, el, 1);
 	events_stats(1);
-	if (s.exec) {
-		if (s.job_fd >= 0)
-			job_row(&s, el);
-		if (s.cg.ok && cgroup_remove(&s.cg) < 0)
-			tree_warnx("--cgroup: cannot remove '%s': %s", s.cg.dir, strerror(errno));
-		tty_give_back(s.tty);
+	if (s->exec) {
+		if (s->job_fd >= 0)
+			job_row(s, el);
+		if (s->cg.ok && cgroup_remove(&s->cg) < 0)
+			tree_warnx("--cgroup: cannot remove '%s': %s", s->cg.dir, strerror(errno));
+		tty_give_back(s->tty);
 	}
-	close_out(&s, s.tl_fd, "the timeline");
-	close_out(&s, s.job_fd, "the job file");
-	close_out(&s, s.log_fd, "the exit log");
-	rm_buf_free(&s.b);
-	rm_ptree_free(&s.t);
-	rm_ptree_free(&s.w4);
-	rm_ptree_free(&s.reaped);
-	free(s.fresh.v);
-	free(s.gone.v);
+	close_out(s, s->tl_fd, "the timeline");
+	close_out(s, s->job_fd, "the job file");
+	close_out(s, s->log_fd, "the exit log");
+	rm_buf_free(&s->b);
+	rm_ptree_free(&s->t);
+	rm_ptree_free(&s->w4);
+	rm_ptree_free(&s->reaped);
+	free(s->fresh.v);
+	free(s->gone.v);
 	/* --exec: CMD's status, but not a success when an output it was
 	 * asked for could not be written (said above, MW42). */
-	if (s.exec) {
-		int rc = rm_exit_column(s.root_status);
-		return rc == 0 && s.status == RM_EXIT_FAIL ? RM_EXIT_FAIL : rc;
+	if (s->exec) {
+		int rc = rm_exit_column(s->root_status);
+		return rc == 0 && s->status == RM_EXIT_FAIL ? RM_EXIT_FAIL : rc;
 	}
-	return rm_finish_stdout(program_invocation_short_name, s.status);
+	return rm_finish_stdout(program_invocation_short_name, s->status);
+}
+
+int stream_run(const struct opts *o)
+{
+	static struct stream s;
+
+	if (stream_start(&s, o) < 0)
+		return RM_EXIT_FAIL;
+	stream_ticks(&s);
+	return stream_finish(&s);
 }
