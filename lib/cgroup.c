@@ -11,6 +11,7 @@
 
 #include "cgroup.h"
 #include "procfs.h"
+#include "proctab.h"
 #include "sysinfo.h"
 
 /* ---- pure parsers ---- */
@@ -438,13 +439,9 @@ static int kept_oom(struct rm_cg *cg, uint64_t *v)
 
 static int proc_cgroup(pid_t pid, char *buf, size_t size)
 {
-	char rel[64];
-
 	if (pid > 0)
-		snprintf(rel, sizeof(rel), "%d/cgroup", (int)pid);
-	else
-		snprintf(rel, sizeof(rel), "self/cgroup");
-	return rm_read_at(rm_proc_dirfd(), rel, buf, size) < 0 ? -1 : 0;
+		return rm_pfile_read(NULL, (int)pid, "cgroup", buf, size, 0) < 0 ? -1 : 0;
+	return rm_read_at(rm_proc_dirfd(), "self/cgroup", buf, size) < 0 ? -1 : 0;
 }
 
 int rm_cg_open(struct rm_cg *cg, pid_t pid, const char *path, char *why, size_t wsize)

@@ -198,7 +198,6 @@ long rm_pcount_get(struct rm_pcount *pc, int events)
 	enum { PE_EACH = 256, PE_BATCH = 64 };
 	static unsigned char buf[PE_EACH * PE_BATCH] __attribute__((aligned(8)));
 	size_t lens[PE_BATCH];
-	int dfd = rm_proc_dirfd();
 	size_t it;
 	long n;
 
@@ -245,13 +244,12 @@ long rm_pcount_get(struct rm_pcount *pc, int events)
 	}
 	for (it = 0; it < pc->pending.cap; it++) {
 		int pid = pc->pending.slot[it];
-		char path[48], comm[64];
+		char comm[64];
 		ssize_t len;
 		if (pid <= 0)
 			continue;
-		snprintf(path, sizeof(path), "%d/comm", pid);
 		pc->comm_reads++;
-		len = rm_read_at(dfd, path, comm, sizeof(comm));
+		len = rm_pfile_read(NULL, pid, "comm", comm, sizeof(comm), 0);
 		if (len <= 0)
 			continue;  /* gone: its exit event is on its way */
 		if (comm[len - 1] == '\n')

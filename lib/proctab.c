@@ -4,14 +4,54 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "procfs.h"
 #include "proctab.h"
+
+/*
+ * One number of a stat line at *pp, after blanks: digits (saturating at
+ * UINT64_MAX, as strtoull does), or a negative one, read as 0 (only
+ * tpgid and the priorities may be).  With out NULL the number is only
+ * passed over.  Returns 0 and moves *pp past it, or -1 when no number
+ * starts there.
+ */
+static int stat_num(const char **pp, uint64_t *out)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+	int neg = 0;
+
+	while (*p == ' ')
+		p++;
+	if (*p == '-') {
+		neg = 1;
+		p++;
+	}
+	if (*p < '0' || *p > '9')
+		return -1;
+	if (!out) {
+		while (*p >= '0' && *p <= '9')
+			p++;
+		*pp = p;
+		return 0;
+	}
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned d = (unsigned)(*p - '0');
+		/* Below UINT64_MAX / 10, v * 10 + 9 cannot overflow. */
+		if (v < UINT64_MAX / 10 || (v == UINT64_MAX / 10 && d <= UINT64_MAX % 10))
+			v = v * 10 + d;
+		else
+			v = UINT64_MAX;
+	}
+	*pp = p;
+	*out = neg ? 0 : v;
+	return 0;
+}
 
 int rm_pstat_parse(const char *buf, struct rm_pstat *st)
 {
@@ -19,7 +59,12 @@ int rm_pstat_parse(const char *buf, struct rm_pstat *st)
 	const char *close = strrchr(buf, ')');
 	const char *p;
 	char *end;
-	uint64_t f[52];
+	/* The fields kept, by proc(5) number. */
+	static const unsigned char kept_field[53] = {
+		[4] = 1, [5] = 1, [9] = 1, [10] = 1, [11] = 1, [14] = 1, [15] = 1,
+		[20] = 1, [22] = 1, [23] = 1, [24] = 1, [52] = 1,
+	};
+	uint64_t f[53];
 	int n;
 	size_t clen;
 
@@ -41,38 +86,35 @@ int rm_pstat_parse(const char *buf, struct rm_pstat *st)
 	if (!*p || *p == '\n')
 		return -1;
 	st->state = *p++;
-	/* Fields (4) onwards are numbers; (4) is f[0]. */
-	for (n = 0; n < 21; n++) {
-		while (*p == ' ')
-			p++;
-		if (*p == '-') {
-			/* Only a few fields may be negative; keep them as 0. */
-			strtoll(p, &end, 10);
-			f[n] = 0;
-		} else {
-			f[n] = strtoull(p, &end, 10);
-		}
-		if (end == p)
+	/* Fields (4) to (52) are numbers, f[N] is field (N); only the ones
+	 * kept are converted. */
+	for (n = 4; n <= 52; n++)
+		if (stat_num(&p, kept_field[n] ? &f[n] : NULL) < 0)
 			break;
-		p = end;
-	}
-	if (n < 21)
+	if (n <= 24)
 		return -1;
-	st->ppid = (int)f[0];        /* (4) */
-	st->pgrp = (int)f[1];        /* (5) */
-	st->flags = (unsigned)f[5];  /* (9) */
-	st->utime = f[10];           /* (14) */
-	st->stime = f[11];           /* (15) */
-	st->threads = (long)f[16];   /* (20) */
-	st->starttime = f[18];       /* (22) */
-	st->vsize = f[19];           /* (23) */
-	st->rss_pages = f[20];       /* (24) */
+	st->ppid = (int)f[4];
+	st->pgrp = (int)f[5];
+	st->flags = (unsigned)f[9];
+	st->minflt = f[10];
+	st->cminflt = f[11];
+	st->utime = f[14];
+	st->stime = f[15];
+	st->threads = (long)f[20];
+	st->starttime = f[22];
+	st->vsize = f[23];
+	st->rss_pages = f[24];
+	if (n > 52) {
+		st->exit_code = f[52];
+		st->has_exit_code = 1;
+	}
 	return 0;
 }
 
 int rm_pstatus_parse(const char *buf, struct rm_pstatus *ps)
 {
 	const char *p = buf;
+	uint64_t v;
 
 	memset(ps, 0, sizeof(*ps));
 	while (p && *p) {
@@ -80,6 +122,10 @@ int rm_pstatus_parse(const char *buf, struct rm_pstatus *ps)
 			ps->has_rss = rm_parse_label_u64(p + 6, &ps->rss_kib) == 0;
 		else if (strncmp(p, "VmHWM:", 6) == 0)
 			ps->has_hwm = rm_parse_label_u64(p + 6, &ps->hwm_kib) == 0;
+		else if (strncmp(p, "RssFile:", 8) == 0)
+			ps->rss_file_kib = rm_parse_label_u64(p + 8, &v) == 0 ? v : 0;
+		else if (strncmp(p, "RssShmem:", 9) == 0)
+			ps->rss_shmem_kib = rm_parse_label_u64(p + 9, &v) == 0 ? v : 0;
 		p = strchr(p, '\n');
 		if (p)
 			p++;
@@ -112,18 +158,76 @@ int rm_smaps_pss_parse(const char *buf, uint64_t *pss_kib)
 	return -1;
 }
 
-static ssize_t pid_read(int pid, const char *file, char *buf, size_t size)
+static size_t kept, kept_max = 512;
+
+void rm_pfile_budget_init(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	/* Leave room for everything else the command opens. */
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 1000000)
+		kept_max = 1000000;
+	else
+		kept_max = rl.rlim_cur > 128 ? (size_t)rl.rlim_cur - 128 : 0;
+}
+
+void rm_pfile_close(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+		kept--;
+	}
+}
+
+ssize_t rm_pfile_read(int *fd, int pid, const char *name, char *buf, size_t size, int keep)
 {
 	char path[64];
 	ssize_t n;
+	int f;
 
-	snprintf(path, sizeof(path), "%d/%s", pid, file);
-	n = rm_read_at(rm_proc_dirfd(), path, buf, size);
-	if (n <= 0) {
-		/* Gone, or a kernel thread's empty file: both read as gone. */
-		if (n == 0 || errno == ENOENT || errno == ESRCH)
+	buf[0] = '\0';
+	if (fd && *fd >= 0) {
+		do
+			n = pread(*fd, buf, size - 1, 0);
+		while (n < 0 && errno == EINTR);
+		if (n < 0) {
+			rm_pfile_close(fd);
 			errno = ESRCH;
+			return -1;
+		}
+		buf[n] = '\0';
+		return n;
+	}
+	snprintf(path, sizeof(path), "%d/%s", pid, name);
+	do
+		f = openat(rm_proc_dirfd(), path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	while (f < 0 && errno == EINTR);
+	if (f < 0) {
+		errno = ESRCH;
 		return -1;
+	}
+	do
+		n = read(f, buf, size - 1);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		close(f);
+		errno = ESRCH;
+		return -1;
+	}
+	buf[n] = '\0';
+	if (fd && keep && kept < kept_max) {
+		*fd = f;
+		kept++;
+	} else {
+		close(f);
 	}
 	return n;
 }
@@ -132,48 +236,13 @@ int rm_pstat_read(int pid, struct rm_pstat *st)
 {
 	char buf[1024];
 
-	if (pid_read(pid, "stat", buf, sizeof(buf)) < 0)
-		return -1;
-	if (rm_pstat_parse(buf, st) < 0) {
+	/* Gone, or a kernel thread's empty file: both read as gone. */
+	if (rm_pfile_read(NULL, pid, "stat", buf, sizeof(buf), 0) <= 0 ||
+	    rm_pstat_parse(buf, st) < 0) {
 		errno = ESRCH;
 		return -1;
 	}
 	return 0;
-}
-
-int rm_pstatus_read(int pid, struct rm_pstatus *ps)
-{
-	char buf[4096];
-
-	memset(ps, 0, sizeof(*ps));
-	if (pid_read(pid, "status", buf, sizeof(buf)) < 0)
-		return -1;
-	rm_pstatus_parse(buf, ps);
-	return 0;
-}
-
-ssize_t rm_cmdline_read(int pid, char *buf, size_t size)
-{
-	char path[64];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "%d/cmdline", pid);
-	n = rm_read_at(rm_proc_dirfd(), path, buf, size);
-	if (n < 0) {
-		if (errno == ENOENT)
-			errno = ESRCH;
-		return -1;
-	}
-	return (ssize_t)rm_cmdline_join(buf, (size_t)n);
-}
-
-int rm_smaps_pss_read(int pid, uint64_t *pss_kib)
-{
-	char buf[2048];
-
-	if (pid_read(pid, "smaps_rollup", buf, sizeof(buf)) < 0)
-		return -1;
-	return rm_smaps_pss_parse(buf, pss_kib);
 }
 
 uint64_t rm_page_kib(void)
@@ -244,17 +313,6 @@ void rm_procscan_close(struct rm_procscan *ps)
 	ps->dir = NULL;
 }
 
-int rm_boot_time(uint64_t *btime)
-{
-	/* Whole: on a large host the intr line before btime is long. */
-	char *buf = rm_read_all_at(rm_proc_dirfd(), "stat", NULL);
-	const char *p = buf ? strstr(buf, "\nbtime ") : NULL;
-	int rc = p && sscanf(p + 7, "%" SCNu64, btime) == 1 ? 0 : -1;
-
-	free(buf);
-	return rc;
-}
-
 int rm_comm_is(const char *comm, size_t len, const char *const *names, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -273,16 +331,14 @@ long rm_proc_scan_names(const char *const *names, int n, void (*cb)(void *arg, i
 	struct rm_procscan ps;
 	int pid;
 	long count = 0;
-	int dfd = rm_proc_dirfd();
 
 	if (rm_procscan_open(&ps) < 0)
 		return -1;
 	while ((pid = rm_procscan_next(&ps)) > 0) {
-		char path[48], comm[64];
+		char comm[64];
 		ssize_t len;
 		struct rm_pstat st;
-		snprintf(path, sizeof(path), "%d/comm", pid);
-		len = rm_read_at(dfd, path, comm, sizeof(comm));
+		len = rm_pfile_read(NULL, pid, "comm", comm, sizeof(comm), 0);
 		if (len <= 0)
 			continue;
 		if (comm[len - 1] == '\n')

@@ -1,11 +1,20 @@
 /*
- * proctab: the per-process files of /proc (stat, status, cmdline,
- * smaps_rollup) and a scan of every live process, without forking.
+ * proctab: the one reader of a process's files under the proc root
+ * (stat, status, cmdline, comm, smaps_rollup, ...), their pure parsers,
+ * and a scan of every live process, without forking.
+ *
+ * rm_pfile_read() reads /proc/PID/NAME with one read(2), or one pread(2)
+ * on a descriptor kept open from an earlier read, which also pins the
+ * process: a kept descriptor of a process that ended reads as gone,
+ * never as the next process with that pid.  The number of kept
+ * descriptors is bounded by the file limit.  A file that cannot be
+ * opened or read (the process vanished: ENOENT on open, ESRCH on read;
+ * or it is not ours to read) is reported as gone (-1 with errno ESRCH)
+ * so that callers can skip it silently; a kernel thread's empty file
+ * reads as 0 bytes.
  *
  * The stat parser anchors on the *last* ')' because a command name may
- * hold ')' and spaces.  A process that vanishes mid-read (ENOENT on open,
- * ESRCH on read, an empty file) is reported as gone (-1 with errno ESRCH)
- * so that callers can skip it silently.
+ * hold ')' and spaces.
  */
 #ifndef RM_PROCTAB_H
 #define RM_PROCTAB_H
@@ -26,22 +35,35 @@ struct rm_pstat {
 	int ppid;                /* (4) */
 	int pgrp;                /* (5) */
 	unsigned flags;          /* (9) */
+	uint64_t minflt;         /* (10) */
+	uint64_t cminflt;        /* (11) of waited-for children: 0 when it reaped none */
 	uint64_t utime, stime;   /* (14) (15) clock ticks */
 	long threads;            /* (20) */
 	uint64_t starttime;      /* (22) clock ticks after boot */
 	uint64_t vsize;          /* (23) bytes */
 	uint64_t rss_pages;      /* (24) */
+	uint64_t exit_code;      /* (52) a wait status, when has_exit_code */
+	int has_exit_code;       /* (52) is there (Linux 3.5 and later) */
 };
 
-/* Parse the text of /proc/PID/stat.  Returns 0 or -1 (malformed). */
+/*
+ * Parse the text of /proc/PID/stat.  Fields (4) to (24) must be there;
+ * (52) may be.  A negative number (tpgid, priority) reads as 0.  Returns
+ * 0 or -1 (malformed).
+ */
 int rm_pstat_parse(const char *buf, struct rm_pstat *st);
 
 struct rm_pstatus {
 	uint64_t rss_kib, hwm_kib;
 	int has_rss, has_hwm;
+	uint64_t rss_file_kib, rss_shmem_kib; /* 0 when absent (before 4.5) */
 };
 
-/* VmRSS and VmHWM from /proc/PID/status text (absent in kernel threads). */
+/*
+ * VmRSS and VmHWM (absent in kernel threads), RssFile and RssShmem from
+ * /proc/PID/status text.  Returns 0, or -1 when neither VmRSS nor VmHWM
+ * is there.
+ */
 int rm_pstatus_parse(const char *buf, struct rm_pstatus *ps);
 
 /*
@@ -54,14 +76,24 @@ size_t rm_cmdline_join(char *buf, size_t len);
 int rm_smaps_pss_parse(const char *buf, uint64_t *pss_kib);
 
 /*
- * Readers for one process under the proc root.  Each returns 0, or -1
- * with errno ESRCH when the process is gone or the file unreadable.
+ * Read /proc/PID/NAME with one read into buf (NUL-terminated).  With fd
+ * NULL the file is opened, read and closed.  With *fd >= 0 it is re-read
+ * with pread at 0; otherwise the file is opened and, when keep is set and
+ * the descriptor budget allows, left open in *fd.  Returns the length (0
+ * for an empty file), or -1 with errno ESRCH when the process is gone or
+ * the file unreadable (its kept descriptor is then closed).
+ */
+ssize_t rm_pfile_read(int *fd, int pid, const char *name, char *buf, size_t size, int keep);
+/* Close a kept descriptor and return it to the budget. */
+void rm_pfile_close(int *fd);
+/* Raise the file limit to its hard limit and size the budget from it. */
+void rm_pfile_budget_init(void);
+
+/*
+ * Read and parse /proc/PID/stat.  Returns 0, or -1 with errno ESRCH when
+ * the process is gone or the file unreadable or malformed.
  */
 int rm_pstat_read(int pid, struct rm_pstat *st);
-int rm_pstatus_read(int pid, struct rm_pstatus *ps);
-/* cmdline joined and NUL-terminated in buf; returns its length or -1. */
-ssize_t rm_cmdline_read(int pid, char *buf, size_t size);
-int rm_smaps_pss_read(int pid, uint64_t *pss_kib);
 
 /* Kernel page size in KiB and clock ticks per second, cached. */
 uint64_t rm_page_kib(void);
@@ -76,11 +108,6 @@ int rm_procscan_open(struct rm_procscan *ps);
 /* The next PID, or 0 at the end. */
 int rm_procscan_next(struct rm_procscan *ps);
 void rm_procscan_close(struct rm_procscan *ps);
-
-/* Boot time from /proc/stat btime, for turning starttime into epoch. */
-int rm_boot_time(uint64_t *btime);
-
-
 
 /*
  * Count live (not zombie) processes whose name is one of names[0..n).

@@ -2,18 +2,11 @@
  * ptree: see ptree.h.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
-#include "procfs.h"
 #include "ptree.h"
-
-static size_t kept, kept_max = 512;
 
 void rm_ptree_init(struct rm_ptree *t)
 {
@@ -170,34 +163,6 @@ size_t rm_ptree_adopt(struct rm_ptree *t, struct rm_pnode **nodes, size_t n,
 	return joined;
 }
 
-int rm_pstat_field(const char *buf, int field, uint64_t *out)
-{
-	const char *p = strrchr(buf, ')');
-	uint64_t v;
-	int f = 2;
-
-	if (!p || field < 4)
-		return -1;
-	p++;
-	while (f < field) {
-		while (*p == ' ')
-			p++;
-		if (!*p || *p == '\n')
-			return -1;
-		f++;
-		if (f == field)
-			break;
-		while (*p && *p != ' ' && *p != '\n')
-			p++;
-	}
-	if (*p < '0' || *p > '9')
-		return -1;
-	for (v = 0; *p >= '0' && *p <= '9'; p++)
-		v = v * 10 + (uint64_t)(*p - '0');
-	*out = v;
-	return 0;
-}
-
 int rm_exit_column(int wstatus)
 {
 	if (WIFEXITED(wstatus))
@@ -205,76 +170,4 @@ int rm_exit_column(int wstatus)
 	if (WIFSIGNALED(wstatus))
 		return 128 + WTERMSIG(wstatus);
 	return -1;
-}
-
-void rm_pfile_budget_init(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-		return;
-	if (rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-		getrlimit(RLIMIT_NOFILE, &rl);
-	}
-	/* Leave room for everything else the command opens. */
-	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 1000000)
-		kept_max = 1000000;
-	else
-		kept_max = rl.rlim_cur > 128 ? (size_t)rl.rlim_cur - 128 : 0;
-}
-
-void rm_pfile_close(int *fd)
-{
-	if (*fd >= 0) {
-		close(*fd);
-		*fd = -1;
-		kept--;
-	}
-}
-
-ssize_t rm_pfile_read(int *fd, int pid, const char *name, char *buf, size_t size, int keep)
-{
-	char path[64];
-	ssize_t n;
-	int f;
-
-	buf[0] = '\0';
-	if (*fd >= 0) {
-		do
-			n = pread(*fd, buf, size - 1, 0);
-		while (n < 0 && errno == EINTR);
-		if (n < 0) {
-			rm_pfile_close(fd);
-			errno = ESRCH;
-			return -1;
-		}
-		buf[n] = '\0';
-		return n;
-	}
-	snprintf(path, sizeof(path), "%d/%s", pid, name);
-	do
-		f = openat(rm_proc_dirfd(), path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	while (f < 0 && errno == EINTR);
-	if (f < 0) {
-		errno = ESRCH;
-		return -1;
-	}
-	do
-		n = read(f, buf, size - 1);
-	while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		close(f);
-		errno = ESRCH;
-		return -1;
-	}
-	buf[n] = '\0';
-	if (keep && kept < kept_max) {
-		*fd = f;
-		kept++;
-	} else {
-		close(f);
-	}
-	return n;
 }

@@ -11,13 +11,8 @@
  * node is a member it stays one whatever happens to its parent.  New
  * nodes join when their parent is a member, when their parent is the
  * subreaper itself, or when they are in the job's process group; a chain
- * of new processes met in any order is resolved in one call.
- *
- * rm_pfile_read() reads a /proc/PID file with one read(2) (or one
- * pread(2) on a descriptor kept open from an earlier read, which also
- * pins the process: a kept descriptor of a process that ended reads as
- * gone, never as the next process with that pid).  The number of kept
- * descriptors is bounded by the file limit.
+ * of new processes met in any order is resolved in one call.  The
+ * readings are taken through lib/proctab (rm_pfile_read and the parsers).
  */
 #ifndef RM_PTREE_H
 #define RM_PTREE_H
@@ -98,26 +93,7 @@ struct rm_pnode *rm_ptree_next(const struct rm_ptree *t, size_t *it);
 size_t rm_ptree_adopt(struct rm_ptree *t, struct rm_pnode **nodes, size_t n,
 		      int self_pid, int pgrp);
 
-/*
- * Numeric field `field` (proc(5) numbering, 4 and up) of a stat line,
- * counted after the last ')'.  Returns 0, or -1 when absent.
- */
-int rm_pstat_field(const char *buf, int field, uint64_t *out);
-
 /* The exit column for a wait status: the code, or 128+N for signal N. */
 int rm_exit_column(int wstatus);
-
-/*
- * Read /proc/PID/NAME with one read into buf (NUL-terminated).  With *fd
- * >= 0 it is re-read with pread at 0; otherwise the file is opened and,
- * when keep is set and the descriptor budget allows, left open in *fd.
- * Returns the length (0 for an empty file), or -1 with errno ESRCH when
- * the process is gone (its kept descriptor is then closed).
- */
-ssize_t rm_pfile_read(int *fd, int pid, const char *name, char *buf, size_t size, int keep);
-/* Close a kept descriptor and return it to the budget. */
-void rm_pfile_close(int *fd);
-/* Raise the file limit to its hard limit and size the budget from it. */
-void rm_pfile_budget_init(void);
 
 #endif

@@ -258,7 +258,9 @@ void rm_usage_end(struct rm_usage *u, const char *source, double window, struct 
 		p[k].cmd = NULL;
 		if (u->with_cmd) {
 			char raw[4096], out[RM_TEXT_MAX + 1];
-			ssize_t len = rm_cmdline_read(nd->pid, raw, sizeof(raw));
+			ssize_t len = rm_pfile_read(NULL, nd->pid, "cmdline", raw, sizeof(raw), 0);
+			if (len > 0)
+				len = (ssize_t)rm_cmdline_join(raw, (size_t)len);
 			if (len > 0 && rm_sanitize(raw, (size_t)len, out, sizeof(out)) > 0)
 				nd->cmd = strdup(out);
 			p[k].cmd = nd->cmd;

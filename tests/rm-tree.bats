@@ -375,6 +375,44 @@ EOF
   [ "$(echo "${lines[1]}" | cut -d, -f5)" = "" ]
 }
 
+# Issue 14: the parts of rm-tree stand in one order.  snap.c and stream.c
+# took prog and cmd_dup from main.c, and events.c and stream.c called
+# each other; now main.c uses the parts, stream.c uses events.c and
+# cgroup.c, and util.c serves them all.  Read from the objects' symbols.
+@test "rm-tree's parts call one way: nothing reaches back into main.c, and no two parts into each other" {
+  local d="$RM_BUILD/src/rm-tree" a b edges=''
+  [[ -f "$d/main.o" ]] || skip "no objects in $d"
+  for a in "$d"/*.o; do
+    for b in "$d"/*.o; do
+      [[ "$a" == "$b" ]] && continue
+      if comm -12 <(nm -u "$a" | awk '{ print $2 }' | sort) \
+        <(nm --defined-only "$b" | awk '$2 ~ /[TDRB]/ { print $3 }' | sort) | grep -q .; then
+        edges+="$(basename "$a" .o) $(basename "$b" .o)"$'\n'
+      fi
+    done
+  done
+  echo "$edges"
+  [[ "$edges" == *"main snap"* && "$edges" == *"stream events"* ]]
+  [[ "$edges" != *" main"$'\n'* ]]
+  run -0 tsort <<<"$edges"
+  [[ "$output" != *loop* ]]
+}
+
+# Once CMD has ended, a daemon it left writes the same stderr: the line
+# naming it is one write(2), not the name, each PID and the newline apart.
+@test "rm-tree --exec: the line naming processes still running after CMD is one write(2)" {
+  command -v strace >/dev/null || skip "no strace"
+  local d="$BATS_TEST_TMPDIR" pid
+  strace -qq -s 4096 -e trace=write -o "$d/trace" rm-tree --exec --log /dev/null -- \
+    bash -c '(setsid sleep 300 </dev/null >/dev/null 2>&1 &)' 2>"$d/err" || true
+  pid=$(sed -n 's/.*not waited for (--wait-orphans waits): \([0-9]*\) .*/\1/p' "$d/err")
+  [[ -n "$pid" ]] && kill "$pid" 2>/dev/null || true
+  cat "$d/err"
+  [[ -n "$pid" ]]
+  grep -E 'rm-tree: still running' "$d/trace"
+  grep -Eq "^write\(2, \"rm-tree: still running after CMD ended, not waited for \(--wait-orphans waits\): $pid \((sleep|setsid)\)\\\\n\"" "$d/trace"
+}
+
 @test "RM_T0 (the monitor run's origin) is elapsed 0 of the timeline and of start_s/end_s, as in rm-sample" {
   local t0
   t0=$(awk '{ print $1 - 30 }' /proc/uptime)

@@ -25,6 +25,7 @@
  * high-water mark (one per mm) is their max, the delays come from the
  * aggregate when there is one.
  */
+#include <err.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -56,6 +57,7 @@ static struct {
 	double el;
 	int resync;
 	int got;                 /* datagrams read by the last pump */
+	struct events_host h;    /* the stream's (events_start) */
 } E = { .cn = -1, .ts = -1, .ep = -1, .cw = -1, .delayacct = -1 };
 
 static unsigned char rbuf[64 * 4096] __attribute__((aligned(8)));
@@ -98,12 +100,6 @@ int events_resync_due(void)
 	return r;
 }
 
-static void oom(void)
-{
-	fprintf(stderr, "%s: out of memory\n", prog);
-	exit(RM_EXIT_FAIL);
-}
-
 static int read_delayacct(void)
 {
 	char b[16];
@@ -128,11 +124,11 @@ static int read_delayacct(void)
  * --exec) go cold: --match, --in-cgroup and "every process" take
  * members from anyone's exec.
  */
-static void wake_start(struct stream *s)
+static void wake_start(void)
 {
 	char why[160];
 	struct epoll_event ev = { .events = EPOLLIN };
-	const struct opts *o = stream_opts(s);
+	const struct opts *o = E.h.o;
 	const char *no = getenv("RM_EV_HOT");
 
 	if (o->sel != SEL_PIDS && o->sel != SEL_EXEC)
@@ -170,16 +166,16 @@ static int cmp_int(const void *a, const void *b)
 
 /* The members' TGIDs (and our own, which forks --exec's command), sorted;
  * -1 when more than the filter takes. */
-static int member_list(struct stream *s, int *tg)
+static int member_list(int *tg)
 {
 	int n = 0;
-	pid_t self = stream_self(s);
+	pid_t self = E.h.self;
 	struct rm_pnode *m;
 	size_t it = 0;
 
 	if (self > 0)
 		tg[n++] = self;
-	while ((m = rm_ptree_next(stream_tree(s), &it)) != NULL) {
+	while ((m = rm_ptree_next(E.h.t, &it)) != NULL) {
 		if (!m->member || m->ended || m->excluded)
 			continue;
 		if (n == 255)
@@ -193,9 +189,9 @@ static int member_list(struct stream *s, int *tg)
 static int filt[255], nfilt;
 
 /* Let only the members' events wake us: 0, or -1 (stay as we are). */
-static int set_cold_filter(struct stream *s)
+static int set_cold_filter(void)
 {
-	int tg[255], n = member_list(s, tg);
+	int tg[255], n = member_list(tg);
 
 	if (n < 0 || rm_pe_filter_tgids(E.cw, tg, n) < 0)
 		return -1;
@@ -204,9 +200,9 @@ static int set_cold_filter(struct stream *s)
 	return 0;
 }
 
-static int go_cold(struct stream *s)
+static int go_cold(void)
 {
-	if (set_cold_filter(s) < 0)
+	if (set_cold_filter() < 0)
 		return -1;
 	if (epoll_ctl(E.ep, EPOLL_CTL_DEL, E.cn, NULL) < 0) {
 		rm_pe_filter_tgids(E.cw, NULL, -1);
@@ -217,15 +213,15 @@ static int go_cold(struct stream *s)
 }
 
 /* Cold: members a scan added (or that ended) change the filter. */
-static int cold_changed(struct stream *s)
+static int cold_changed(void)
 {
-	int tg[255], n = member_list(s, tg);
+	int tg[255], n = member_list(tg);
 
 	if (n < 0)
 		return -1;
 	if (n == nfilt && memcmp(tg, filt, sizeof(*tg) * (size_t)n) == 0)
 		return 0;
-	return set_cold_filter(s) < 0 ? -1 : 1;
+	return set_cold_filter() < 0 ? -1 : 1;
 }
 
 /* The epoll set the tick waits on: the connector and what woke it
@@ -265,9 +261,9 @@ static int ep_start(int *wake_fd)
  * instead of listing /proc; the readings stay samples.  Silent when the
  * connector is refused: the mode is sampled either way.
  */
-static void members_start(struct stream *s, int *wake_fd)
+static void members_start(int *wake_fd)
 {
-	const struct opts *o = stream_opts(s);
+	const struct opts *o = E.h.o;
 	char why[160];
 
 	if (o->sel != SEL_PIDS && o->sel != SEL_EXEC)
@@ -286,14 +282,22 @@ static void members_start(struct stream *s, int *wake_fd)
 	}
 	E.memb = 1;
 	E.elsewhere = o->elsewhere;
-	wake_start(s);
+	wake_start();
 }
 
-void events_start(struct stream *s, int *wake_fd)
+/* Does the regex of --match take this name? */
+static int wanted(const char *comm)
+{
+	return E.h.o->sel == SEL_MATCH && regexec(&E.h.o->re, comm, 0, NULL, 0) == 0;
+}
+
+void events_start(const struct events_host *h, int *wake_fd)
 {
 	const char *no = getenv("RM_NO_EVENTS");
 	char why[160];
 	int memb = 0;
+
+	E.h = *h;
 
 	rm_ptree_init(&E.parked);
 	rm_ptree_init(&E.fold);
@@ -316,12 +320,12 @@ void events_start(struct stream *s, int *wake_fd)
 		E.on = 0;
 	} else {
 		E.exact = 1;
-		wake_start(s);
+		wake_start();
 	}
 	/* Said once on stderr: with --exec unless --job (rm-run: its job
 	 * row says it, and stderr is CMD's); a stream says it only to a
 	 * terminal (rm-monitor's log stays quiet; --stats records it). */
-	const struct opts *o = stream_opts(s);
+	const struct opts *o = E.h.o;
 	int say = o->sel == SEL_EXEC ? !o->job : (!o->stats && isatty(STDERR_FILENO));
 	if (!E.exact) {
 		if (E.cn >= 0)
@@ -332,11 +336,11 @@ void events_start(struct stream *s, int *wake_fd)
 			close(E.ep);
 		E.cn = E.ts = E.ep = -1;
 		if (memb)
-			members_start(s, wake_fd);
+			members_start(wake_fd);
 		if (say)
-			fprintf(stderr, "%s: sampled mode: %s\n", prog, E.why);
+			warnx("sampled mode: %s", E.why);
 	} else if (say) {
-		fprintf(stderr, "%s: exact mode (proc connector, taskstats)\n", prog);
+		warnx("exact mode (proc connector, taskstats)");
 	}
 }
 
@@ -360,15 +364,12 @@ static int under(const char *path, size_t plen, const char *want)
 
 int events_in_cgroup(const struct opts *o, int pid)
 {
-	char buf[4096], path[64];
-	ssize_t n;
+	char buf[4096];
 	char *line, *save = NULL;
 
 	if (!o->in_cgroup)
 		return 0;
-	snprintf(path, sizeof(path), "%d/cgroup", pid);
-	n = rm_read_at(rm_proc_dirfd(), path, buf, sizeof(buf));
-	if (n <= 0)
+	if (rm_pfile_read(NULL, pid, "cgroup", buf, sizeof(buf), 0) <= 0)
 		return 0;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		/* ID:CONTROLLERS:PATH */
@@ -396,16 +397,16 @@ int events_in_cgroup(const struct opts *o, int pid)
 }
 
 /* A node for pid, read from /proc now (start 0 when it is already gone). */
-static struct rm_pnode *add_node(struct stream *s, int pid, const struct rm_pnode *parent)
+static struct rm_pnode *add_node(int pid, const struct rm_pnode *parent)
 {
-	struct rm_ptree *t = stream_tree(s);
+	struct rm_ptree *t = E.h.t;
 	struct rm_pstat st;
-	struct rm_pnode *n;
+	struct rm_pnode *n, *pp;
 	int ok = rm_pstat_read(pid, &st) == 0;
 
 	n = rm_ptree_add(t, pid, ok ? st.starttime : 0);
 	if (!n)
-		oom();
+		tree_oom();
 	n->fresh = 0;
 	if (ok) {
 		n->ppid = st.ppid;
@@ -416,21 +417,27 @@ static struct rm_pnode *add_node(struct stream *s, int pid, const struct rm_pnod
 		n->ppid = parent->pid;
 		memcpy(n->comm, parent->comm, sizeof(n->comm));
 	}
+	/* --exclude-tree: an event may bring a process before any scan has
+	 * met it (events_decide sees only what a scan meets). */
+	pp = rm_ptree_find(t, n->ppid);
+	if (events_excluded_pid(E.h.o, pid) || (pp && pp != n && pp->excluded)) {
+		n->excluded = 1;
+		n->outsider = 1;
+	}
 	return n;
 }
 
 static void read_cmd(struct rm_pnode *n)
 {
 	char buf[4096], comm[RM_COMM_MAX];
-	int fd = -1;
-	ssize_t len = rm_pfile_read(&fd, n->pid, "cmdline", buf, sizeof(buf), 0);
+	ssize_t len = rm_pfile_read(NULL, n->pid, "cmdline", buf, sizeof(buf), 0);
 
 	if (len > 0) {
 		free(n->cmd);
 		n->cmd = cmd_dup(buf, len);
 	}
 	n->cmd_read = 1;
-	len = rm_pfile_read(&fd, n->pid, "comm", comm, sizeof(comm), 0);
+	len = rm_pfile_read(NULL, n->pid, "comm", comm, sizeof(comm), 0);
 	if (len > 0) {
 		if (comm[len - 1] == '\n')
 			comm[len - 1] = '\0';
@@ -443,19 +450,19 @@ static void join_member(struct stream *s, struct rm_pnode *n)
 	n->member = 1;
 	n->outsider = 0;
 	n->fresh = 0;
-	stream_joined(s);
+	E.h.joined(s);
 }
 
 /* Would the selection take this process on its own (not as a child)? */
-static int selected(struct stream *s, struct rm_pnode *n)
+static int selected(struct rm_pnode *n)
 {
-	const struct opts *o = stream_opts(s);
+	const struct opts *o = E.h.o;
 
 	switch (o->sel) {
 	case SEL_ALL:
 		return 1;
 	case SEL_MATCH:
-		return stream_wanted(s, n->comm);
+		return wanted(n->comm);
 	case SEL_CGROUP:
 		return events_in_cgroup(o, n->pid);
 	default:
@@ -465,10 +472,10 @@ static int selected(struct stream *s, struct rm_pnode *n)
 
 static void on_fork(struct stream *s, const struct rm_pe *e)
 {
-	const struct opts *o = stream_opts(s);
-	struct rm_ptree *t = stream_tree(s);
+	const struct opts *o = E.h.o;
+	struct rm_ptree *t = E.h.t;
 	struct rm_pnode *p = rm_ptree_find(t, e->ptgid), *n;
-	pid_t self = stream_self(s);
+	pid_t self = E.h.self;
 	int member, excluded;
 
 	if (e->pid != e->tgid)
@@ -498,18 +505,18 @@ static void on_fork(struct stream *s, const struct rm_pe *e)
 		}
 		/* The pid was another process's, ended unnoticed. */
 		if (n->member && !n->ended && !events_park(s, n, E.el))
-			stream_row(s, n, E.el);
+			E.h.row(s, n, E.el);
 		rm_ptree_remove(t, n);
 	}
 	if (!member && !excluded && o->sel != SEL_ALL && o->sel != SEL_CGROUP)
 		return;  /* the scan meets it, if it lives that long */
-	n = add_node(s, e->pid, p);
-	if (excluded) {
+	n = add_node(e->pid, p);
+	if (excluded || n->excluded) {
 		n->excluded = 1;
 		n->outsider = 1;
 		return;
 	}
-	if (member || selected(s, n)) {
+	if (member || selected(n)) {
 		join_member(s, n);
 		read_cmd(n);  /* a child that never execs runs its parent's */
 		E.mev++;
@@ -518,7 +525,7 @@ static void on_fork(struct stream *s, const struct rm_pe *e)
 
 static void on_exec(struct stream *s, const struct rm_pe *e)
 {
-	struct rm_ptree *t = stream_tree(s);
+	struct rm_ptree *t = E.h.t;
 	struct rm_pnode *n = rm_ptree_find(t, e->tgid);
 	struct rm_pnode *pk = rm_ptree_find(&E.parked, e->tgid);
 
@@ -539,18 +546,20 @@ static void on_exec(struct stream *s, const struct rm_pe *e)
 		E.mev++;
 		return;
 	}
-	if (stream_opts(s)->sel != SEL_MATCH && stream_opts(s)->sel != SEL_CGROUP &&
-	    stream_opts(s)->sel != SEL_ALL)
+	if (E.h.o->sel != SEL_MATCH && E.h.o->sel != SEL_CGROUP &&
+	    E.h.o->sel != SEL_ALL)
 		return;
 	if (!n)
-		n = add_node(s, e->tgid, NULL);
+		n = add_node(e->tgid, NULL);
 	else if (n->state == 'Z' || n->state == 'X')
+		return;
+	if (n->excluded)
 		return;
 	if (e->what == RM_PE_COMM)
 		memcpy(n->comm, e->comm, sizeof(e->comm));
 	else
 		read_cmd(n);
-	if (selected(s, n)) {
+	if (selected(n)) {
 		join_member(s, n);
 		if (!n->cmd_read)
 			read_cmd(n);
@@ -680,13 +689,13 @@ static void put_row(struct stream *s, struct rm_pnode *n, const struct acc *a,
 			n->start_el = 0;
 		n->has_start_el = 1;
 	}
-	stream_row(s, n, n->end_el > 0 ? n->end_el : el);
+	E.h.row(s, n, n->end_el > 0 ? n->end_el : el);
 }
 
 static void finalize(struct stream *s, const struct acc *a, double el)
 {
-	const struct opts *o = stream_opts(s);
-	struct rm_ptree *t = stream_tree(s);
+	const struct opts *o = E.h.o;
+	struct rm_ptree *t = E.h.t;
 	int tgid = (int)a->r.tgid;
 	struct rm_pnode *n = rm_ptree_find(t, tgid);
 	struct rm_pnode *p = rm_ptree_find(&E.parked, tgid);
@@ -719,9 +728,9 @@ static void finalize(struct stream *s, const struct acc *a, double el)
 		 * memory of its own, or met as one) is never listed. */
 		member = !(n && n->outsider) && !events_excluded_pid(o, tgid) &&
 			 a->r.hiwater_rss_kib > 0 &&
-			 (o->sel == SEL_ALL || (o->sel == SEL_MATCH && stream_wanted(s, tmp.comm)));
+			 (o->sel == SEL_ALL || (o->sel == SEL_MATCH && wanted(tmp.comm)));
 		if (member) {
-			stream_joined(s);
+			E.h.joined(s);
 			put_row(s, &tmp, a, f, el);
 		} else if (o->elsewhere && a->r.has_mem && !(n && n->excluded)) {
 			uint64_t hw = a->r.hiwater_rss_kib;
@@ -754,7 +763,7 @@ static void handle_msg(struct stream *s, double el)
 			/* A thread of a live process: keep its share. */
 			struct rm_pnode *f = rm_ptree_find(&E.fold, (int)a->r.tgid);
 			if (!f && !(f = rm_ptree_add(&E.fold, (int)a->r.tgid, 0)))
-				oom();
+				tree_oom();
 			fold_into(f, &a->r);
 		}
 	}
@@ -803,13 +812,13 @@ void events_pump(struct stream *s, double el)
 		if (E.hot && !E.mev && !lost && !E.resync) {
 			/* Cold from now; what came before the filter did is
 			 * read once more. */
-			if (go_cold(s) == 0) {
+			if (go_cold() == 0) {
 				drain_cn(s, &lost);
 				if (E.mev || lost)
 					go_hot();
 			}
 		} else if (!E.hot) {
-			int c = E.mev || lost ? -1 : cold_changed(s);
+			int c = E.mev || lost ? -1 : cold_changed();
 			if (c < 0) {
 				go_hot();
 			} else if (c > 0) {
@@ -850,7 +859,7 @@ void events_pump(struct stream *s, double el)
 	size_t it = 0;
 	struct rm_pnode *p;
 	while ((p = rm_ptree_next(&E.parked, &it)) != NULL) {
-		stream_row(s, p, p->end_el);
+		E.h.row(s, p, p->end_el);
 		rm_ptree_remove(&E.parked, p);
 		it = 0;
 	}
@@ -865,12 +874,12 @@ int events_park(struct stream *s, struct rm_pnode *n, double el)
 		return 0;
 	c = rm_ptree_find(&E.parked, n->pid);
 	if (c) {
-		stream_row(s, c, c->end_el);
+		E.h.row(s, c, c->end_el);
 		rm_ptree_remove(&E.parked, c);
 	}
 	c = rm_ptree_add(&E.parked, n->pid, n->start);
 	if (!c)
-		oom();
+		tree_oom();
 	c->ppid = n->ppid;
 	c->pgrp = n->pgrp;
 	memcpy(c->comm, n->comm, sizeof(c->comm));
@@ -894,9 +903,8 @@ static void outsider_read(struct rm_pnode *n)
 {
 	char buf[4096];
 	struct rm_pstatus pst;
-	int fd = -1;
 
-	if (rm_pfile_read(&fd, n->pid, "status", buf, sizeof(buf), 0) > 0 &&
+	if (rm_pfile_read(NULL, n->pid, "status", buf, sizeof(buf), 0) > 0 &&
 	    rm_pstatus_parse(buf, &pst) == 0 && pst.has_hwm) {
 		n->hwm_kib = pst.hwm_kib;
 		n->has_hwm = 1;
@@ -929,8 +937,8 @@ static int renew(struct rm_pnode *n)
 
 void events_elsewhere_scan(struct stream *s, double el, int final)
 {
-	const struct opts *o = stream_opts(s);
-	struct rm_ptree *t = stream_tree(s);
+	const struct opts *o = E.h.o;
+	struct rm_ptree *t = E.h.t;
 	struct rm_pnode *n;
 	size_t it = 0;
 
@@ -945,8 +953,7 @@ void events_elsewhere_scan(struct stream *s, double el, int final)
 		if (n->outsider) {
 			/* kernel threads have no memory of their own */
 			char b[8];
-			int fd = -1;
-			if (rm_pfile_read(&fd, n->pid, "statm", b, sizeof(b), 0) <= 0 || b[0] == '0')
+			if (rm_pfile_read(NULL, n->pid, "statm", b, sizeof(b), 0) <= 0 || b[0] == '0')
 				continue;
 		}
 		outsider_read(n);
@@ -968,7 +975,7 @@ void events_elsewhere_scan(struct stream *s, double el, int final)
 				n->ticks = st.utime + st.stime;
 				n->has_ticks = 1;
 			}
-			stream_row(s, n, -1);
+			E.h.row(s, n, -1);
 			n->scope_out = 0;
 			n->has_peak = 0;
 		}
@@ -979,7 +986,7 @@ void events_elsewhere_scan(struct stream *s, double el, int final)
 /* Sampled mode: an outsider the scan no longer sees. */
 void events_outsider_gone(struct stream *s, struct rm_pnode *n, double el)
 {
-	const struct opts *o = stream_opts(s);
+	const struct opts *o = E.h.o;
 
 	if (!o->elsewhere || E.exact || n->excluded || n->ended || !n->has_hwm ||
 	    n->hwm_kib < o->elsewhere_kib)
@@ -988,13 +995,13 @@ void events_outsider_gone(struct stream *s, struct rm_pnode *n, double el)
 	n->peak_kib = n->hwm_kib;
 	n->has_peak = 1;
 	n->peak_at = -1;
-	stream_row(s, n, el);
+	E.h.row(s, n, el);
 }
 
-void events_decide(struct stream *s, struct rm_pnode **v, size_t nv)
+void events_decide(struct rm_pnode **v, size_t nv)
 {
-	const struct opts *o = stream_opts(s);
-	struct rm_ptree *t = stream_tree(s);
+	const struct opts *o = E.h.o;
+	struct rm_ptree *t = E.h.t;
 	size_t round;
 
 	if (o->nexclude) {
@@ -1020,16 +1027,16 @@ void events_decide(struct stream *s, struct rm_pnode **v, size_t nv)
 				v[i]->member = 1;
 }
 
-void events_stats(struct stream *s, int final)
+void events_stats(int final)
 {
-	const struct opts *o = stream_opts(s);
+	const struct opts *o = E.h.o;
 	struct rm_outfile of = { .fd = -1 };
 	char why[256] = "", row[512];
 	int len;
 
 	if (final && E.lost)
-		fprintf(stderr, "%s: %llu times the kernel dropped events (socket buffer full); "
-			"each was followed by a /proc scan\n", prog, (unsigned long long)E.lost);
+		tree_warnx("%llu times the kernel dropped events (socket buffer full); "
+			   "each was followed by a /proc scan", (unsigned long long)E.lost);
 	if (!o->stats)
 		return;
 	len = snprintf(row, sizeof(row), "mode,events_lost,resyncs,delayacct,taskstats_error\n"
@@ -1055,9 +1062,9 @@ void events_stats(struct stream *s, int final)
 			snprintf(why, sizeof(why), "%s", strerror(errno));
 		if (of.fd >= 0)
 			rm_out_abort(&of);
-		fprintf(stderr, "%s: cannot write the stats file '%s': %s\n", prog, o->stats, why);
+		tree_warnx("cannot write the stats file '%s': %s", o->stats, why);
 		return;
 	}
 	if (rm_out_commit(&of, why, sizeof(why)) < 0)
-		fprintf(stderr, "%s: cannot write the stats file '%s': %s\n", prog, o->stats, why);
+		tree_warnx("cannot write the stats file '%s': %s", o->stats, why);
 }

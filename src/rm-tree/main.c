@@ -115,11 +115,6 @@ static const struct rm_cli cli = {
 	"exit record.  Otherwise sampled; RM_NO_EVENTS=1 forces sampled.",
 };
 
-const char *const col_names[K_NCOLS] = {
-	"pid", "ppid", "comm", "state", "threads", "rss_kib", "hwm_kib",
-	"cpu_pct", "cpu_s", "cmd", "pss_kib",
-};
-
 static void parse_columns(struct opts *o, const char *list)
 {
 	const char *p = list;
@@ -302,19 +297,6 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				   o->stats ? "--stats" : o->elsewhere ? "--elsewhere" :
 				   o->in_cgroup ? "--in-cgroup" : "--exclude-tree");
 	}
-}
-
-char *cmd_dup(char *raw, ssize_t len)
-{
-	char out[RM_TEXT_MAX + 1];
-	size_t n;
-
-	if (len <= 0)
-		return NULL;
-	n = rm_cmdline_join(raw, (size_t)len);
-	n = rm_cu_cmd_fit(raw, n, RM_TEXT_MAX); /* a compiler's source survives the cut */
-	n = rm_sanitize(raw, n, out, sizeof(out));
-	return n ? strdup(out) : NULL;
 }
 
 /*

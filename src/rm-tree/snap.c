@@ -6,6 +6,7 @@
  * re-reads stat through the descriptor kept from the first read (one
  * pread, and a process that ended in between reads as gone).
  */
+#include <err.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,11 +27,10 @@ struct snap {
 	uint64_t page_kib;
 };
 
-static void oom(void)
-{
-	fprintf(stderr, "%s: out of memory\n", prog);
-	exit(RM_EXIT_FAIL);
-}
+const char *const col_names[K_NCOLS] = {
+	"pid", "ppid", "comm", "state", "threads", "rss_kib", "hwm_kib",
+	"cpu_pct", "cpu_s", "cmd", "pss_kib",
+};
 
 /* Read one process's stat and keep it as a candidate unless it is a
  * kernel thread or a zombie. */
@@ -53,11 +53,11 @@ static void read_one(struct snap *s, int pid)
 		s->cap = s->cap ? s->cap * 2 : 1024;
 		s->v = realloc(s->v, s->cap * sizeof(*s->v));
 		if (!s->v)
-			oom();
+			tree_oom();
 	}
 	n = rm_ptree_add(&s->t, pid, st.starttime);
 	if (!n)
-		oom();
+		tree_oom();
 	n->ppid = st.ppid;
 	n->pgrp = st.pgrp;
 	n->state = st.state;
@@ -93,8 +93,7 @@ static void scan(struct snap *s)
 		return;
 	}
 	if (rm_procscan_open(&ps) < 0) {
-		fprintf(stderr, "%s: cannot read '%s': %s\n", prog, rm_proc_root(), strerror(errno));
-		exit(RM_EXIT_FAIL);
+		err(RM_EXIT_FAIL, "cannot read '%s'", rm_proc_root());
 	}
 	while ((pid = rm_procscan_next(&ps)) > 0)
 		read_one(s, pid);
@@ -118,7 +117,7 @@ static void select_members(struct snap *s)
 			if (n) {
 				n->member = 1;
 			} else {
-				fprintf(stderr, "%s: no process %d\n", prog, (int)o->pids[i]);
+				warnx("no process %d", (int)o->pids[i]);
 				s->status = RM_EXIT_FAIL;
 			}
 		}
@@ -143,14 +142,13 @@ static void read_more(struct snap *s)
 
 	for (size_t i = 0; i < s->n; i++) {
 		struct rm_pnode *n = s->v[i];
-		int fd = -1;
 		if (!n->member) {
 			rm_pfile_close(&n->stat_fd);
 			continue;
 		}
 		if (s->need_status) {
 			struct rm_pstatus pst;
-			if (rm_pfile_read(&fd, n->pid, "status", buf, sizeof(buf), 0) <= 0) {
+			if (rm_pfile_read(NULL, n->pid, "status", buf, sizeof(buf), 0) <= 0) {
 				n->member = 0;
 				continue;
 			}
@@ -159,14 +157,14 @@ static void read_more(struct snap *s)
 			n->has_hwm = pst.has_hwm != 0;
 		}
 		if (s->need_cmd) {
-			ssize_t len = rm_pfile_read(&fd, n->pid, "cmdline", buf, sizeof(buf), 0);
+			ssize_t len = rm_pfile_read(NULL, n->pid, "cmdline", buf, sizeof(buf), 0);
 			if (len < 0) {
 				n->member = 0;
 				continue;
 			}
 			n->cmd = cmd_dup(buf, len);
 		}
-		if (s->need_pss && rm_pfile_read(&fd, n->pid, "smaps_rollup", buf, sizeof(buf), 0) > 0)
+		if (s->need_pss && rm_pfile_read(NULL, n->pid, "smaps_rollup", buf, sizeof(buf), 0) > 0)
 			n->has_pss = rm_smaps_pss_parse(buf, &n->pss_kib) == 0;
 	}
 }
@@ -283,7 +281,7 @@ static void print_csv(struct snap *s, struct rm_buf *b)
 		}
 		rm_buf_addc(b, '\n');
 		if (b->len > (1u << 20))
-			rm_out(prog, b);
+			rm_out(program_invocation_short_name, b);
 	}
 }
 
@@ -296,7 +294,7 @@ static void print_json(struct snap *s, struct rm_buf *b, const struct rm_usage_e
 	size_t k = 0;
 
 	if (!p)
-		oom();
+		tree_oom();
 	for (size_t i = 0; i < s->n; i++) {
 		if (!s->v[i]->member)
 			continue;
@@ -340,7 +338,7 @@ int snapshot_run(const struct opts *o)
 	select_members(&s);
 	s.pct = malloc((s.n ? s.n : 1) * sizeof(*s.pct));
 	if (!s.pct)
-		oom();
+		tree_oom();
 	for (size_t i = 0; i < s.n; i++)
 		s.pct[i] = -1;
 	if (s.need_status || s.need_cmd || s.need_pss || s.need_cpu)
@@ -354,10 +352,10 @@ int snapshot_run(const struct opts *o)
 	} else {
 		print_csv(&s, &b);
 	}
-	rm_out(prog, &b);
+	rm_out(program_invocation_short_name, &b);
 	rm_buf_free(&b);
 	rm_ptree_free(&s.t);
 	free(s.v);
 	free(s.pct);
-	return rm_finish_stdout(prog, s.status);
+	return rm_finish_stdout(program_invocation_short_name, s.status);
 }

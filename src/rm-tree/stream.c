@@ -13,6 +13,7 @@
  * comes back to it, is followed, and is reaped here; SIGCHLD wakes the
  * tick wait through a self-pipe so an end is noticed at once.
  */
+#include <err.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -100,18 +101,12 @@ static void on_chld(int sig)
 	errno = e;
 }
 
-static void oom(void)
-{
-	fprintf(stderr, "%s: out of memory\n", prog);
-	exit(RM_EXIT_FAIL);
-}
-
 static void put(struct stream *s, int fd, const char *what, int *ok)
 {
 	if (*ok && rm_buf_write(fd, &s->b) < 0) {
 		*ok = 0;
 		if (errno != EPIPE) {
-			fprintf(stderr, "%s: cannot write %s: %s\n", prog, what, strerror(errno));
+			tree_warnx("cannot write %s: %s", what, strerror(errno));
 			s->status = RM_EXIT_FAIL;
 		}
 		/* A stream with nowhere to go is over; a job runs on. */
@@ -127,7 +122,7 @@ static void push(struct vec *v, struct rm_pnode *x)
 		size_t cap = v->cap ? v->cap * 2 : 256;
 		struct rm_pnode **p = realloc(v->v, cap * sizeof(*p));
 		if (!p)
-			oom();
+			tree_oom();
 		v->v = p;
 		v->cap = cap;
 	}
@@ -239,22 +234,6 @@ static void note_ticks(struct stream *s, struct rm_pnode *n, uint64_t ticks)
 	n->has_ticks = 1;
 }
 
-/* A "Name:   N kB" line of /proc/PID/status, in KiB; 0 when absent. */
-static uint64_t status_kib(const char *buf, const char *name)
-{
-	size_t len = strlen(name);
-	const char *p = buf;
-
-	while (p && *p) {
-		if (strncmp(p, name, len) == 0)
-			return strtoull(p + len, NULL, 10);
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	return 0;
-}
-
 /* memory.stat's "key N" of the job's cgroup, in KiB; -1 when absent. */
 static int64_t cg_stat(const char *stat, const char *key)
 {
@@ -336,10 +315,9 @@ static void take(struct stream *s, struct rm_pnode *n, const struct rm_pstat *st
 	 * (read below anyway) sums them exactly since 6.16. */
 	n->rss_kib = st->rss_pages * s->page_kib;
 	if (!n->cmd_read || strcmp(n->comm, st->comm) != 0) {
-		int fd = -1;
 		ssize_t len;
 		memcpy(n->comm, st->comm, sizeof(n->comm));
-		len = rm_pfile_read(&fd, n->pid, "cmdline", buf, sizeof(buf), 0);
+		len = rm_pfile_read(NULL, n->pid, "cmdline", buf, sizeof(buf), 0);
 		if (len > 0) {
 			free(n->cmd);
 			n->cmd = cmd_dup(buf, len);
@@ -356,13 +334,11 @@ static void take(struct stream *s, struct rm_pnode *n, const struct rm_pstat *st
 		if (pst.has_rss)
 			n->rss_kib = pst.rss_kib;
 		if (n->member)
-			s->file_acc += status_kib(buf, "RssFile:") + status_kib(buf, "RssShmem:");
+			s->file_acc += pst.rss_file_kib + pst.rss_shmem_kib;
 	}
-	if (s->o->pss) {
-		int fd = -1;
-		n->has_pss = rm_pfile_read(&fd, n->pid, "smaps_rollup", buf, sizeof(buf), 0) > 0 &&
+	if (s->o->pss)
+		n->has_pss = rm_pfile_read(NULL, n->pid, "smaps_rollup", buf, sizeof(buf), 0) > 0 &&
 			     rm_smaps_pss_parse(buf, &n->pss_kib) == 0;
-	}
 	/* An exiting process is tearing its memory down: what is left is not
 	 * a reading of its use. */
 	if (st->flags & PF_EXITING)
@@ -395,7 +371,6 @@ static int sample(struct stream *s, struct rm_pnode *n, double el)
 {
 	char buf[1024];
 	struct rm_pstat st;
-	uint64_t code;
 
 	/* A descriptor kept from before an exec may fail to read: open the
 	 * file again before taking the process for gone (MW31: it was met
@@ -415,8 +390,8 @@ static int sample(struct stream *s, struct rm_pnode *n, double el)
 		if (s->exec && st.ppid == s->self)
 			return 0;  /* ours: the reaper has its exact status */
 		note_ticks(s, n, st.utime + st.stime);
-		if (rm_pstat_field(buf, 52, &code) == 0)
-			n->exit = rm_exit_column((int)code);
+		if (st.has_exit_code)
+			n->exit = rm_exit_column((int)st.exit_code);
 		memcpy(n->comm, st.comm, sizeof(n->comm));   /* its name at exit */
 		end_member(s, n, el);
 		/* Its row is written: if it comes to us to reap (its parent
@@ -450,7 +425,7 @@ static struct rm_pnode *meet(struct stream *s, int pid, double el)
 	}
 	n = rm_ptree_add(&s->t, pid, st.starttime);
 	if (!n)
-		oom();
+		tree_oom();
 	n->seen = s->t.gen;
 	n->ppid = st.ppid;
 	n->pgrp = st.pgrp;
@@ -480,14 +455,14 @@ static void decide(struct stream *s)
 {
 	const struct opts *o = s->o;
 
-	events_decide(s, s->fresh.v, s->fresh.n);
+	events_decide(s->fresh.v, s->fresh.n);
 	if (s->first_scan && o->sel == SEL_PIDS) {
 		for (int i = 0; i < o->npids; i++) {
 			struct rm_pnode *n = rm_ptree_find(&s->t, o->pids[i]);
 			if (n && !n->outsider) {
 				n->member = 1;
 			} else {
-				fprintf(stderr, "%s: no process %d\n", prog, (int)o->pids[i]);
+				tree_warnx("no process %d", (int)o->pids[i]);
 				s->status = RM_EXIT_FAIL;
 			}
 		}
@@ -558,7 +533,7 @@ static void scan(struct stream *s, double el)
 	s->fresh.n = 0;
 	s->gone.n = 0;
 	if (rm_procscan_open(&ps) < 0) {
-		fprintf(stderr, "%s: cannot read '%s': %s\n", prog, rm_proc_root(), strerror(errno));
+		tree_warnx("cannot read '%s': %s", rm_proc_root(), strerror(errno));
 		s->status = RM_EXIT_FAIL;
 		s->stop = !s->exec;
 		return;
@@ -572,11 +547,8 @@ static void scan(struct stream *s, double el)
 					continue;
 			} else if (s->o->sel == SEL_MATCH && !n->outsider) {
 				/* A known process may exec into a matching name. */
-				char buf[1024];
 				struct rm_pstat st;
-				int fd = -1;
-				if (rm_pfile_read(&fd, pid, "stat", buf, sizeof(buf), 0) <= 0 ||
-				    rm_pstat_parse(buf, &st) < 0)
+				if (rm_pstat_read(pid, &st) < 0)
 					continue;
 				if (st.starttime == n->start) {
 					if (strcmp(st.comm, n->comm) != 0) {
@@ -657,8 +629,7 @@ static void scan_members(struct stream *s, double el)
 		if (n->member) {
 			sample(s, n, el);
 		} else if (exact) {
-			int fd = -1;
-			if (rm_pfile_read(&fd, n->pid, "stat", buf, sizeof(buf), 0) < 0)
+			if (rm_pfile_read(NULL, n->pid, "stat", buf, sizeof(buf), 0) < 0)
 				rm_ptree_remove(&s->t, n);
 		} else if (rm_pstat_read(n->pid, &st) < 0 || st.starttime != n->start) {
 			events_outsider_gone(s, n, el);
@@ -720,6 +691,68 @@ static void totals(struct stream *s, double el, int row)
 }
 
 /*
+ * Our child pid was reaped with status and rusage ru: its node n (NULL
+ * when none) may be of an older process, or missing; the process gets
+ * its exit status, its CPU time and, when it reaped no child of its own,
+ * wait4's maxrss as its exact peak, and its row.  st: its zombie's stat,
+ * NULL when that could not be read.  Returns the node to drop, or NULL.
+ */
+static struct rm_pnode *reaped_child(struct stream *s, struct rm_pnode *n, pid_t pid,
+				     const struct rm_pstat *st, int status,
+				     const struct rusage *ru, double el)
+{
+	if (n && st && n->start != st->starttime) {
+		/* A zombie holds its pid: the node is of an older
+		 * process, not met again since (sampled mode reads only
+		 * the members between listings). */
+		if (n->member && !n->ended)
+			end_member(s, n, el);
+		rm_ptree_remove(&s->t, n);
+		n = NULL;
+	}
+	if (n && !n->member && !n->ended) {
+		/* Our own child is the job's whatever was met of it. */
+		n->member = 1;
+		n->outsider = 0;
+		s->procs++;
+	}
+	if (!n && st) {
+		n = rm_ptree_add(&s->t, pid, st->starttime);
+		if (!n)
+			tree_oom();
+		n->fresh = 0;
+		n->member = 1;
+		n->ppid = st->ppid;
+		n->pgrp = st->pgrp;
+		memcpy(n->comm, st->comm, sizeof(n->comm));
+		s->procs++;
+	}
+	if (n && n->member) {
+		if (st) {
+			note_ticks(s, n, st->utime + st->stime);
+			memcpy(n->comm, st->comm, sizeof(n->comm));
+		}
+		n->exit = rm_exit_column(status);
+		/* No child ever reaped by it (no children's page faults):
+		 * wait4's maxrss is its own high-water mark, exactly. */
+		if (st && st->cminflt == 0 && ru->ru_maxrss > 0 &&
+		    (!n->has_peak || (uint64_t)ru->ru_maxrss > n->peak_kib))
+			note_peak(s, n, (uint64_t)ru->ru_maxrss, -1);
+		/* In exact mode events.c writes the row from the
+		 * kernel's record later: stream_row takes this then. */
+		if (st && st->cminflt == 0 && ru->ru_maxrss > 0 && events_exact()) {
+			struct rm_pnode *w = rm_ptree_find(&s->w4, pid);
+			if (!w && !(w = rm_ptree_add(&s->w4, pid, st->starttime)))
+				tree_oom();
+			w->start = st->starttime;
+			w->peak_kib = (uint64_t)ru->ru_maxrss;
+		}
+		end_member(s, n, el);
+	}
+	return n;
+}
+
+/*
  * Reap every child that has ended: read its zombie's stat first (final
  * CPU time, and whether it ever reaped a child of its own), then wait4
  * for the status and rusage.  Sets children_left to 0 on ECHILD.
@@ -732,8 +765,7 @@ static void reap(struct stream *s, double el)
 		struct rm_pstat st;
 		struct rm_pnode *n;
 		struct rusage ru;
-		uint64_t cmin = 1;
-		int have = 0, status, fd = -1, *fdp;
+		int have, status;
 		pid_t pid;
 
 		memset(&si, 0, sizeof(si));
@@ -748,71 +780,18 @@ static void reap(struct stream *s, double el)
 			return;
 		pid = si.si_pid;
 		n = rm_ptree_find(&s->t, pid);
-		fdp = n ? &n->stat_fd : &fd;
-		if (rm_pfile_read(fdp, pid, "stat", buf, sizeof(buf), 0) > 0 &&
-		    rm_pstat_parse(buf, &st) == 0) {
-			have = 1;
-			if (rm_pstat_field(buf, 11, &cmin) < 0)
-				cmin = 1;
-		}
-		rm_pfile_close(&fd);
+		have = rm_pfile_read(n ? &n->stat_fd : NULL, pid, "stat", buf, sizeof(buf), 0) > 0 &&
+		       rm_pstat_parse(buf, &st) == 0;
 		while (wait4(pid, &status, 0, &ru) < 0)
 			if (errno != EINTR)
 				break;
 		if (have) {
 			struct rm_pnode *g = rm_ptree_find(&s->reaped, pid);
 			if (!g && !(g = rm_ptree_add(&s->reaped, pid, st.starttime)))
-				oom();
+				tree_oom();
 			g->start = st.starttime;
 		}
-		if (n && have && n->start != st.starttime) {
-			/* A zombie holds its pid: the node is of an older
-			 * process, not met again since (sampled mode reads only
-			 * the members between listings). */
-			if (n->member && !n->ended)
-				end_member(s, n, el);
-			rm_ptree_remove(&s->t, n);
-			n = NULL;
-		}
-		if (n && !n->member && !n->ended) {
-			/* Our own child is the job's whatever was met of it. */
-			n->member = 1;
-			n->outsider = 0;
-			s->procs++;
-		}
-		if (!n && have) {
-			n = rm_ptree_add(&s->t, pid, st.starttime);
-			if (!n)
-				oom();
-			n->fresh = 0;
-			n->member = 1;
-			n->ppid = st.ppid;
-			n->pgrp = st.pgrp;
-			memcpy(n->comm, st.comm, sizeof(n->comm));
-			s->procs++;
-		}
-		if (n && n->member) {
-			if (have) {
-				note_ticks(s, n, st.utime + st.stime);
-				memcpy(n->comm, st.comm, sizeof(n->comm));
-			}
-			n->exit = rm_exit_column(status);
-			/* No child ever reaped by it (no children's page faults):
-			 * wait4's maxrss is its own high-water mark, exactly. */
-			if (have && cmin == 0 && ru.ru_maxrss > 0 &&
-			    (!n->has_peak || (uint64_t)ru.ru_maxrss > n->peak_kib))
-				note_peak(s, n, (uint64_t)ru.ru_maxrss, -1);
-			/* In exact mode events.c writes the row from the
-			 * kernel's record later: stream_row takes this then. */
-			if (have && cmin == 0 && ru.ru_maxrss > 0 && events_exact()) {
-				struct rm_pnode *w = rm_ptree_find(&s->w4, pid);
-				if (!w && !(w = rm_ptree_add(&s->w4, pid, st.starttime)))
-					oom();
-				w->start = st.starttime;
-				w->peak_kib = (uint64_t)ru.ru_maxrss;
-			}
-			end_member(s, n, el);
-		}
+		n = reaped_child(s, n, pid, have ? &st : NULL, status, &ru, el);
 		if (n)
 			rm_ptree_remove(&s->t, n);
 		if (pid == s->root) {
@@ -857,11 +836,10 @@ static int open_out(const char *path, const char *what)
 	if (fd >= 0)
 		return fd;
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0) {
-		fprintf(stderr, "%s: cannot open %s '%s': %s\n", prog, what, path,
-			errno == ELOOP ? RM_OUT_SYMLINK_WHY : strerror(errno));
-		exit(RM_EXIT_FAIL);
-	}
+	if (fd < 0 && errno == ELOOP)
+		errx(RM_EXIT_FAIL, "cannot open %s '%s': %s", what, path, RM_OUT_SYMLINK_WHY);
+	if (fd < 0)
+		err(RM_EXIT_FAIL, "cannot open %s '%s'", what, path);
 	return fd;
 }
 
@@ -872,10 +850,8 @@ static void check_outs(const struct opts *o)
 
 	for (int i = 0; i < 3; i++)
 		for (int j = i + 1; j < 3; j++)
-			if (p[i] && p[j] && rm_out_same_path(p[i], p[j])) {
-				fprintf(stderr, "%s: '%s' is named for two outputs\n", prog, p[j]);
-				exit(RM_EXIT_USAGE);
-			}
+			if (p[i] && p[j] && rm_out_same_path(p[i], p[j]))
+				errx(RM_EXIT_USAGE, "'%s' is named for two outputs", p[j]);
 }
 
 static double boottime(void)
@@ -916,15 +892,15 @@ static void tty_give_back(int fd)
 /* --memory-max without a cgroup: said, and CMD never runs (125, as env). */
 static void budget_fail(struct stream *s, const char *why)
 {
-	fprintf(stderr, "%s: --memory-max: cannot make a memory cgroup for the budget: %s; '%s' not run\n",
-		prog, why, s->o->argv[0]);
+	warnx("--memory-max: cannot make a memory cgroup for the budget: %s; '%s' not run",
+	      why, s->o->argv[0]);
 	if (s->cg.ok)
 		cgroup_remove(&s->cg);
 	exit(125);
 }
 
 /* In the child: what CMD should start with, then exec it. */
-static void child(struct stream *s, int go, int err)
+static void child(struct stream *s, int go, int errfd)
 {
 	const struct opts *o = s->o;
 	const int sigs[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
@@ -959,33 +935,29 @@ static void child(struct stream *s, int go, int err)
 	sigprocmask(SIG_SETMASK, &o->entry_mask, NULL);
 	execvp(o->argv[0], o->argv);
 	e = errno;
-	if (write(err, &e, sizeof(e)) < 0)
+	if (write(errfd, &e, sizeof(e)) < 0)
 		_exit(127);
 	_exit(e == ENOENT ? 127 : 126);
 }
 
 static void launch(struct stream *s)
 {
-	int go[2], err[2], e;
+	int go[2], errp[2], e;
 	ssize_t n;
 	pid_t pid;
 
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
-		fprintf(stderr, "%s: cannot make a pipe: %s\n", prog, strerror(errno));
-		exit(RM_EXIT_FAIL);
-	}
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)
+		err(RM_EXIT_FAIL, "cannot make a pipe");
 	pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "%s: cannot fork: %s\n", prog, strerror(errno));
-		exit(RM_EXIT_FAIL);
-	}
+	if (pid < 0)
+		err(RM_EXIT_FAIL, "cannot fork");
 	if (pid == 0) {
 		close(go[1]);
-		close(err[0]);
-		child(s, go[0], err[1]);
+		close(errp[0]);
+		child(s, go[0], errp[1]);
 	}
 	close(go[0]);
-	close(err[1]);
+	close(errp[1]);
 	s->root = pid;
 	setpgid(pid, pid);
 	if (s->tty >= 0)
@@ -1000,8 +972,8 @@ static void launch(struct stream *s)
 		budget_fail(s, why);
 	}
 	if (s->cg.ok && cgroup_enter(&s->cg, pid) < 0) {
-		fprintf(stderr, "%s: --cgroup: cannot move the job into '%s': %s; sampling only\n",
-			prog, s->cg.dir, strerror(errno));
+		warnx("--cgroup: cannot move the job into '%s': %s; sampling only",
+		      s->cg.dir, strerror(errno));
 		cgroup_remove(&s->cg);
 		s->cg.ok = 0;
 	}
@@ -1010,11 +982,13 @@ static void launch(struct stream *s)
 	}
 	close(go[1]);
 	do
-		n = read(err[0], &e, sizeof(e));
+		n = read(errp[0], &e, sizeof(e));
 	while (n < 0 && errno == EINTR);
-	if (n == (ssize_t)sizeof(e))
-		fprintf(stderr, "%s: cannot run '%s': %s\n", prog, s->o->argv[0], strerror(e));
-	close(err[0]);
+	if (n == (ssize_t)sizeof(e)) {
+		errno = e;
+		warn("cannot run '%s'", s->o->argv[0]);
+	}
+	close(errp[0]);
 }
 
 static void exec_setup(struct stream *s)
@@ -1034,10 +1008,8 @@ static void exec_setup(struct stream *s)
 	rm_buf_free(&tmp);
 
 	s->self = getpid();
-	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
-		fprintf(stderr, "%s: cannot make a pipe: %s\n", prog, strerror(errno));
-		exit(RM_EXIT_FAIL);
-	}
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+		err(RM_EXIT_FAIL, "cannot make a pipe");
 	chld_wfd = p[1];
 	s->tick.extra_fd = p[0];
 	memset(&sa, 0, sizeof(sa));
@@ -1046,12 +1018,12 @@ static void exec_setup(struct stream *s)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGCHLD, &sa, NULL);
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
-		fprintf(stderr, "%s: cannot become a child subreaper: %s; orphans are followed by process group\n",
-			prog, strerror(errno));
+		warnx("cannot become a child subreaper: %s; orphans are followed by process group",
+		      strerror(errno));
 	if (s->o->cgroup && cgroup_create(&s->cg, why, sizeof(why)) < 0) {
 		if (s->o->mem_max)
 			budget_fail(s, why);
-		fprintf(stderr, "%s: --cgroup: no memory cgroup of our own: %s; sampling only\n", prog, why);
+		warnx("--cgroup: no memory cgroup of our own: %s; sampling only", why);
 	}
 	if (s->o->mem_max && cgroup_limit(&s->cg, s->o->mem_max, why, sizeof(why)) < 0)
 		budget_fail(s, why);
@@ -1115,20 +1087,20 @@ static int job_over(struct stream *s, double el)
 static void tell_orphans(struct stream *s)
 {
 	struct rm_pnode *n;
-	size_t it = 0, k = 0;
+	size_t it = 0;
 	char txt[RM_TEXT_MAX + 1];
+	struct rm_buf b = { 0 };
 
 	while ((n = rm_ptree_next(&s->t, &it)) != NULL) {
 		if (!n->member || n->pid == s->root)
 			continue;
-		if (k++ == 0)
-			fprintf(stderr, "%s: still running after CMD ended, not waited for"
-				" (--wait-orphans waits):", prog);
 		rm_sanitize(n->comm, strlen(n->comm), txt, sizeof(txt));
-		fprintf(stderr, " %d (%s)", (int)n->pid, txt);
+		rm_buf_addf(&b, " %d (%s)", (int)n->pid, txt);
 	}
-	if (k)
-		fputc('\n', stderr);
+	if (b.len)
+		tree_warnx("still running after CMD ended, not waited for (--wait-orphans waits):%.*s",
+			   (int)b.len, b.p);
+	rm_buf_free(&b);
 }
 
 static void drain(int fd)
@@ -1180,8 +1152,8 @@ static void job_row(struct stream *s, double el)
 	if (s->cg.ok) {
 		has_cg = cgroup_peak(&s->cg, &cg_kib) == 0;
 		if (!has_cg)
-			fprintf(stderr, "%s: --cgroup: cannot read the peak in '%s': %s\n",
-				prog, s->cg.dir, strerror(errno));
+			tree_warnx("--cgroup: cannot read the peak in '%s': %s", s->cg.dir,
+				   strerror(errno));
 	}
 	rm_buf_adds(&s->b, "cmd,start_epoch,end_epoch,elapsed_s,exit,procs,peak_rss_kib,"
 		    "peak_at_s,max_proc_rss_kib,cgroup_peak_kib,user_s,sys_s,read_kib,write_kib,"
@@ -1245,173 +1217,20 @@ static void job_row(struct stream *s, double el)
 static void close_out(struct stream *s, int fd, const char *what)
 {
 	if (fd > STDERR_FILENO && close(fd) < 0) {
-		fprintf(stderr, "%s: cannot write %s: %s\n", prog, what, strerror(errno));
+		tree_warnx("cannot write %s: %s", what, strerror(errno));
 		s->status = RM_EXIT_FAIL;
 	}
 }
 
-int stream_run(const struct opts *o)
-{
-	static struct stream s;
-	double el = 0, iv = o->interval;
-	long slot = 0, done = 0;
-	struct rm_pnode *n;
-	size_t it = 0;
-
-	s.o = o;
-	s.exec = o->sel == SEL_EXEC;
-	check_outs(o);
-	s.log_fd = o->log ? open_out(o->log, "the exit log") : STDOUT_FILENO;
-	s.tl_fd = o->timeline ? open_out(o->timeline, "the timeline") : -1;
-	s.job_fd = o->job ? open_out(o->job, "the job file") : -1;
-	s.log_ok = s.tl_ok = 1;
-	s.first_scan = 1;
-	s.page_kib = rm_page_kib();
-	s.hz = rm_clk_tck();
-	s.tty = -1;
-	rm_ptree_init(&s.t);
-	rm_pfile_budget_init();
-	if (rm_tick_init(&s.tick, iv, o->count, o->watch_pid) < 0) {
-		fprintf(stderr, "%s: cannot watch PID %d: %s\n", prog, (int)o->watch_pid, strerror(errno));
-		return RM_EXIT_FAIL;
-	}
-	if (s.exec)
-		exec_setup(&s);
-	s.chld_rfd = s.tick.extra_fd;
-	events_start(&s, &s.tick.extra_fd);
-	events_stats(&s, 0);
-	/* Elapsed 0, on both clocks. */
-	clock_gettime(CLOCK_MONOTONIC, &s.tick.start);
-	s.boot0 = boottime() - rm_t0_apply(&s.tick.start);
-	s.boot0_ticks = (uint64_t)(s.boot0 * (double)s.hz);
-	s.start_epoch = rm_now_epoch();
-
-	if (o->header) {
-		rm_buf_adds(&s.b, "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,cmd,"
-			    "read_kib,write_kib,majflt,cpu_delay_ms,io_delay_ms,swapin_delay_ms,"
-			    "reclaim_delay_ms,thrash_delay_ms,source,scope\n");
-		put(&s, s.log_fd, "the exit log", &s.log_ok);
-	}
-	if (s.tl_fd >= 0) {
-		rm_buf_adds(&s.b, "epoch,iso,elapsed_s,procs,rss_kib,cpu_pct\n");
-		put(&s, s.tl_fd, "the timeline", &s.tl_ok);
-	}
-	if (s.exec)
-		launch(&s);
-
-	while (!s.stop) {
-		double due;
-		if (s.exec) {
-			reap(&s, rm_tick_elapsed(&s.tick));
-			if (s.root_done && job_over(&s, rm_tick_elapsed(&s.tick)))
-				break;
-		}
-		/* A tick that overran whole intervals skips those deadlines. */
-		due = (double)slot * iv;
-		el = rm_tick_elapsed(&s.tick);
-		if (slot > 0 && el > due + iv) {
-			slot += (long)floor((el - due) / iv);
-			due = (double)slot * iv;
-		}
-		if (!rm_tick_sleep_until(&s.tick, due)) {
-			/* A signal after CMD ended ends us at once. */
-			if (s.exec && s.tick.end == RM_END_SIGNAL && !s.root_done) {
-				if (kill(-s.root, s.tick.signo) < 0 && errno == ESRCH)
-					kill(s.root, s.tick.signo);
-				rm_tick_clear_signal(&s.tick);
-				continue;
-			}
-			break;
-		}
-		if (s.exec || events_on()) {
-			if (s.chld_rfd >= 0)
-				drain(s.chld_rfd);
-			events_pump(&s, rm_tick_elapsed(&s.tick));
-			drop_ghosts(&s);
-			if (rm_tick_elapsed(&s.tick) < due) {
-				events_coalesce();
-				continue;
-			}
-		}
-		el = rm_tick_elapsed(&s.tick);
-		if (events_members_only() && !s.first_scan && !events_resync_due())
-			scan_members(&s, el);
-		else
-			scan(&s, el);
-		events_pump(&s, el);
-		drop_ghosts(&s);
-		events_elsewhere_scan(&s, el, 0);
-		totals(&s, el, 1);
-		slot++;
-		done++;
-		if (o->count && done >= o->count)
-			break;
-		if (!s.exec && o->sel == SEL_PIDS && !s.live)
-			break;
-	}
-
-	/* The end: members that left since the last tick, then survivors. */
-	el = rm_tick_elapsed(&s.tick);
-	if (!s.stop) {
-		scan(&s, el);
-		events_pump(&s, el);
-		drop_ghosts(&s);
-		totals(&s, el, 0);
-	}
-	if (s.exec && s.root_done)
-		tell_orphans(&s);
-	while ((n = rm_ptree_next(&s.t, &it)) != NULL)
-		if (n->member)
-			log_row(&s, n, -1);
-	events_elsewhere_scan(&s, el, 1);
-	events_stats(&s, 1);
-	if (s.exec) {
-		if (s.job_fd >= 0)
-			job_row(&s, el);
-		if (s.cg.ok && cgroup_remove(&s.cg) < 0)
-			fprintf(stderr, "%s: --cgroup: cannot remove '%s': %s\n", prog, s.cg.dir, strerror(errno));
-		tty_give_back(s.tty);
-	}
-	close_out(&s, s.tl_fd, "the timeline");
-	close_out(&s, s.job_fd, "the job file");
-	close_out(&s, s.log_fd, "the exit log");
-	rm_buf_free(&s.b);
-	rm_ptree_free(&s.t);
-	rm_ptree_free(&s.w4);
-	rm_ptree_free(&s.reaped);
-	free(s.fresh.v);
-	free(s.gone.v);
-	/* --exec: CMD's status, but not a success when an output it was
-	 * asked for could not be written (said above, MW42). */
-	if (s.exec) {
-		int rc = rm_exit_column(s.root_status);
-		return rc == 0 && s.status == RM_EXIT_FAIL ? RM_EXIT_FAIL : rc;
-	}
-	return rm_finish_stdout(prog, s.status);
-}
-
-/* For events.c. */
-struct rm_ptree *stream_tree(struct stream *s)
-{
-	return &s->t;
-}
-
-const struct opts *stream_opts(struct stream *s)
-{
-	return s->o;
-}
-
-pid_t stream_self(struct stream *s)
-{
-	return s->exec ? s->self : 0;
-}
-
-void stream_joined(struct stream *s)
+/* events.c's hook: one more process followed. */
+static void stream_joined(struct stream *s)
 {
 	s->procs++;
 }
 
-void stream_row(struct stream *s, struct rm_pnode *n, double end)
+/* events.c's hook: an exit-log row (end < 0: a survivor), its peak and
+ * totals counted. */
+static void stream_row(struct stream *s, struct rm_pnode *n, double end)
 {
 	struct rm_pnode *w = n->scope_out ? NULL : rm_ptree_find(&s->w4, n->pid);
 
@@ -1441,7 +1260,174 @@ void stream_row(struct stream *s, struct rm_pnode *n, double end)
 	log_row(s, n, end);
 }
 
-int stream_wanted(struct stream *s, const char *comm)
+/* Open the outputs, the tick and the event sources, write the headers
+ * and, with --exec, start CMD.  Returns 0, or -1 (said) when --watch-pid
+ * cannot be watched. */
+static int stream_start(struct stream *s, const struct opts *o)
 {
-	return s->o->sel == SEL_MATCH && regexec(&s->o->re, comm, 0, NULL, 0) == 0;
+	double iv = o->interval;
+
+	s->o = o;
+	s->exec = o->sel == SEL_EXEC;
+	check_outs(o);
+	s->log_fd = o->log ? open_out(o->log, "the exit log") : STDOUT_FILENO;
+	s->tl_fd = o->timeline ? open_out(o->timeline, "the timeline") : -1;
+	s->job_fd = o->job ? open_out(o->job, "the job file") : -1;
+	s->log_ok = s->tl_ok = 1;
+	s->first_scan = 1;
+	s->page_kib = rm_page_kib();
+	s->hz = rm_clk_tck();
+	s->tty = -1;
+	rm_ptree_init(&s->t);
+	rm_pfile_budget_init();
+	if (rm_tick_init(&s->tick, iv, o->count, o->watch_pid) < 0) {
+		warn("cannot watch PID %d", (int)o->watch_pid);
+		return -1;
+	}
+	if (s->exec)
+		exec_setup(s);
+	s->chld_rfd = s->tick.extra_fd;
+	struct events_host host = {
+		.s = s, .t = &s->t, .o = o, .self = s->exec ? s->self : 0,
+		.joined = stream_joined, .row = stream_row,
+	};
+	events_start(&host, &s->tick.extra_fd);
+	events_stats(0);
+	/* Elapsed 0, on both clocks. */
+	clock_gettime(CLOCK_MONOTONIC, &s->tick.start);
+	s->boot0 = boottime() - rm_t0_apply(&s->tick.start);
+	s->boot0_ticks = (uint64_t)(s->boot0 * (double)s->hz);
+	s->start_epoch = rm_now_epoch();
+
+	if (o->header) {
+		rm_buf_adds(&s->b, "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,cmd,"
+			    "read_kib,write_kib,majflt,cpu_delay_ms,io_delay_ms,swapin_delay_ms,"
+			    "reclaim_delay_ms,thrash_delay_ms,source,scope\n");
+		put(s, s->log_fd, "the exit log", &s->log_ok);
+	}
+	if (s->tl_fd >= 0) {
+		rm_buf_adds(&s->b, "epoch,iso,elapsed_s,procs,rss_kib,cpu_pct\n");
+		put(s, s->tl_fd, "the timeline", &s->tl_ok);
+	}
+	if (s->exec)
+		launch(s);
+	return 0;
+}
+
+/* The ticks, until -n, --watch-pid, a signal, the end of the followed
+ * PIDs or, with --exec, of the job. */
+static void stream_ticks(struct stream *s)
+{
+	const struct opts *o = s->o;
+	double el, iv = o->interval;
+	long slot = 0, done = 0;
+
+	while (!s->stop) {
+		double due;
+		if (s->exec) {
+			reap(s, rm_tick_elapsed(&s->tick));
+			if (s->root_done && job_over(s, rm_tick_elapsed(&s->tick)))
+				break;
+		}
+		/* A tick that overran whole intervals skips those deadlines. */
+		due = (double)slot * iv;
+		el = rm_tick_elapsed(&s->tick);
+		if (slot > 0 && el > due + iv) {
+			slot += (long)floor((el - due) / iv);
+			due = (double)slot * iv;
+		}
+		if (!rm_tick_sleep_until(&s->tick, due)) {
+			/* A signal after CMD ended ends us at once. */
+			if (s->exec && s->tick.end == RM_END_SIGNAL && !s->root_done) {
+				if (kill(-s->root, s->tick.signo) < 0 && errno == ESRCH)
+					kill(s->root, s->tick.signo);
+				rm_tick_clear_signal(&s->tick);
+				continue;
+			}
+			break;
+		}
+		if (s->exec || events_on()) {
+			if (s->chld_rfd >= 0)
+				drain(s->chld_rfd);
+			events_pump(s, rm_tick_elapsed(&s->tick));
+			drop_ghosts(s);
+			if (rm_tick_elapsed(&s->tick) < due) {
+				events_coalesce();
+				continue;
+			}
+		}
+		el = rm_tick_elapsed(&s->tick);
+		if (events_members_only() && !s->first_scan && !events_resync_due())
+			scan_members(s, el);
+		else
+			scan(s, el);
+		events_pump(s, el);
+		drop_ghosts(s);
+		events_elsewhere_scan(s, el, 0);
+		totals(s, el, 1);
+		slot++;
+		done++;
+		if (o->count && done >= o->count)
+			break;
+		if (!s->exec && o->sel == SEL_PIDS && !s->live)
+			break;
+	}
+}
+
+/* The end: the last scan, the survivors' rows, the job row; closes the
+ * outputs and returns the exit status. */
+static int stream_finish(struct stream *s)
+{
+	double el;
+	struct rm_pnode *n;
+	size_t it = 0;
+
+	/* The end: members that left since the last tick, then survivors. */
+	el = rm_tick_elapsed(&s->tick);
+	if (!s->stop) {
+		scan(s, el);
+		events_pump(s, el);
+		drop_ghosts(s);
+		totals(s, el, 0);
+	}
+	if (s->exec && s->root_done)
+		tell_orphans(s);
+	while ((n = rm_ptree_next(&s->t, &it)) != NULL)
+		if (n->member)
+			log_row(s, n, -1);
+	events_elsewhere_scan(s, el, 1);
+	events_stats(1);
+	if (s->exec) {
+		if (s->job_fd >= 0)
+			job_row(s, el);
+		if (s->cg.ok && cgroup_remove(&s->cg) < 0)
+			tree_warnx("--cgroup: cannot remove '%s': %s", s->cg.dir, strerror(errno));
+		tty_give_back(s->tty);
+	}
+	close_out(s, s->tl_fd, "the timeline");
+	close_out(s, s->job_fd, "the job file");
+	close_out(s, s->log_fd, "the exit log");
+	rm_buf_free(&s->b);
+	rm_ptree_free(&s->t);
+	rm_ptree_free(&s->w4);
+	rm_ptree_free(&s->reaped);
+	free(s->fresh.v);
+	free(s->gone.v);
+	/* --exec: CMD's status, but not a success when an output it was
+	 * asked for could not be written (said above, MW42). */
+	if (s->exec) {
+		int rc = rm_exit_column(s->root_status);
+		return rc == 0 && s->status == RM_EXIT_FAIL ? RM_EXIT_FAIL : rc;
+	}
+	return rm_finish_stdout(program_invocation_short_name, s->status);
+}
+
+int stream_run(const struct opts *o)
+{
+	static struct stream s;
+
+	if (stream_start(&s, o) < 0)
+		return RM_EXIT_FAIL;
+	stream_ticks(&s);
+	return stream_finish(&s);
 }

@@ -1,6 +1,17 @@
 /*
  * rm-tree: what the parts of the command share (see main.c for the
- * usage text).
+ * usage text).  The parts, each reached only from those above it:
+ *
+ *   main.c     options, then snapshot_run or stream_run
+ *   snap.c     a snapshot (and the column names)
+ *   stream.c   a stream and --exec
+ *   events.c   kernel events, for stream.c (which hands it an
+ *              events_host: the table, the options, two hooks)
+ *   cgroup.c   the job's memory cgroup, for stream.c
+ *   util.c     cmd_dup, tree_oom, tree_warnx, for all of them
+ *
+ * Messages name the program by program_invocation_short_name, which
+ * main() sets first, so that err(3) and tree_warnx say the same.
  */
 #ifndef RM_TREE_H
 #define RM_TREE_H
@@ -14,8 +25,6 @@
 #include "ptree.h"
 #include "rmtools.h"
 
-extern const char prog[];
-
 /* Snapshot columns, in their default order. */
 enum {
 	K_PID, K_PPID, K_COMM, K_STATE, K_THREADS, K_RSS, K_HWM, K_CPUPCT,
@@ -23,7 +32,7 @@ enum {
 };
 #define K_NDEFAULT K_PSS
 
-extern const char *const col_names[K_NCOLS];
+extern const char *const col_names[K_NCOLS];  /* snap.c */
 
 enum sel { SEL_ALL, SEL_PIDS, SEL_MATCH, SEL_EXEC, SEL_CGROUP };
 
@@ -65,9 +74,17 @@ struct opts {
 int snapshot_run(const struct opts *o);
 int stream_run(const struct opts *o);
 
-/* Sanitize a command line read from /proc into a heap string (NULL when
- * empty or out of memory). */
+/* util.c.  Sanitize a command line read from /proc into a heap string
+ * (NULL when empty or out of memory). */
 char *cmd_dup(char *raw, ssize_t len);
+/* "rm-tree: out of memory", exit 1. */
+void tree_oom(void) __attribute__((noreturn));
+/*
+ * warnx(3) in one write(2), for what is said once a stream runs: other
+ * processes write the same stderr then (CMD's tree with --exec,
+ * rm-monitor's other samplers), and a line of ours must not be cut.
+ */
+void tree_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The memory cgroup of an --exec job. */
 struct cgroup {
@@ -92,23 +109,27 @@ int cgroup_oom_kills(const struct cgroup *cg, uint64_t *n);
  * mono_from; -1 when none or the log is closed to us. */
 int cgroup_victim(const struct cgroup *cg, double mono_from, char *name, size_t nsize, int *pid);
 
-/* stream.c, for events.c. */
-struct stream;
-struct rm_ptree *stream_tree(struct stream *s);
-const struct opts *stream_opts(struct stream *s);
-pid_t stream_self(struct stream *s);       /* --exec: rm-tree's pid, else 0 */
-void stream_joined(struct stream *s);      /* one more process followed */
-/* Write n's exit-log row (end < 0: a survivor) and count its peak. */
-void stream_row(struct stream *s, struct rm_pnode *n, double end);
-/* Does the regex of --match take this name? */
-int stream_wanted(struct stream *s, const char *comm);
+/*
+ * What events.c needs of the stream, handed to it by events_start: it
+ * never calls into stream.c, so the parts stay in one order.
+ */
+struct events_host {
+	struct stream *s;        /* passed back to the hooks */
+	struct rm_ptree *t;      /* the processes met, followed or not */
+	const struct opts *o;
+	pid_t self;              /* --exec: rm-tree's pid, else 0 */
+	/* One more process followed. */
+	void (*joined)(struct stream *s);
+	/* Write n's exit-log row (end < 0: a survivor) and count its peak. */
+	void (*row)(struct stream *s, struct rm_pnode *n, double end);
+};
 
 /* events.c: kernel process events (exact mode, and membership in sampled
  * mode where the proc connector is allowed). */
 /* Open the event sources as the options and privileges allow; say the
  * mode on stderr.  *wake_fd: the fd the tick waits on (in: the existing
- * one or -1; out: one that also wakes on events). */
-void events_start(struct stream *s, int *wake_fd);
+ * one or -1; out: one that also wakes on events).  *h is copied. */
+void events_start(const struct events_host *h, int *wake_fd);
 int events_exact(void);                    /* exit rows come from the kernel */
 int events_on(void);                       /* any event source is open */
 /* May this tick read the members only, not list /proc?  Exact mode, and
@@ -134,8 +155,8 @@ void events_elsewhere_scan(struct stream *s, double el, int final);
 void events_outsider_gone(struct stream *s, struct rm_pnode *n, double el);
 /* Sampled membership of the processes a scan met: --exclude-tree,
  * --in-cgroup. */
-void events_decide(struct stream *s, struct rm_pnode **v, size_t nv);
+void events_decide(struct rm_pnode **v, size_t nv);
 /* The --stats file and the stderr line about lost events. */
-void events_stats(struct stream *s, int final);
+void events_stats(int final);
 
 #endif

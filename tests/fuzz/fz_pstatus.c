@@ -1,8 +1,10 @@
 /*
- * fz_pstatus: /proc/PID/status (VmRSS, VmHWM) and smaps_rollup (Pss).
+ * fz_pstatus: /proc/PID/status (VmRSS, VmHWM, RssFile, RssShmem) and
+ * smaps_rollup (Pss).
  * A value is known exactly when its own line holds a number after the
  * label (blanks allowed, nothing from the next line), and it is that
- * number; the last VmRSS/VmHWM line wins, the first Pss line.
+ * number (RssFile and RssShmem: 0 when unknown); the last status line
+ * of a label wins, the first Pss line.
  */
 #include <errno.h>
 
@@ -59,6 +61,10 @@ static int fz_pstatus(const uint8_t *data, size_t size)
 	FZ_ASSERT(ps.has_hwm == (ref == 1));
 	if (ref == 1)
 		FZ_ASSERT(ps.hwm_kib == want);
+	ref = fz_label(s, "RssFile:", 1, &want);
+	FZ_ASSERT(ps.rss_file_kib == (ref == 1 ? want : 0));
+	ref = fz_label(s, "RssShmem:", 1, &want);
+	FZ_ASSERT(ps.rss_shmem_kib == (ref == 1 ? want : 0));
 	rc = rm_smaps_pss_parse(s, &pss);
 	ref = fz_label(s, "Pss:", 0, &want);
 	FZ_ASSERT((rc == 0) == (ref == 1));

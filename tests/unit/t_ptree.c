@@ -160,19 +160,31 @@ static void stat_fields(void)
 	const char *s = "42 (a (b) c) Z 1 42 42 0 -1 4194316 7 0 0 0 12 3 0 0 20 0 1 0 "
 			"5000 0 0 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 "
 			"0 0 0 0 0 0 0 256\n";
-	uint64_t v;
+	/* Before Linux 3.3: fields up to (44), no exit code (52). */
+	const char *old = "42 (a (b) c) Z 1 42 42 0 -1 4194316 7 0 0 0 12 3 0 0 20 0 1 0 "
+			  "5000 0 0 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+	struct rm_pstat st;
 
-	CHECK(rm_pstat_field(s, 4, &v) == 0);
-	CHECK_U64(v, 1);
-	CHECK(rm_pstat_field(s, 10, &v) == 0);
-	CHECK_U64(v, 7);
-	CHECK(rm_pstat_field(s, 22, &v) == 0);
-	CHECK_U64(v, 5000);
-	CHECK(rm_pstat_field(s, 52, &v) == 0);
-	CHECK_U64(v, 256);
-	CHECK(rm_pstat_field(s, 53, &v) < 0);
-	CHECK(rm_pstat_field(s, 8, &v) < 0);   /* -1: not a count */
-	CHECK(rm_pstat_field("no paren", 4, &v) < 0);
+	CHECK(rm_pstat_parse(s, &st) == 0);
+	CHECK_STR(st.comm, "a (b) c");
+	CHECK(st.state == 'Z');
+	CHECK_U64(st.ppid, 1);                 /* (4) */
+	CHECK_U64(st.flags, 4194316);          /* (9), after (8) = -1, not a count */
+	CHECK_U64(st.minflt, 7);               /* (10) */
+	CHECK_U64(st.cminflt, 0);              /* (11) */
+	CHECK_U64(st.starttime, 5000);         /* (22) */
+	CHECK(st.has_exit_code);
+	CHECK_U64(st.exit_code, 256);          /* (52) */
+	CHECK(rm_pstat_parse(old, &st) == 0);
+	CHECK_U64(st.starttime, 5000);
+	CHECK(!st.has_exit_code);
+	CHECK(rm_pstat_parse("no paren", &st) < 0);
+	/* Past 2^64 a number saturates, as strtoull's did. */
+	CHECK(rm_pstat_parse("7 (x) R 1 7 7 0 -1 0 0 0 0 0 99999999999999999999 18446744073709551615 "
+			     "0 0 20 0 1 0 5000 0 0\n", &st) == 0);
+	CHECK_U64(st.utime, UINT64_MAX);
+	CHECK_U64(st.stime, UINT64_MAX);
+	CHECK(rm_pstat_parse("7 (x) R 1 7 7 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 5000 0\n", &st) < 0);
 }
 
 static void exit_column(void)
