@@ -415,7 +415,7 @@ EOF
 
 @test "RM_T0 (the monitor run's origin) is elapsed 0 of the timeline and of start_s/end_s, as in rm-sample" {
   local t0
-  t0=$(awk '{ print $1 - 30 }' /proc/uptime)
+  t0=$(awk '{ printf "%.2f", $1 - 30 }' /proc/uptime) # not print: its %.6g rounds past 10,000 s of uptime
   RM_T0=$t0 run -0 rm-tree --exec -i 0.05 --log "$BATS_TEST_TMPDIR/log.csv" \
     --timeline "$BATS_TEST_TMPDIR/tl.csv" -- sleep 0.2
   run -0 awk -F, 'NR > 1 && !($3 >= 30 && $3 < 90) { bad = 1 } END { exit bad }' "$BATS_TEST_TMPDIR/tl.csv"
