@@ -213,8 +213,13 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				invalid(c, optarg, "an RFC 3339 time");
 			o->rows_lost_from = optarg;
 			break;
-		default:    /* O_SAMPLER_STATUS ... O_CHECK: runinfo's */
+		case O_SAMPLER_STATUS:
+		case O_GAP_NOTE:
+		case O_COMPANIONS:
+		case O_KEEP_ERROR:
+		case O_CHECK:
 			runinfo_opt(c - O_SAMPLER_STATUS, optarg);
+			break;
 		}
 	}
 	if (o->json && o->markdown)
