@@ -2,10 +2,11 @@
  * rmtools: see rmtools.h.  These helpers print and exit, which lib
  * otherwise never does; they are the shared edge of every command's main.
  *
- * They print with fprintf and the prog they are given rather than with
- * err(3): a command that has not called rm_set_prog (rm-summarize, for
- * now) still names itself, whatever its binary is called.
+ * They print with err(3) and warnx(3): every command calls rm_set_prog
+ * first thing in main, so each message names the command, whatever its
+ * binary is called, and leaves in one write(2).
  */
+#include <err.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,26 +27,6 @@ void rm_set_prog(const char *prog)
 	setvbuf(stderr, NULL, _IOLBF, BUFSIZ);
 }
 
-/* "PROG: msg", the usage (its last newline optional), exit 2. */
-static void __attribute__((noreturn, format(printf, 3, 0)))
-usage_exit(const char *prog, const char *usage, const char *fmt, va_list ap)
-{
-	size_t n = strlen(usage);
-
-	fprintf(stderr, "%s: ", prog);
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n%.*s\n", (int)(n && usage[n - 1] == '\n' ? n - 1 : n), usage);
-	exit(RM_EXIT_USAGE);
-}
-
-void rm_usage_error(const char *prog, const char *usage_line, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	usage_exit(prog, usage_line, fmt, ap);
-}
-
 void rm_cli_usage_error(const struct rm_cli *c, const char *fmt, ...)
 {
 	struct rm_buf b = { 0 };
@@ -53,15 +34,20 @@ void rm_cli_usage_error(const struct rm_cli *c, const char *fmt, ...)
 
 	rm_cli_usage(c, &b);
 	va_start(ap, fmt);
-	usage_exit(c->prog, b.p ? b.p : "", fmt, ap);
+	vwarnx(fmt, ap);
+	va_end(ap);
+	/* The usage lines, each ending in a newline: one write after the message's. */
+	fputs(b.len ? b.p : "\n", stderr);
+	exit(RM_EXIT_USAGE);
 }
 
 int rm_finish_stdout(const char *prog, int status)
 {
+	(void)prog;     /* warn(3) names the program: rm_set_prog */
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		if (errno == EPIPE)
 			return status;
-		fprintf(stderr, "%s: cannot write output: %s\n", prog, strerror(errno));
+		warn("cannot write output");
 		return RM_EXIT_FAIL;
 	}
 	return status;
@@ -69,11 +55,11 @@ int rm_finish_stdout(const char *prog, int status)
 
 void rm_out(const char *prog, struct rm_buf *b)
 {
+	(void)prog;     /* err(3) names the program: rm_set_prog */
 	if (rm_buf_write(STDOUT_FILENO, b) < 0) {
 		if (errno == EPIPE)
 			exit(RM_EXIT_OK);
-		fprintf(stderr, "%s: cannot write output: %s\n", prog, strerror(errno));
-		exit(RM_EXIT_FAIL);
+		err(RM_EXIT_FAIL, "cannot write output");
 	}
 	rm_buf_reset(b);
 }
@@ -110,16 +96,11 @@ void rm_cli_value(const struct rm_cli *c, enum rm_cli_kind kind, const char *arg
 	}
 }
 
-void rm_opt_version(const char *prog)
+/* --version: "PROG VERSION" on stdout, exit 0. */
+static void __attribute__((noreturn)) cli_version(const struct rm_cli *c)
 {
-	printf("%s %s\n", prog, RM_VERSION);
-	exit(rm_finish_stdout(prog, RM_EXIT_OK));
-}
-
-void rm_opt_help(const char *prog, const char *usage_line, const char *help)
-{
-	printf("%s\n%s", usage_line, help);
-	exit(rm_finish_stdout(prog, RM_EXIT_OK));
+	printf("%s %s\n", c->prog, RM_VERSION);
+	exit(rm_finish_stdout(c->prog, RM_EXIT_OK));
 }
 
 static void __attribute__((noreturn)) cli_help(const struct rm_cli *c)
@@ -152,16 +133,6 @@ static const char *bad_option(int c, char **argv, int next, char *sbuf)
 	return w;
 }
 
-void rm_opt_bad(const char *prog, const char *usage_line, int c, char **argv, int next)
-{
-	char sbuf[3];
-	const char *w = bad_option(c, argv, next, sbuf);
-
-	if (c == ':')
-		rm_usage_error(prog, usage_line, "option '%s' needs a value", w);
-	rm_usage_error(prog, usage_line, "unknown option '%s'", w);
-}
-
 int rm_cli_next(const struct rm_cli *c, int flags, int argc, char **argv, void *dst)
 {
 	static const struct rm_cli *checked;
@@ -171,7 +142,7 @@ int rm_cli_next(const struct rm_cli *c, int flags, int argc, char **argv, void *
 
 	if (checked != c) {
 		if (rm_cli_check(c, why, sizeof(why)) < 0) {
-			fprintf(stderr, "%s: bug in the option table: %s\n", c->prog, why);
+			warnx("bug in the option table: %s", why);
 			abort();
 		}
 		checked = c;
@@ -196,7 +167,7 @@ int rm_cli_next(const struct rm_cli *c, int flags, int argc, char **argv, void *
 		case RM_CLI_HELP:
 			cli_help(c);
 		case RM_CLI_VERSION:
-			rm_opt_version(c->prog);
+			cli_version(c);
 		default:
 			rm_cli_value(c, o->kind, optarg, (char *)dst + o->off);
 		}

@@ -60,24 +60,10 @@ void rm_cli_usage_error(const struct rm_cli *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
 
 /*
- * The same for a command that has no table yet (rm-summarize): its usage
- * written out as usage_line.  Print "PROG: msg" and the usage line to
- * stderr and exit 2.
- */
-void rm_usage_error(const char *prog, const char *usage_line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4), noreturn));
-/* -h: the usage and help on stdout, exit 0.  --version: "PROG VERSION". */
-void rm_opt_help(const char *prog, const char *usage_line, const char *help)
-	__attribute__((noreturn));
-void rm_opt_version(const char *prog) __attribute__((noreturn));
-/* getopt's ':' (a value missing) or '?' (an unknown option): exit 2. */
-void rm_opt_bad(const char *prog, const char *usage_line, int c, char **argv, int next)
-	__attribute__((noreturn));
-
-/*
  * Flush stdout at exit and report a failed write ("PROG: cannot write
  * output: why", then status 1), staying quiet on EPIPE.  Returns the
- * status to exit with.
+ * status to exit with.  PROG is rm_set_prog's (err(3)): the prog argument
+ * of this and rm_out is no longer read.
  */
 int rm_finish_stdout(const char *prog, int status);
 

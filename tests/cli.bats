@@ -58,3 +58,13 @@ setup() {
   run -0 grep -c '^[0-9 ]*write(2, "rm-sample: cannot read disk path .*: No such file or directory\\n"' "$BATS_TEST_TMPDIR/trace"
   [ "$output" = 1 ]
 }
+
+# Every command calls rm_set_prog first thing: lib's messages go through
+# err(3)/warnx(3), which name the command and leave in one write(2).
+@test "lib/rmtools prints through err(3) and warnx(3), not by hand" {
+  run -1 grep -n 'fprintf(stderr' "$RM_TOP/lib/rmtools.c"
+  run grep -L 'rm_set_prog(prog);' "$RM_TOP"/src/rm-*.c "$RM_TOP"/src/*/main.c
+  [ "$output" = "" ]
+  run -1 --separate-stderr bash -c 'rm-summarize "$1" >/dev/full' _ "$FIXTURES/summarize/seed-build.csv"
+  [ "$stderr" = "rm-summarize: cannot write output: No space left on device" ]
+}

@@ -77,3 +77,27 @@ PY
   run -1 grep -n '"fmt.h"\|"render_\|"verdict.h"\|"scopeout.h"\|"svg.h"\|"trace.h"\|"csvout.h"' \
     "$SRC/sys.c" "$SRC/oom.c" "$SRC/model.c" "$SRC/procs.c" "$SRC/report.c" "$SRC/util.c"
 }
+
+@test "rm-summarize's usage text is written once, in its lib/cli option table: no usage or help text by hand" {
+  # The table makes --help, the usage error and (make man-synopsis) the
+  # man page's SYNOPSIS; a usage line or an option list spelled out in C
+  # would be a second home that drifts.
+  run -1 grep -rn '"usage: \|"  -h, --help\|rm_usage_error\|rm_opt_' "$SRC" "$RM_TOP"/lib/rmtools.[ch]
+  run -0 --separate-stderr rm-summarize --help
+  [ "${lines[0]}" = "usage: rm-summarize [--json | --markdown] [--svg FILE] [--csv FILE]" ]
+  run -2 --separate-stderr rm-summarize --top 0 "$F/seed-build.csv"
+  [ "${stderr_lines[0]}" = "rm-summarize: invalid --top '0': a whole number from 1, or all" ]
+  [ "${stderr_lines[1]}" = "usage: rm-summarize [--json | --markdown] [--svg FILE] [--csv FILE]" ]
+  [ "${#stderr_lines[@]}" = 7 ]
+}
+
+@test "rm-summarize's usage error names it, whatever its binary is called, and its message leaves in one write" {
+  cp "$(command -v rm-summarize)" "$BATS_TEST_TMPDIR/summ-copy"
+  run -2 --separate-stderr "$BATS_TEST_TMPDIR/summ-copy" --bogus
+  [ "${stderr_lines[0]}" = "rm-summarize: unknown option '--bogus'" ]
+  # A line whole in one write(2), as rm-monitor's samplers share its stderr.
+  under_valgrind && skip "strace of the valgrind stand-in"
+  run -2 strace -f -s 512 -e trace=write -o "$BATS_TEST_TMPDIR/trace" "$RM_TOP/bin/rm-summarize" --bogus
+  run -0 grep -c '^[0-9 ]*write(2, "rm-summarize: unknown option .--bogus.\\n"' "$BATS_TEST_TMPDIR/trace"
+  [ "$output" = 1 ]
+}

@@ -1,12 +1,7 @@
 /*
  * rm-summarize: the after-the-fact answer from the toolkit's CSVs.
  *
- * usage: rm-summarize [--json | --markdown] [--svg FILE] [--csv FILE]
- *                     [--near-oom-mb MB] [--low-disk-gb GB] [--include ERE]
- *                     [--exclude ERE] [--top N] [--cores N] [--kmsg FILE]
- *                     [--rows-lost N [--rows-lost-from TIME]] [--trace FILE] [--series]
- *                     [--stage-fallback N] [--sampler-status FILE]... [--gap-note TEXT]...
- *                     [--companions] [--keep-error] [--check] [-o FILE] FILE...
+ * Usage and options: the table cli below (rm-summarize --help prints it).
  *
  * Each FILE is recognised by its header: a system CSV (rm-sample's, or the
  * seed script's 14 columns), rm-tree's exit log, its --job row or its
@@ -14,23 +9,6 @@
  * CSV starts a new report unless the current one has none yet, and every
  * other file joins the current report.  Each report prints as text (the
  * default), one JSON object a line (--json), or Markdown (--markdown).
- *
- *   --json               JSON, one object per report
- *   --markdown           Markdown, for a CI job summary
- *   --svg FILE           a self-contained SVG timeline of the system CSV
- *   --csv FILE           per-process peaks of the exit log as CSV
- *   --trace FILE         the run as Chrome Trace Event JSON (Perfetto)
- *   --near-oom-mb MB     available memory below MB is near-OOM (4096)
- *   --low-disk-gb GB     available disk below GB is low (20)
- *   --include ERE        show only processes whose name, command line or
- *                        unit matches (totals are not changed)
- *   --exclude ERE        do not show processes that match
- *   --top N|all          processes and units listed (10; the JSON lists
- *                        every process unless --top is given)
- *   --cores N            cores for the RAM-bound rule (this machine's)
- *   --kmsg FILE          kernel log for OOM victims (/dev/kmsg)
- *   -h, --help           this help
- *       --version        the version
  *
  * Each FILE is opened and read once (a pipe or <(zcat ...) works; "-" is
  * standard input).  --svg and --csv are written whole through a temporary
@@ -49,6 +27,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,216 +47,189 @@
 
 struct opts g_opt;
 
-static const char usage_line[] =
-	"usage: rm-summarize [--json | --markdown] [--svg FILE] [--csv FILE]\n"
-	"                    [--near-oom-mb MB] [--low-disk-gb GB] [--include ERE]\n"
-	"                    [--exclude ERE] [--top N] [--cores N] [--kmsg FILE]\n"
-	"                    [--rows-lost N [--rows-lost-from TIME]] [--trace FILE] [--series]\n"
-	"                    [--stage-fallback N] [--sampler-status FILE]... [--gap-note TEXT]...\n"
-	"                    [--companions] [--keep-error] [--check] [-o FILE] FILE...";
+static const char *out_path;   /* -o FILE */
 
-static const char help_text[] =
-	"\n"
+#define OFF(f) offsetof(struct opts, f)
+/* O_SAMPLER_STATUS to O_CHECK in runinfo.h's order: RI_STATUS ... RI_CHECK. */
+enum { O_JSON = RM_CLI_LONG, O_MD, O_SVG, O_CSV, O_TRACE, O_NEAR, O_LOW, O_INC, O_EXC, O_TOP,
+       O_CORES, O_KMSG, O_LOST, O_LOST_FROM, O_STAGE_FB, O_SAMPLER_STATUS, O_GAP_NOTE,
+       O_COMPANIONS, O_KEEP_ERROR, O_CHECK, O_SERIES };
+
+static const struct rm_cli_opt options[] = {
+	{ O_JSON, "json", NULL, .kind = RM_CLI_TRUE, .off = OFF(json),
+	  .help = "JSON, one object per report" },
+	{ O_MD, "markdown", NULL, .kind = RM_CLI_TRUE, .off = OFF(markdown),
+	  .help = "Markdown, for a CI job summary" },
+	{ O_SVG, "svg", "FILE", .kind = RM_CLI_STRING, .off = OFF(svg),
+	  .help = "a self-contained SVG timeline of the system CSV" },
+	{ O_CSV, "csv", "FILE", .kind = RM_CLI_STRING, .off = OFF(csv),
+	  .help = "per-process peaks of the exit log as CSV" },
+	{ O_TRACE, "trace", "FILE", .kind = RM_CLI_STRING, .off = OFF(trace),
+	  .help = "the run as Chrome Trace Event JSON, for Perfetto or\n"
+		  "chrome://tracing: processes on lanes, stages, OOM\n"
+		  "kills, memory, CPU, disk and swap counters" },
+	{ O_NEAR, "near-oom-mb", "MB", .help = "available memory below MB is near-OOM (4096)" },
+	{ O_LOW, "low-disk-gb", "GB", .help = "available disk below GB is low (20)" },
+	{ O_INC, "include", "ERE",
+	  .help = "show only processes whose name, command line or\n"
+		  "unit matches (totals are not changed)" },
+	{ O_EXC, "exclude", "ERE", .help = "do not show processes that match" },
+	{ O_TOP, "top", "N|all", .synarg = "N",
+	  .help = "processes and units listed (10; the JSON lists\n"
+		  "every process unless --top is given)" },
+	{ O_CORES, "cores", "N", .help = "cores for the RAM-bound rule (this machine's)" },
+	{ O_KMSG, "kmsg", "FILE", .kind = RM_CLI_STRING, .off = OFF(kmsg),
+	  .help = "kernel log for OOM victims (/dev/kmsg)" },
+	{ 'o', "output", "FILE",
+	  .help = "the report to FILE (written whole, then renamed into\n"
+		  "place; a symbolic link there is not followed)" },
+	{ O_LOST, "rows-lost", "N",
+	  .help = "N rows of the run could not be written (rm-monitor\n"
+		  "passes what rm-sample -o reported)" },
+	{ O_LOST_FROM, "rows-lost-from", "TIME",
+	  .help = "when the first of them was sampled (RFC 3339)" },
+	{ O_STAGE_FB, "stage-fallback", "N",
+	  .help = "N rows took the newest log's name as their stage:\n"
+		  "the stage file was missing or empty (rm-monitor\n"
+		  "passes what rm-sample reported)" },
+	{ O_SAMPLER_STATUS, "sampler-status", "FILE",
+	  .help = "an rm-sample --status file of the run (one per\n"
+		  "sampler): its lost rows, stage fallbacks and gaps\n"
+		  "are added to the report" },
+	{ O_GAP_NOTE, "gap-note", "TEXT",
+	  .help = "a line for the text report's \"Gaps in sampling\"" },
+	{ O_COMPANIONS, "companions", NULL,
+	  .help = "X.csv brings X.procs.csv and X.stats.csv beside it;\n"
+		  "every file is read once, under whatever name" },
+	{ O_KEEP_ERROR, "keep-error", NULL,
+	  .help = "with -o: input that cannot be summarized leaves its\n"
+		  "message in FILE ({\"error\": ...} with --json)" },
+	{ O_CHECK, "check", NULL, .help = "check the options, read nothing, exit 0" },
+	{ O_SERIES, "series", NULL, .kind = RM_CLI_TRUE, .off = OFF(series),
+	  .help = "print the columns over time for gnuplot instead\n"
+		  "of the report (see rm-summarize(1))" },
+	RM_CLI_HELP_OPT,
+	RM_CLI_VERSION_OPT,
+	{ 0 },
+};
+
+static const struct rm_cli cli = {
+	prog,
+	(const char *const[]){
+		"[--json | --markdown] [--svg] [--csv]\n"
+		"[--near-oom-mb] [--low-disk-gb] [--include]\n"
+		"[--exclude] [--top] [--cores] [--kmsg]\n"
+		"[--rows-lost [--rows-lost-from]] [--trace] [--series]\n"
+		"[--stage-fallback] [--sampler-status]... [--gap-note]...\n"
+		"[--companions] [--keep-error] [--check] [-o] FILE...",
+		NULL,
+	},
 	"Summarize rm-sample and seed monitor CSVs (peaks with time, stage and\n"
 	"context; near-OOM and low-disk runs; OOM kills; stages; verdicts) and\n"
 	"rm-tree exit logs, job rows and timelines (job peak, processes, groups,\n"
-	"compile units, memory per job).\n"
-	"\n"
-	"      --json             JSON, one object per report\n"
-	"      --markdown         Markdown, for a CI job summary\n"
-	"      --svg FILE         a self-contained SVG timeline of the system CSV\n"
-	"      --csv FILE         per-process peaks of the exit log as CSV\n"
-	"      --trace FILE       the run as Chrome Trace Event JSON, for Perfetto or\n"
-	"                         chrome://tracing: processes on lanes, stages, OOM\n"
-	"                         kills, memory, CPU, disk and swap counters\n"
-	"      --near-oom-mb MB   available memory below MB is near-OOM (4096)\n"
-	"      --low-disk-gb GB   available disk below GB is low (20)\n"
-	"      --include ERE      show only processes whose name, command line or\n"
-	"                         unit matches (totals are not changed)\n"
-	"      --exclude ERE      do not show processes that match\n"
-	"      --top N|all        processes and units listed (10; the JSON lists\n"
-	"                         every process unless --top is given)\n"
-	"      --cores N          cores for the RAM-bound rule (this machine's)\n"
-	"      --kmsg FILE        kernel log for OOM victims (/dev/kmsg)\n"
-	"  -o, --output FILE      the report to FILE (written whole, then renamed into\n"
-	"                         place; a symbolic link there is not followed)\n"
-	"      --rows-lost N      N rows of the run could not be written (rm-monitor\n"
-	"                         passes what rm-sample -o reported)\n"
-	"      --rows-lost-from TIME\n"
-	"                         when the first of them was sampled (RFC 3339)\n"
-	"      --stage-fallback N N rows took the newest log's name as their stage:\n"
-	"                         the stage file was missing or empty (rm-monitor\n"
-	"                         passes what rm-sample reported)\n"
-	"      --sampler-status FILE\n"
-	"                         an rm-sample --status file of the run (one per\n"
-	"                         sampler): its lost rows, stage fallbacks and gaps\n"
-	"                         are added to the report\n"
-	"      --gap-note TEXT    a line for the text report's \"Gaps in sampling\"\n"
-	"      --companions       X.csv brings X.procs.csv and X.stats.csv beside it;\n"
-	"                         every file is read once, under whatever name\n"
-	"      --keep-error       with -o: input that cannot be summarized leaves its\n"
-	"                         message in FILE ({\"error\": ...} with --json)\n"
-	"      --check            check the options, read nothing, exit 0\n"
-	"      --series           print the columns over time for gnuplot instead\n"
-	"                         of the report (see rm-summarize(1))\n"
-	"  -h, --help             this help\n"
-	"      --version          print the version\n";
+	"compile units, memory per job).",
+	options,
+	NULL,
+};
 
-static const char *out_path;   /* -o FILE */
+/* "invalid --NAME 'ARG': WHY" for the option with this key: exit 2. */
+static void __attribute__((noreturn)) invalid(int key, const char *arg, const char *why)
+{
+	rm_cli_usage_error(&cli, "invalid --%s '%s': %s", rm_cli_find(&cli, key)->name, arg, why);
+}
+
+/* A whole number from min to max, or exit 2 saying why. */
+static long whole(int key, const char *arg, long min, long max, const char *why)
+{
+	long n;
+
+	if (rm_parse_long(arg, min, max, &n) < 0)
+		invalid(key, arg, why);
+	return n;
+}
+
+/* --include, --exclude: the last one given counts; a bad ERE is exit 2. */
+static void filter(int key, const char *arg, regex_t *re, int *has, const char **pat)
+{
+	char msg[256];
+	int rc;
+
+	if (*has)
+		regfree(re);
+	rc = regcomp(re, arg, REG_EXTENDED | REG_NOSUB);
+	if (rc != 0) {
+		regerror(rc, re, msg, sizeof(msg));
+		invalid(key, arg, msg);
+	}
+	*has = 1;
+	*pat = arg;
+}
 
 /*
- * The options, each checked as it is read (exit 2 with the usage line).
- * One switch over the option table, kept whole past 80 lines so that the
- * options, their limits and their messages read as one list.
+ * The options, each checked as it is read (exit 2 with the usage); the
+ * table stores the plain ones, the rest are here.
  */
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_JSON = 256, O_MD, O_SVG, O_CSV, O_NEAR, O_LOW, O_INC, O_EXC, O_TOP, O_CORES,
-	       O_KMSG, O_VERSION, O_LOST, O_LOST_FROM, O_TRACE, O_SERIES,
-	       O_STAGE_FB, O_SAMPLER_STATUS, O_GAP_NOTE, O_COMPANIONS, O_KEEP_ERROR,
-	       O_CHECK };
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, O_JSON },
-		{ "markdown", no_argument, NULL, O_MD },
-		{ "svg", required_argument, NULL, O_SVG },
-		{ "csv", required_argument, NULL, O_CSV },
-		{ "near-oom-mb", required_argument, NULL, O_NEAR },
-		{ "low-disk-gb", required_argument, NULL, O_LOW },
-		{ "include", required_argument, NULL, O_INC },
-		{ "exclude", required_argument, NULL, O_EXC },
-		{ "top", required_argument, NULL, O_TOP },
-		{ "cores", required_argument, NULL, O_CORES },
-		{ "kmsg", required_argument, NULL, O_KMSG },
-		{ "rows-lost", required_argument, NULL, O_LOST },
-		{ "rows-lost-from", required_argument, NULL, O_LOST_FROM },
-		{ "stage-fallback", required_argument, NULL, O_STAGE_FB },
-		{ "trace", required_argument, NULL, O_TRACE },
-		{ "series", no_argument, NULL, O_SERIES },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, O_VERSION },
-		{ "output", required_argument, NULL, 'o' },
-		{ "sampler-status", required_argument, NULL, O_SAMPLER_STATUS },
-		{ "gap-note", required_argument, NULL, O_GAP_NOTE },
-		{ "companions", no_argument, NULL, O_COMPANIONS },
-		{ "keep-error", no_argument, NULL, O_KEEP_ERROR },
-		{ "check", no_argument, NULL, O_CHECK },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, rc;
-	long n;
+	int c;
 
 	o->near_oom_mb = 4096;
 	o->rows_lost = -1;
 	o->stage_fallback = -1;
 	o->low_disk_gb = 20;
 	o->top = 10;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+	while ((c = rm_cli_next(&cli, 0, argc, argv, o)) != -1) {
 		switch (c) {
 		case 'o':
 			out_path = optarg;
 			break;
-		case O_JSON:
-			o->json = 1;
-			break;
-		case O_MD:
-			o->markdown = 1;
-			break;
-		case O_SVG:
-			o->svg = optarg;
-			break;
-		case O_CSV:
-			o->csv = optarg;
-			break;
 		case O_NEAR:
-			if (rm_parse_seconds(optarg, 0, 1e9, &o->near_oom_mb) < 0)
-				rm_usage_error(prog, usage_line, "invalid --near-oom-mb '%s': MiB, a number from 0", optarg);
-			break;
 		case O_LOW:
-			if (rm_parse_seconds(optarg, 0, 1e9, &o->low_disk_gb) < 0)
-				rm_usage_error(prog, usage_line, "invalid --low-disk-gb '%s': GiB, a number from 0", optarg);
+			if (rm_parse_seconds(optarg, 0, 1e9, c == O_NEAR ? &o->near_oom_mb : &o->low_disk_gb) < 0)
+				invalid(c, optarg, c == O_NEAR ? "MiB, a number from 0" : "GiB, a number from 0");
 			break;
 		case O_INC:
-		case O_EXC: {
-			regex_t *re = c == O_INC ? &o->inc : &o->exc;
-			int *has = c == O_INC ? &o->has_inc : &o->has_exc;
-			if (*has)
-				regfree(re);
-			rc = regcomp(re, optarg, REG_EXTENDED | REG_NOSUB);
-			if (rc != 0) {
-				char msg[256];
-				regerror(rc, re, msg, sizeof(msg));
-				rm_usage_error(prog, usage_line, "invalid %s '%s': %s",
-					       c == O_INC ? "--include" : "--exclude", optarg, msg);
-			}
-			*has = 1;
-			if (c == O_INC)
-				o->inc_pat = optarg;
-			else
-				o->exc_pat = optarg;
+			filter(c, optarg, &o->inc, &o->has_inc, &o->inc_pat);
 			break;
-		}
+		case O_EXC:
+			filter(c, optarg, &o->exc, &o->has_exc, &o->exc_pat);
+			break;
 		case O_TOP:
-			if (strcmp(optarg, "all") == 0)
-				n = INT_MAX;
-			else if (rm_parse_long(optarg, 1, 1000000, &n) < 0)
-				rm_usage_error(prog, usage_line, "invalid --top '%s': a whole number from 1, or all", optarg);
-			o->top = (int)n;
+			o->top = strcmp(optarg, "all") == 0 ? INT_MAX :
+				 (int)whole(c, optarg, 1, 1000000, "a whole number from 1, or all");
 			o->top_set = 1;
 			break;
 		case O_CORES:
-			if (rm_parse_long(optarg, 1, 65536, &n) < 0)
-				rm_usage_error(prog, usage_line, "invalid --cores '%s': a whole number from 1", optarg);
-			o->cores = (int)n;
-			break;
-		case O_KMSG:
-			o->kmsg = optarg;
+			o->cores = (int)whole(c, optarg, 1, 65536, "a whole number from 1");
 			break;
 		case O_LOST:
-			if (rm_parse_long(optarg, 0, 1000000000000L, &n) < 0)
-				rm_usage_error(prog, usage_line, "invalid --rows-lost '%s': a whole number from 0", optarg);
-			o->rows_lost = n;
+			o->rows_lost = whole(c, optarg, 0, 1000000000000L, "a whole number from 0");
 			break;
 		case O_STAGE_FB:
-			if (rm_parse_long(optarg, 0, 1000000000000L, &n) < 0)
-				rm_usage_error(prog, usage_line, "invalid --stage-fallback '%s': a whole number from 0", optarg);
-			o->stage_fallback = n;
+			o->stage_fallback = whole(c, optarg, 0, 1000000000000L, "a whole number from 0");
 			break;
 		case O_LOST_FROM:
 			if (!*optarg || strspn(optarg, "0123456789-:.TZ") != strlen(optarg))
-				rm_usage_error(prog, usage_line, "invalid --rows-lost-from '%s': an RFC 3339 time", optarg);
+				invalid(c, optarg, "an RFC 3339 time");
 			o->rows_lost_from = optarg;
-			break;
-		case O_TRACE:
-			o->trace = optarg;
-			break;
-		case O_SERIES:
-			o->series = 1;
 			break;
 		case O_SAMPLER_STATUS:
 		case O_GAP_NOTE:
 		case O_COMPANIONS:
 		case O_KEEP_ERROR:
 		case O_CHECK:
-			/* In runinfo.h's order: RI_STATUS ... RI_CHECK. */
 			runinfo_opt(c - O_SAMPLER_STATUS, optarg);
 			break;
-		case 'h':
-			rm_opt_help(prog, usage_line, help_text);
-		case O_VERSION:
-			rm_opt_version(prog);
-		default:
-			rm_opt_bad(prog, usage_line, c, argv, optind);
 		}
 	}
 	if (o->json && o->markdown)
-		rm_usage_error(prog, usage_line, "--json and --markdown do not go together");
+		rm_cli_usage_error(&cli, "--json and --markdown do not go together");
 	if (runinfo_keep_error && !out_path)
-		rm_usage_error(prog, usage_line, "--keep-error needs -o FILE");
+		rm_cli_usage_error(&cli, "--keep-error needs -o FILE");
 	if (runinfo_check)
 		exit(RM_EXIT_OK);
 	if (optind >= argc)
-		rm_usage_error(prog, usage_line, "no input files");
+		rm_cli_usage_error(&cli, "no input files");
 	if (!out_path && !o->json && !o->markdown && isatty(STDOUT_FILENO) && !getenv("NO_COLOR")) {
 		const char *term = getenv("TERM");
 		o->color = !term || strcmp(term, "dumb") != 0;
@@ -310,7 +262,7 @@ static void out_start(const char *const *files, int nfiles)
 			errx(RM_EXIT_FAIL, "cannot write '%s': it is the input '%s'", out_path, files[i]);
 	if ((g_opt.svg && rm_out_same_path(out_path, g_opt.svg)) ||
 	    (g_opt.csv && rm_out_same_path(out_path, g_opt.csv)))
-		rm_usage_error(prog, usage_line, "-o '%s' is also another output", out_path);
+		rm_cli_usage_error(&cli, "-o '%s' is also another output", out_path);
 	if (rm_out_open(out_path, &out_file, why, sizeof(why)) < 0)
 		errx(RM_EXIT_FAIL, "cannot write '%s': %s", out_path, why);
 	if (!out_file.inherited) {
@@ -353,14 +305,14 @@ static void check_outputs(const struct input *in, int nin)
 	struct stat st;
 
 	if (g_opt.svg && g_opt.csv && rm_out_same_path(g_opt.svg, g_opt.csv))
-		rm_usage_error(prog, usage_line, "--svg and --csv name the same file");
+		rm_cli_usage_error(&cli, "--svg and --csv name the same file");
 	for (int k = 0; k < 2; k++) {
 		if (!outs[k] || rm_out_stat(outs[k], &st) < 0 || !S_ISREG(st.st_mode))
 			continue;
 		for (int i = 0; i < nin; i++)
 			if (rm_same_file(&st, &in[i].st))
-				rm_usage_error(prog, usage_line, "%s '%s' is an input file; not overwritten",
-					       flags[k], in[i].shown);
+				rm_cli_usage_error(&cli, "%s '%s' is an input file; not overwritten",
+						   flags[k], in[i].shown);
 	}
 }
 
@@ -460,8 +412,7 @@ int main(int argc, char **argv)
 	struct report *reps;
 	int nin, nrep = 0, status;
 
-	/* err(3) and warnx(3) name the program so, whatever the binary is called. */
-	program_invocation_short_name = (char *)prog;
+	rm_set_prog(prog);
 	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &g_opt);
 	argc = runinfo_start(argc, &argv, optind, out_path, g_opt.json, &g_opt.rows_lost,
@@ -472,7 +423,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nin; i++)
 		for (int j = 0; j < i; j++)
 			if (strcmp(argv[optind + i], "-") == 0 && strcmp(argv[optind + j], "-") == 0)
-				rm_usage_error(prog, usage_line, "'-' (standard input) given twice");
+				rm_cli_usage_error(&cli, "'-' (standard input) given twice");
 	in = inputs_open(argv + optind, nin);
 	check_outputs(in, nin);
 	reps = model_build(in, nin, &g_opt, &nrep);
