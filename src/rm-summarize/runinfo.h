@@ -2,17 +2,10 @@
  * runinfo: what rm-summarize is told of a monitored run beyond its CSVs,
  * so that rm-monitor only starts the samplers, waits and hands over files.
  *
- *   --sampler-status FILE  rm-sample --status files (one per sampler the
- *                          run started), summed: rows lost, the first lost,
- *                          rows staged by the log's name, gaps and the
- *                          longest gap
- *   --gap-note TEXT        a line for the text report's "Gaps in sampling"
- *   --companions           X.csv brings X.procs.csv and X.stats.csv (when
- *                          not empty); every file is read once, under
- *                          whatever name (RM32)
- *   --keep-error           with -o: input that cannot be summarized leaves
- *                          its message in FILE ({"error": ...} with --json)
- *   --check                check the options, read nothing, exit 0
+ * Its five options are in main.c's table.  Beyond --help: the status
+ * files are summed (rows lost, the first lost, rows staged by the log's
+ * name, gaps, the longest gap); --companions reads every file once under
+ * whatever name (RM32).
  *
  * It depends on lib only; main.c calls it and passes what it needs.
  */
