@@ -303,6 +303,124 @@ static long fast_record(struct rm_csv *c, const unsigned char *s, const unsigned
 	return 0;
 }
 
+/* Slow path, S_REC or S_FSTART: byte ch at the start of a field. */
+static enum rm_csv_err at_field_start(struct rm_csv *c, unsigned char ch, rm_csv_cb cb, void *arg)
+{
+	if (ch == '"') {
+		c->st = S_Q;
+		c->qline = c->line;
+		c->qstart = c->len;
+		c->rawlen = 0;
+		c->raw_on = 0;
+	} else if (ch == ',') {
+		if (end_field(c))
+			return c->err;
+		c->st = S_FSTART;
+	} else if (ch == '\n') {
+		c->line++;
+		if (c->st == S_REC)
+			return RM_CSV_OK; /* blank line */
+		if (emit_slow(c, cb, arg, 0))
+			return c->err;
+	} else if (ch == '\r') {
+		c->st = c->st == S_REC ? S_RCR : S_CR;
+	} else {
+		if (put(c, (char)ch))
+			return c->err;
+		c->st = S_UNQ;
+	}
+	return RM_CSV_OK;
+}
+
+/* Slow path, S_UNQ: byte ch inside an unquoted field. */
+static enum rm_csv_err in_unquoted(struct rm_csv *c, unsigned char ch, rm_csv_cb cb, void *arg)
+{
+	if (ch == ',') {
+		if (end_field(c))
+			return c->err;
+		c->st = S_FSTART;
+	} else if (ch == '\n') {
+		c->line++;
+		if (emit_slow(c, cb, arg, 0))
+			return c->err;
+	} else if (ch == '\r') {
+		c->st = S_CR;
+	} else if (put(c, (char)ch)) {
+		return c->err;
+	}
+	return RM_CSV_OK;
+}
+
+/* Slow path, S_Q: byte ch inside a quoted field. */
+static enum rm_csv_err in_quoted(struct rm_csv *c, unsigned char ch, rm_csv_cb cb, void *arg)
+{
+	if (ch == '"') {
+		c->st = S_QQ;
+	} else {
+		if (ch == '\n') {
+			c->line++;
+			c->raw_on = 1; /* the next line starts here */
+		}
+		if (put(c, (char)ch))
+			return c->err;
+		if (c->len - c->qstart > c->max_quoted) {
+			enum rm_csv_err qe;
+			/* The rest of this buffer is read after
+			 * what the quote swallowed. */
+			if ((qe = bad_quote(c, cb, arg)) != RM_CSV_OK)
+				return qe;
+		}
+	}
+	return RM_CSV_OK;
+}
+
+/* Slow path, S_QQ: byte ch after a quote inside a quoted field. */
+static enum rm_csv_err after_quote(struct rm_csv *c, unsigned char ch, rm_csv_cb cb, void *arg)
+{
+	if (ch == '"') {
+		if (put(c, '"'))
+			return c->err;
+		c->st = S_Q;
+	} else if (ch == ',') {
+		if (end_field(c))
+			return c->err;
+		c->st = S_FSTART;
+	} else if (ch == '\n') {
+		c->line++;
+		if (emit_slow(c, cb, arg, 0))
+			return c->err;
+	} else if (ch == '\r') {
+		c->st = S_CR;
+	} else {
+		if (put(c, (char)ch))
+			return c->err;
+		c->st = S_UNQ;
+	}
+	return RM_CSV_OK;
+}
+
+/* Slow path, S_CR or S_RCR: byte ch after a CR; *again is set when ch
+ * must be read again (the CR was a lone one, kept as text). */
+static enum rm_csv_err after_cr(struct rm_csv *c, unsigned char ch, rm_csv_cb cb, void *arg,
+				int *again)
+{
+	if (ch == '\n') {
+		c->line++;
+		if (c->st == S_RCR)
+			c->st = S_REC; /* a CRLF blank line */
+		else if (emit_slow(c, cb, arg, 0))
+			return c->err;
+		return RM_CSV_OK;
+	}
+	/* A lone CR is text; the byte after it starts over. */
+	c->lone_cr++;
+	if (put(c, '\r'))
+		return c->err;
+	c->st = S_UNQ;
+	*again = 1;
+	return RM_CSV_OK;
+}
+
 enum rm_csv_err rm_csv_feed(struct rm_csv *c, const char *buf, size_t len,
 			    rm_csv_cb cb, void *arg)
 {
@@ -312,6 +430,8 @@ enum rm_csv_err rm_csv_feed(struct rm_csv *c, const char *buf, size_t len,
 		return c->err;
 	while (p < e) {
 		unsigned char ch;
+		enum rm_csv_err r = RM_CSV_OK;
+		int again = 0;
 
 		if (c->st == S_REC) {
 			long used = fast_record(c, p, e, cb, arg);
@@ -339,103 +459,27 @@ enum rm_csv_err rm_csv_feed(struct rm_csv *c, const char *buf, size_t len,
 			break;
 		case S_REC:
 		case S_FSTART:
-			if (ch == '"') {
-				c->st = S_Q;
-				c->qline = c->line;
-				c->qstart = c->len;
-				c->rawlen = 0;
-				c->raw_on = 0;
-			} else if (ch == ',') {
-				if (end_field(c))
-					return c->err;
-				c->st = S_FSTART;
-			} else if (ch == '\n') {
-				c->line++;
-				if (c->st == S_REC)
-					break; /* blank line */
-				if (emit_slow(c, cb, arg, 0))
-					return c->err;
-			} else if (ch == '\r') {
-				c->st = c->st == S_REC ? S_RCR : S_CR;
-			} else {
-				if (put(c, (char)ch))
-					return c->err;
-				c->st = S_UNQ;
-			}
+			r = at_field_start(c, ch, cb, arg);
 			break;
 		case S_UNQ:
-			if (ch == ',') {
-				if (end_field(c))
-					return c->err;
-				c->st = S_FSTART;
-			} else if (ch == '\n') {
-				c->line++;
-				if (emit_slow(c, cb, arg, 0))
-					return c->err;
-			} else if (ch == '\r') {
-				c->st = S_CR;
-			} else if (put(c, (char)ch)) {
-				return c->err;
-			}
+			r = in_unquoted(c, ch, cb, arg);
 			break;
 		case S_Q:
-			if (ch == '"') {
-				c->st = S_QQ;
-			} else {
-				if (ch == '\n') {
-					c->line++;
-					c->raw_on = 1; /* the next line starts here */
-				}
-				if (put(c, (char)ch))
-					return c->err;
-				if (c->len - c->qstart > c->max_quoted) {
-					enum rm_csv_err qe;
-					/* The rest of this buffer is read after
-					 * what the quote swallowed. */
-					if ((qe = bad_quote(c, cb, arg)) != RM_CSV_OK)
-						return qe;
-				}
-			}
+			r = in_quoted(c, ch, cb, arg);
 			break;
 		case S_QQ:
-			if (ch == '"') {
-				if (put(c, '"'))
-					return c->err;
-				c->st = S_Q;
-			} else if (ch == ',') {
-				if (end_field(c))
-					return c->err;
-				c->st = S_FSTART;
-			} else if (ch == '\n') {
-				c->line++;
-				if (emit_slow(c, cb, arg, 0))
-					return c->err;
-			} else if (ch == '\r') {
-				c->st = S_CR;
-			} else {
-				if (put(c, (char)ch))
-					return c->err;
-				c->st = S_UNQ;
-			}
+			r = after_quote(c, ch, cb, arg);
 			break;
 		case S_CR:
 		case S_RCR:
-			if (ch == '\n') {
-				c->line++;
-				if (c->st == S_RCR)
-					c->st = S_REC; /* a CRLF blank line */
-				else if (emit_slow(c, cb, arg, 0))
-					return c->err;
-				break;
-			}
-			/* A lone CR is text; the byte after it starts over. */
-			c->lone_cr++;
-			if (put(c, '\r'))
-				return c->err;
-			c->st = S_UNQ;
+			r = after_cr(c, ch, cb, arg, &again);
+			break;
+		}
+		if (r != RM_CSV_OK)
+			return r;
+		if (again) {
 			p--;
 			c->offset--;
-			break;
 		}
 	}
 	return RM_CSV_OK;

@@ -231,102 +231,124 @@ static int found(struct tok t, struct tok *u)
 	return t.len > 0;
 }
 
+/* What cu_find gathers from a command line's options and operands. */
+struct cu_seen {
+	struct tok dumpbase, mainfile, output, crate;
+	struct tok first_obj, crate_root;
+	int end_opts, ltrans;
+};
+
+/* Option t of a k command line: note what it names in sc, taking its
+ * value from cmd at *pos; 0 when that value is missing. */
+static int cu_option(const char *cmd, size_t len, size_t *pos, enum kind k, struct tok t,
+		     struct cu_seen *sc)
+{
+	struct tok v, *slot = NULL;
+
+	if (tok_is(t, "--")) {
+		sc->end_opts = 1;
+		return 1;
+	}
+	if (tok_is(t, "-dumpbase"))
+		slot = &sc->dumpbase;
+	else if (tok_is(t, "-main-file-name"))
+		slot = &sc->mainfile;
+	else if (tok_is(t, "-o") || tok_is(t, "--output"))
+		slot = &sc->output;
+	else if (tok_is(t, "--crate-name"))
+		slot = &sc->crate;
+	if (tok_is(t, "-fltrans"))
+		sc->ltrans = 1;
+	if (slot || in_list(t, arg_opts, NELEM(arg_opts)) ||
+	    (k == K_CC1 && (tok_is(t, "-MD") || tok_is(t, "-MMD")))) {
+		struct tok val;
+		if (!next_tok(cmd, len, pos, &val))
+			return 0;
+		if (slot)
+			*slot = val;
+		return 1;
+	}
+	if (attached(t, "--output=", &v) || (k == K_LINK && attached(t, "-o", &v)))
+		sc->output = v;
+	else if (attached(t, "--crate-name=", &v))
+		sc->crate = v;
+	return 1;
+}
+
+/* The unit by compiler family, from what the command line held. */
+static int cu_pick(enum kind k, const struct cu_seen *sc, struct tok *u)
+{
+	switch (k) {
+	case K_RUST:
+		/* The crate by its name: every crate of a cargo workspace
+		 * has a src/lib.rs, but its name is its own. */
+		if (sc->crate.len)
+			return found(sc->crate, u);
+		return sc->crate_root.len ? found(sc->crate_root, u) : 0;
+	case K_LINK:
+		return sc->output.len ? found(sc->output, u) : 0;
+	case K_LTO:
+		/* An LTRANS partition: the object it compiles, when it is on
+		 * the command line (lto-wrapper puts it in an @file unless it
+		 * runs the partitions through make); else its dump name,
+		 * OUTPUT.ltransN.ltrans. */
+		if (sc->ltrans && sc->first_obj.len)
+			return found(sc->first_obj, u);
+		if (sc->dumpbase.len)
+			return found(sc->dumpbase, u);
+		if (sc->output.len)
+			return found(sc->output, u);
+		return sc->first_obj.len ? found(sc->first_obj, u) : 0;
+	case K_CC:
+	case K_CC1:
+		break;
+	}
+	if (sc->ltrans && sc->first_obj.len)
+		return found(sc->first_obj, u);
+	if (sc->dumpbase.len && has_ext(sc->dumpbase, src_ext, NELEM(src_ext)))
+		return found(sc->dumpbase, u);
+	if (sc->mainfile.len)
+		return found(sc->mainfile, u);
+	if (sc->dumpbase.len)
+		return found(sc->dumpbase, u);
+	/* A driver that only links: the unit is what it makes. */
+	return sc->output.len ? found(sc->output, u) : 0;
+}
+
 /* The unit of cmd[0..len) as a token of cmd; 0 when there is none. */
 static int cu_find(const char *cmd, size_t len, struct tok *u)
 {
-	struct tok t, prog, v;
-	struct tok dumpbase = { 0 }, mainfile = { 0 }, output = { 0 }, crate = { 0 };
-	struct tok first_obj = { 0 }, crate_root = { 0 };
+	struct tok t, prog;
+	struct cu_seen sc = { 0 };
 	size_t pos = 0;
 	enum kind k;
-	int end_opts = 0, ltrans = 0;
 
 	if (!cmd || !next_tok(cmd, len, &pos, &prog))
 		return 0;
 	k = kind_of(prog);
 	while (next_tok(cmd, len, &pos, &t)) {
-		if (!end_opts && t.len > 1 && t.p[0] == '-') {
-			struct tok *slot = NULL;
-			if (tok_is(t, "--")) {
-				end_opts = 1;
-				continue;
-			}
-			if (tok_is(t, "-dumpbase"))
-				slot = &dumpbase;
-			else if (tok_is(t, "-main-file-name"))
-				slot = &mainfile;
-			else if (tok_is(t, "-o") || tok_is(t, "--output"))
-				slot = &output;
-			else if (tok_is(t, "--crate-name"))
-				slot = &crate;
-			if (tok_is(t, "-fltrans"))
-				ltrans = 1;
-			if (slot || in_list(t, arg_opts, NELEM(arg_opts)) ||
-			    (k == K_CC1 && (tok_is(t, "-MD") || tok_is(t, "-MMD")))) {
-				struct tok val;
-				if (!next_tok(cmd, len, &pos, &val))
-					break;
-				if (slot)
-					*slot = val;
-				continue;
-			}
-			if (attached(t, "--output=", &v) || (k == K_LINK && attached(t, "-o", &v)))
-				output = v;
-			else if (attached(t, "--crate-name=", &v))
-				crate = v;
+		if (!sc.end_opts && t.len > 1 && t.p[0] == '-') {
+			if (!cu_option(cmd, len, &pos, k, t, &sc))
+				break;
 			continue;
 		}
 		if (t.p[0] == '@')
 			continue; /* a response file */
 		if (k == K_RUST) {
 			static const char *const rs[] = { "rs" };
-			if (!crate_root.len && has_ext(t, rs, 1))
-				crate_root = t;
+			if (!sc.crate_root.len && has_ext(t, rs, 1))
+				sc.crate_root = t;
 			continue;
 		}
 		if ((k == K_CC || k == K_CC1) && has_ext(t, src_ext, NELEM(src_ext)))
 			return found(t, u);
-		if (!first_obj.len) {
+		if (!sc.first_obj.len) {
 			static const char *const obj[] = { "o", "obj", "a" };
 			if (has_ext(t, obj, NELEM(obj)))
-				first_obj = t;
+				sc.first_obj = t;
 		}
 	}
-	switch (k) {
-	case K_RUST:
-		/* The crate by its name: every crate of a cargo workspace
-		 * has a src/lib.rs, but its name is its own. */
-		if (crate.len)
-			return found(crate, u);
-		return crate_root.len ? found(crate_root, u) : 0;
-	case K_LINK:
-		return output.len ? found(output, u) : 0;
-	case K_LTO:
-		/* An LTRANS partition: the object it compiles, when it is on
-		 * the command line (lto-wrapper puts it in an @file unless it
-		 * runs the partitions through make); else its dump name,
-		 * OUTPUT.ltransN.ltrans. */
-		if (ltrans && first_obj.len)
-			return found(first_obj, u);
-		if (dumpbase.len)
-			return found(dumpbase, u);
-		if (output.len)
-			return found(output, u);
-		return first_obj.len ? found(first_obj, u) : 0;
-	case K_CC:
-	case K_CC1:
-		break;
-	}
-	if (ltrans && first_obj.len)
-		return found(first_obj, u);
-	if (dumpbase.len && has_ext(dumpbase, src_ext, NELEM(src_ext)))
-		return found(dumpbase, u);
-	if (mainfile.len)
-		return found(mainfile, u);
-	if (dumpbase.len)
-		return found(dumpbase, u);
-	/* A driver that only links: the unit is what it makes. */
-	return output.len ? found(output, u) : 0;
+	return cu_pick(k, &sc, u);
 }
 
 int rm_cu_source(const char *cmd, size_t len, char *out, size_t osize)

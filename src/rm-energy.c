@@ -403,6 +403,60 @@ static int cmd_got_it_too(const struct rm_tick *t, pid_t pid)
 	       !(t->signo == SIGHUP && getsid(0) == getpid());
 }
 
+/* Read on every tick so that no wrap goes unseen; a stop signal is
+ * passed on to CMD (unless the terminal sent it to CMD too), and we
+ * wait for it to end.  Returns waitpid's last answer, pid once reaped. */
+static pid_t wait_cmd(pid_t pid, struct rm_tick *t, int rfd, struct rm_rapl *r,
+		      struct totals *tt, struct rm_rapl_step *s, int *st)
+{
+	pid_t w;
+
+	for (;;) {
+		w = waitpid(pid, st, WNOHANG);
+		if (w == pid || (w < 0 && errno != EINTR))
+			break;
+		if (!rm_tick_next(t)) {
+			if (t->end != RM_END_SIGNAL)
+				break;
+			if (!cmd_got_it_too(t, pid))
+				kill(pid, t->signo);
+			rm_tick_clear_signal(t);
+			continue;
+		}
+		drain(rfd);
+		if (t->done > 1 && r)
+			step(r, tt, s);
+	}
+	while (w != pid && ((w = waitpid(pid, st, 0)) >= 0 || errno == EINTR))
+		;
+	return w;
+}
+
+/* The one result row of CMD's run, header first, into b. */
+static void result_row(const struct opts *o, const struct totals *tt, double el, int status,
+		       struct rm_buf *b)
+{
+	struct rm_val v[R_NCOLS];
+
+	for (int i = 0; i < R_NCOLS; i++)
+		v[i] = rm_none();
+	v[R_ELAPSED] = rm_num(el, 3);
+	if (tt->pkg_ok) {
+		v[R_PKG_J] = rm_num((double)tt->pkg_uj / 1e6, 3);
+		if (el > 0)
+			v[R_PKG_W] = rm_num((double)tt->pkg_uj / 1e6 / el, 2);
+	}
+	if (tt->dram_ok) {
+		v[R_DRAM_J] = rm_num((double)tt->dram_uj / 1e6, 3);
+		if (el > 0)
+			v[R_DRAM_W] = rm_num((double)tt->dram_uj / 1e6 / el, 2);
+	}
+	v[R_EXIT] = rm_num(status, 0);
+	if (o->header && o->fmt == RM_FMT_CSV)
+		rm_emit_csv_header(b, run_cols, R_NCOLS);
+	emit(o, b, run_cols, v, R_NCOLS, 1);
+}
+
 /*
  * Run CMD and print what it cost: its time, and the energy of r's zones,
  * or empty energy fields where r is NULL (no readable RAPL counter).
@@ -412,13 +466,11 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 {
 	struct rm_tick t;
 	struct rm_buf b = { 0 };
-	struct rm_val v[R_NCOLS];
 	struct rm_rapl_step s;
 	struct totals tt;
 	struct sigaction sa;
 	int fd = STDERR_FILENO, st = 0, status, p[2];
 	pid_t pid, w;
-	double el;
 	/* -o FILE: written whole, then renamed into place (lib/outfile). */
 	struct rm_outfile out = { .fd = -1 };
 	char why[256];
@@ -458,27 +510,7 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 		return RM_EXIT_FAIL;
 	}
 	t.extra_fd = p[0];
-	/* Read on every tick so that no wrap goes unseen; a stop signal is
-	 * passed on to CMD (unless the terminal sent it to CMD too), and we
-	 * wait for it to end. */
-	for (;;) {
-		w = waitpid(pid, &st, WNOHANG);
-		if (w == pid || (w < 0 && errno != EINTR))
-			break;
-		if (!rm_tick_next(&t)) {
-			if (t.end != RM_END_SIGNAL)
-				break;
-			if (!cmd_got_it_too(&t, pid))
-				kill(pid, t.signo);
-			rm_tick_clear_signal(&t);
-			continue;
-		}
-		drain(p[0]);
-		if (t.done > 1 && r)
-			step(r, &tt, &s);
-	}
-	while (w != pid && ((w = waitpid(pid, &st, 0)) >= 0 || errno == EINTR))
-		;
+	w = wait_cmd(pid, &t, p[0], r, &tt, &s, &st);
 	if (w != pid) {
 		warn("cannot wait for '%s'", o->cmd[0]);
 		if (o->output)
@@ -490,25 +522,7 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 	else
 		s.mono = mono_now();
 	status = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : RM_EXIT_FAIL;
-
-	el = s.mono - tt.start;
-	for (int i = 0; i < R_NCOLS; i++)
-		v[i] = rm_none();
-	v[R_ELAPSED] = rm_num(el, 3);
-	if (tt.pkg_ok) {
-		v[R_PKG_J] = rm_num((double)tt.pkg_uj / 1e6, 3);
-		if (el > 0)
-			v[R_PKG_W] = rm_num((double)tt.pkg_uj / 1e6 / el, 2);
-	}
-	if (tt.dram_ok) {
-		v[R_DRAM_J] = rm_num((double)tt.dram_uj / 1e6, 3);
-		if (el > 0)
-			v[R_DRAM_W] = rm_num((double)tt.dram_uj / 1e6 / el, 2);
-	}
-	v[R_EXIT] = rm_num(status, 0);
-	if (o->header && o->fmt == RM_FMT_CSV)
-		rm_emit_csv_header(&b, run_cols, R_NCOLS);
-	emit(o, &b, run_cols, v, R_NCOLS, 1);
+	result_row(o, &tt, s.mono - tt.start, status, &b);
 	if (rm_buf_write(fd, &b) < 0) {
 		int e = errno;
 		if (o->output)

@@ -1154,6 +1154,98 @@ static int serve_only(struct rm_tick *t)
 }
 
 
+/* Read the disk path, open /proc, set the tick up with its watched
+ * PIDs, and open what the options ask for besides the output. */
+static void setup(struct opts *o, struct state *s, struct rm_tick *t)
+{
+	struct rm_disk dk;
+
+	if (rm_disk_read(o->disk_path, &dk) < 0)
+		err(RM_EXIT_FAIL, "cannot read disk path '%s'", o->disk_path);
+	if (rm_proc_dirfd() < 0)
+		err(RM_EXIT_FAIL, "cannot open '%s'", rm_proc_root());
+	if (rm_tick_init(t, o->interval, o->interval ? o->count : 1, o->watch_pid) < 0)
+		err(RM_EXIT_FAIL, "cannot watch PID %d", (int)o->watch_pid);
+	for (int i = 1; i < o->nwatch; i++)
+		if (rm_tick_watch(t, o->watch[i]) < 0)
+			err(RM_EXIT_FAIL, "cannot watch PID %d", (int)o->watch[i]);
+	s->oom_known = rm_vmstat_oom_read(&s->oom_base) == 0;
+	if (o->prom_file)
+		check_prom_dir(o);
+	open_extras(o);
+}
+
+/* The CSV header: now on stdout, with the first row in a file, or none
+ * when appending to a file that has one. */
+static void start_header(const struct opts *o, struct rm_buf *b)
+{
+	if (o->header && o->fmt == RM_FMT_CSV) {
+		if (header_pending < 0) {
+			header_pending = 0;   /* appending to a file that has one */
+		} else if (out_fd == STDOUT_FILENO) {
+			rm_emit_csv_header(b, ocols, nout);
+			rm_out(prog, b);
+		} else {
+			header_pending = 1;   /* written with the first row */
+		}
+	} else {
+		header_pending = 0;
+	}
+}
+
+/* Every row of the run: one per tick, and the one last row. */
+static void sample_loop(struct opts *o, struct state *s, struct rm_tick *t, struct rm_buf *b)
+{
+	double t0_shift = 0;
+	struct rm_val v[C_NCOLS];
+
+	/* The first row's CPU % needs a window: 100 ms, or the interval when
+	 * that is shorter.  A watched PID or a signal that ends it still
+	 * gets the one row every run writes. */
+	if (rm_tick_sleep_until(t, o->interval && o->interval < 0.1 ? o->interval : 0.1)) {
+		double prev = -1, el;
+		clock_gettime(CLOCK_MONOTONIC, &t->start);
+		t0_shift = rm_t0_shift(&t->start); /* RM_T0: the monitor run's elapsed 0 */
+		while (rm_tick_next(t)) {
+			el = rm_tick_elapsed(t);
+			/* A row that comes 3 ticks late (SIGSTOP, a frozen
+			 * machine) leaves a gap in the time line: counted. */
+			if (prev >= 0 && o->interval && el - prev > 3 * o->interval) {
+				gaps++;
+				if (el - prev > gap_max)
+					gap_max = el - prev;
+			}
+			prev = el;
+			sample(o, s, el + t0_shift, v);
+			emit(o, b, v);
+		}
+	}
+	if (t->end == RM_END_PID || (rows_written == 0 && rows_lost == 0)) {
+		/* The watched build just ended: one last row records what ended
+		 * it (an OOM kill of the orchestrator, say). */
+		sample(o, s, rm_tick_elapsed(t) + t0_shift, v);
+		emit(o, b, v);
+	}
+}
+
+/* Stop the server, free what is held, report lost rows and write the
+ * final status; returns the exit status. */
+static int finish(struct opts *o, struct rm_buf *b)
+{
+	int rc;
+
+	serve_stop();
+	compilers_done();
+	rm_buf_free(b);
+	rm_buf_free(&o->prom_labels);
+	free(o->names_store);
+	if (o->has_re)
+		regfree(&o->ctx_re);
+	rc = rm_finish_stdout(prog, report_lost(o));
+	status_write(o, 1);
+	return rc;
+}
+
 /*
  * Sample the system once, or on every tick of the stream, and print each
  * row whole with one write.
@@ -1164,29 +1256,14 @@ int main(int argc, char **argv)
 	static struct opts o;
 	struct state s;
 	struct rm_tick t;
-	double t0_shift = 0;
 	struct rm_buf b = { 0 };
-	struct rm_val v[C_NCOLS];
-	struct rm_disk dk;
 
 	rm_set_prog(prog);
 	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &o);
 	memset(&s, 0, sizeof(s));
 
-	if (rm_disk_read(o.disk_path, &dk) < 0)
-		err(RM_EXIT_FAIL, "cannot read disk path '%s'", o.disk_path);
-	if (rm_proc_dirfd() < 0)
-		err(RM_EXIT_FAIL, "cannot open '%s'", rm_proc_root());
-	if (rm_tick_init(&t, o.interval, o.interval ? o.count : 1, o.watch_pid) < 0)
-		err(RM_EXIT_FAIL, "cannot watch PID %d", (int)o.watch_pid);
-	for (int i = 1; i < o.nwatch; i++)
-		if (rm_tick_watch(&t, o.watch[i]) < 0)
-			err(RM_EXIT_FAIL, "cannot watch PID %d", (int)o.watch[i]);
-	s.oom_known = rm_vmstat_oom_read(&s.oom_base) == 0;
-	if (o.prom_file)
-		check_prom_dir(&o);
-	open_extras(&o);
+	setup(&o, &s, &t);
 	if (o.check) {
 		/* Everything a run would refuse has been refused by now. */
 		open_output(&o, 0);
@@ -1198,55 +1275,7 @@ int main(int argc, char **argv)
 		return serve_only(&t);
 	open_output(&o, 1);
 	status_write(&o, 0);
-	if (o.header && o.fmt == RM_FMT_CSV) {
-		if (header_pending < 0) {
-			header_pending = 0;   /* appending to a file that has one */
-		} else if (out_fd == STDOUT_FILENO) {
-			rm_emit_csv_header(&b, ocols, nout);
-			rm_out(prog, &b);
-		} else {
-			header_pending = 1;   /* written with the first row */
-		}
-	} else {
-		header_pending = 0;
-	}
-	/* The first row's CPU % needs a window: 100 ms, or the interval when
-	 * that is shorter.  A watched PID or a signal that ends it still
-	 * gets the one row every run writes. */
-	if (rm_tick_sleep_until(&t, o.interval && o.interval < 0.1 ? o.interval : 0.1)) {
-		double prev = -1, el;
-		clock_gettime(CLOCK_MONOTONIC, &t.start);
-		t0_shift = rm_t0_shift(&t.start); /* RM_T0: the monitor run's elapsed 0 */
-		while (rm_tick_next(&t)) {
-			el = rm_tick_elapsed(&t);
-			/* A row that comes 3 ticks late (SIGSTOP, a frozen
-			 * machine) leaves a gap in the time line: counted. */
-			if (prev >= 0 && o.interval && el - prev > 3 * o.interval) {
-				gaps++;
-				if (el - prev > gap_max)
-					gap_max = el - prev;
-			}
-			prev = el;
-			sample(&o, &s, el + t0_shift, v);
-			emit(&o, &b, v);
-		}
-	}
-	if (t.end == RM_END_PID || (rows_written == 0 && rows_lost == 0)) {
-		/* The watched build just ended: one last row records what ended
-		 * it (an OOM kill of the orchestrator, say). */
-		sample(&o, &s, rm_tick_elapsed(&t) + t0_shift, v);
-		emit(&o, &b, v);
-	}
-	serve_stop();
-	compilers_done();
-	rm_buf_free(&b);
-	rm_buf_free(&o.prom_labels);
-	free(o.names_store);
-	if (o.has_re)
-		regfree(&o.ctx_re);
-	{
-		int rc = rm_finish_stdout(prog, report_lost(&o));
-		status_write(&o, 1);
-		return rc;
-	}
+	start_header(&o, &b);
+	sample_loop(&o, &s, &t, &b);
+	return finish(&o, &b);
 }

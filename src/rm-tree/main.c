@@ -156,9 +156,111 @@ static const char *cgroup_arg(const char *arg)
 	return path;
 }
 
+/* --match ERE: compiled into o->re (a repeated --match replaces it). */
+static void set_match(struct opts *o, const char *arg, int match)
+{
+	int rc;
+
+	if (match)
+		regfree(&o->re);
+	rc = regcomp(&o->re, arg, REG_EXTENDED | REG_NOSUB);
+	if (rc != 0) {
+		char msg[256];
+		regerror(rc, &o->re, msg, sizeof(msg));
+		rm_cli_usage_error(&cli, "invalid --match '%s': %s", arg, msg);
+	}
+}
+
+/* --exclude-tree PID: appended to o->exclude. */
+static void add_exclude(struct opts *o, const char *arg)
+{
+	pid_t *p = realloc(o->exclude, (size_t)(o->nexclude + 1) * sizeof(*p));
+	if (!p)
+		errx(RM_EXIT_FAIL, "out of memory");
+	o->exclude = p;
+	if (rm_parse_pid(arg, &o->exclude[o->nexclude]) < 0)
+		rm_cli_usage_error(&cli, "invalid --exclude-tree PID '%s'", arg);
+	o->nexclude++;
+}
+
+/* --elsewhere[=KiB]: on, with 100 MiB unless KiB is given. */
+static void set_elsewhere(struct opts *o, const char *arg)
+{
+	o->elsewhere = 1;
+	o->elsewhere_kib = 102400;
+	if (arg) {
+		long v;
+		if (rm_parse_long(arg, 0, 1L << 40, &v) < 0)
+			rm_cli_usage_error(&cli,
+					   "invalid --elsewhere '%s': KiB, a whole number", arg);
+		o->elsewhere_kib = (uint64_t)v;
+	}
+}
+
+/* --exec: CMD follows, and no other selection or -n/--watch-pid goes with it. */
+static void check_exec(struct opts *o, int match, int argc, char **argv)
+{
+	if (optind >= argc)
+		rm_cli_usage_error(&cli, "--exec needs a command after --");
+	if (match || o->no_children || o->in_cgroup)
+		rm_cli_usage_error(&cli, "--exec takes no other selection");
+	if (o->count || o->watch_pid)
+		rm_cli_usage_error(&cli, "--exec runs until CMD's tree ends: no -n or --watch-pid");
+	o->sel = SEL_EXEC;
+	o->argv = argv + optind;
+	if (!o->interval)
+		o->interval = 0.5;
+}
+
+/* Without --exec: the PIDs, the one selection, and no --exec-only option. */
+static void check_selection(struct opts *o, int match, int argc, char **argv)
+{
+	o->npids = argc - optind;
+	if (o->npids) {
+		o->pids = calloc((size_t)o->npids, sizeof(*o->pids));
+		if (!o->pids)
+			errx(RM_EXIT_FAIL, "out of memory");
+		for (int i = 0; i < o->npids; i++)
+			if (rm_parse_pid(argv[optind + i], &o->pids[i]) < 0)
+				rm_cli_usage_error(&cli, "invalid PID '%s'", argv[optind + i]);
+	}
+	if (match && o->npids)
+		rm_cli_usage_error(&cli, "--match takes no PID");
+	if (o->in_cgroup && (match || o->npids))
+		rm_cli_usage_error(&cli, "--in-cgroup takes no other selection");
+	if (o->no_children && !o->npids)
+		rm_cli_usage_error(&cli, "--no-children needs a PID");
+	o->sel = match ? SEL_MATCH : o->in_cgroup ? SEL_CGROUP : o->npids ? SEL_PIDS : SEL_ALL;
+	if (o->job || o->cgroup)
+		rm_cli_usage_error(&cli, "%s is for --exec", o->job ? "--job" :
+				   o->mem_max ? "--memory-max" : "--cgroup");
+	if (o->job || o->cgroup || o->wait_orphans >= 0)
+		rm_cli_usage_error(&cli, "%s is for --exec",
+				   o->job ? "--job" : o->cgroup ? "--cgroup" : "--wait-orphans");
+	if (!o->interval && (o->count || o->watch_pid))
+		rm_cli_usage_error(&cli, "%s needs -i SEC", o->count ? "-n" : "--watch-pid");
+}
+
+/* A stream (-i or --exec) is CSV with fixed columns; the stream options need one. */
+static void check_stream(const struct opts *o, int cols_set)
+{
+	if (o->interval) {
+		if (o->json)
+			rm_cli_usage_error(&cli, "-f json is for snapshots: a stream is CSV");
+		if (cols_set)
+			rm_cli_usage_error(&cli, "-o is for snapshots: the exit log has fixed columns");
+	} else if (o->timeline || o->log || o->pss || o->stats || o->elsewhere || o->in_cgroup ||
+		   o->nexclude) {
+		rm_cli_usage_error(&cli, "%s needs -i SEC or --exec",
+				   o->timeline ? "--timeline" : o->log ? "--log" : o->pss ? "--pss" :
+				   o->stats ? "--stats" : o->elsewhere ? "--elsewhere" :
+				   o->in_cgroup ? "--in-cgroup" : "--exclude-tree");
+	}
+}
+
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	int c, rc, exec = 0, match = 0, cols_set = 0;
+	int c, exec = 0, match = 0, cols_set = 0;
 
 	o->header = 1;
 	o->window = 0.1;
@@ -197,14 +299,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			exit(rm_finish_stdout(prog, RM_EXIT_OK));
 		}
 		case O_MATCH:
-			if (match)
-				regfree(&o->re);
-			rc = regcomp(&o->re, optarg, REG_EXTENDED | REG_NOSUB);
-			if (rc != 0) {
-				char msg[256];
-				regerror(rc, &o->re, msg, sizeof(msg));
-				rm_cli_usage_error(&cli, "invalid --match '%s': %s", optarg, msg);
-			}
+			set_match(o, optarg, match);
 			match = 1;
 			break;
 		case O_EXEC:
@@ -224,79 +319,20 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case O_INCG:
 			o->in_cgroup = cgroup_arg(optarg);
 			break;
-		case O_EXCL: {
-			pid_t *p = realloc(o->exclude, (size_t)(o->nexclude + 1) * sizeof(*p));
-			if (!p)
-				errx(RM_EXIT_FAIL, "out of memory");
-			o->exclude = p;
-			if (rm_parse_pid(optarg, &o->exclude[o->nexclude]) < 0)
-				rm_cli_usage_error(&cli, "invalid --exclude-tree PID '%s'", optarg);
-			o->nexclude++;
+		case O_EXCL:
+			add_exclude(o, optarg);
 			break;
-		}
 		case O_ELSE:
-			o->elsewhere = 1;
-			o->elsewhere_kib = 102400;
-			if (optarg) {
-				long v;
-				if (rm_parse_long(optarg, 0, 1L << 40, &v) < 0)
-					rm_cli_usage_error(&cli,
-							   "invalid --elsewhere '%s': KiB, a whole number", optarg);
-				o->elsewhere_kib = (uint64_t)v;
-			}
+			set_elsewhere(o, optarg);
 			break;
 		}
 	}
 
-	if (exec) {
-		if (optind >= argc)
-			rm_cli_usage_error(&cli, "--exec needs a command after --");
-		if (match || o->no_children || o->in_cgroup)
-			rm_cli_usage_error(&cli, "--exec takes no other selection");
-		if (o->count || o->watch_pid)
-			rm_cli_usage_error(&cli, "--exec runs until CMD's tree ends: no -n or --watch-pid");
-		o->sel = SEL_EXEC;
-		o->argv = argv + optind;
-		if (!o->interval)
-			o->interval = 0.5;
-	} else {
-		o->npids = argc - optind;
-		if (o->npids) {
-			o->pids = calloc((size_t)o->npids, sizeof(*o->pids));
-			if (!o->pids)
-				errx(RM_EXIT_FAIL, "out of memory");
-			for (int i = 0; i < o->npids; i++)
-				if (rm_parse_pid(argv[optind + i], &o->pids[i]) < 0)
-					rm_cli_usage_error(&cli, "invalid PID '%s'", argv[optind + i]);
-		}
-		if (match && o->npids)
-			rm_cli_usage_error(&cli, "--match takes no PID");
-		if (o->in_cgroup && (match || o->npids))
-			rm_cli_usage_error(&cli, "--in-cgroup takes no other selection");
-		if (o->no_children && !o->npids)
-			rm_cli_usage_error(&cli, "--no-children needs a PID");
-		o->sel = match ? SEL_MATCH : o->in_cgroup ? SEL_CGROUP : o->npids ? SEL_PIDS : SEL_ALL;
-		if (o->job || o->cgroup)
-			rm_cli_usage_error(&cli, "%s is for --exec", o->job ? "--job" :
-					   o->mem_max ? "--memory-max" : "--cgroup");
-		if (o->job || o->cgroup || o->wait_orphans >= 0)
-			rm_cli_usage_error(&cli, "%s is for --exec",
-					   o->job ? "--job" : o->cgroup ? "--cgroup" : "--wait-orphans");
-		if (!o->interval && (o->count || o->watch_pid))
-			rm_cli_usage_error(&cli, "%s needs -i SEC", o->count ? "-n" : "--watch-pid");
-	}
-	if (o->interval) {
-		if (o->json)
-			rm_cli_usage_error(&cli, "-f json is for snapshots: a stream is CSV");
-		if (cols_set)
-			rm_cli_usage_error(&cli, "-o is for snapshots: the exit log has fixed columns");
-	} else if (o->timeline || o->log || o->pss || o->stats || o->elsewhere || o->in_cgroup ||
-		   o->nexclude) {
-		rm_cli_usage_error(&cli, "%s needs -i SEC or --exec",
-				   o->timeline ? "--timeline" : o->log ? "--log" : o->pss ? "--pss" :
-				   o->stats ? "--stats" : o->elsewhere ? "--elsewhere" :
-				   o->in_cgroup ? "--in-cgroup" : "--exclude-tree");
-	}
+	if (exec)
+		check_exec(o, match, argc, argv);
+	else
+		check_selection(o, match, argc, argv);
+	check_stream(o, cols_set);
 }
 
 /*
