@@ -374,29 +374,19 @@ static enum rm_csv_err in_quoted(struct rm_csv *c, unsigned char ch, rm_csv_cb c
 	return RM_CSV_OK;
 }
 
-/* Slow path, S_QQ: byte ch after a quote inside a quoted field. */
+/* Slow path, S_QQ: byte ch after a quote inside a quoted field.  A second
+ * quote is a literal one; any other byte ends the quoted part and is read
+ * as in an unquoted field. */
 static enum rm_csv_err after_quote(struct rm_csv *c, unsigned char ch, rm_csv_cb cb, void *arg)
 {
 	if (ch == '"') {
 		if (put(c, '"'))
 			return c->err;
 		c->st = S_Q;
-	} else if (ch == ',') {
-		if (end_field(c))
-			return c->err;
-		c->st = S_FSTART;
-	} else if (ch == '\n') {
-		c->line++;
-		if (emit_slow(c, cb, arg, 0))
-			return c->err;
-	} else if (ch == '\r') {
-		c->st = S_CR;
-	} else {
-		if (put(c, (char)ch))
-			return c->err;
-		c->st = S_UNQ;
+		return RM_CSV_OK;
 	}
-	return RM_CSV_OK;
+	c->st = S_UNQ;
+	return in_unquoted(c, ch, cb, arg);
 }
 
 /* Slow path, S_CR or S_RCR: byte ch after a CR; *again is set when ch
