@@ -41,9 +41,8 @@ void rm_cli_usage_error(const struct rm_cli *c, const char *fmt, ...)
 	exit(RM_EXIT_USAGE);
 }
 
-int rm_finish_stdout(const char *prog, int status)
+int rm_finish_stdout(int status)
 {
-	(void)prog;     /* warn(3) names the program: rm_set_prog */
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		if (errno == EPIPE)
 			return status;
@@ -53,9 +52,8 @@ int rm_finish_stdout(const char *prog, int status)
 	return status;
 }
 
-void rm_out(const char *prog, struct rm_buf *b)
+void rm_out(struct rm_buf *b)
 {
-	(void)prog;     /* err(3) names the program: rm_set_prog */
 	if (rm_buf_write(STDOUT_FILENO, b) < 0) {
 		if (errno == EPIPE)
 			exit(RM_EXIT_OK);
@@ -100,7 +98,7 @@ void rm_cli_value(const struct rm_cli *c, enum rm_cli_kind kind, const char *arg
 static void __attribute__((noreturn)) cli_version(const struct rm_cli *c)
 {
 	printf("%s %s\n", c->prog, RM_VERSION);
-	exit(rm_finish_stdout(c->prog, RM_EXIT_OK));
+	exit(rm_finish_stdout(RM_EXIT_OK));
 }
 
 static void __attribute__((noreturn)) cli_help(const struct rm_cli *c)
@@ -110,7 +108,7 @@ static void __attribute__((noreturn)) cli_help(const struct rm_cli *c)
 	rm_cli_help(c, &b);
 	if (b.p)
 		fputs(b.p, stdout);
-	exit(rm_finish_stdout(c->prog, RM_EXIT_OK));
+	exit(rm_finish_stdout(RM_EXIT_OK));
 }
 
 /*

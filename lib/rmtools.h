@@ -62,13 +62,12 @@ void rm_cli_usage_error(const struct rm_cli *c, const char *fmt, ...)
 /*
  * Flush stdout at exit and report a failed write ("PROG: cannot write
  * output: why", then status 1), staying quiet on EPIPE.  Returns the
- * status to exit with.  PROG is rm_set_prog's (err(3)): the prog argument
- * of this and rm_out is no longer read.
+ * status to exit with.  PROG is rm_set_prog's name (err(3)).
  */
-int rm_finish_stdout(const char *prog, int status);
+int rm_finish_stdout(int status);
 
 /* Write a buffer to stdout; on EPIPE exit 0 quietly, on other errors
  * print "PROG: cannot write output: why" and exit 1. */
-void rm_out(const char *prog, struct rm_buf *b);
+void rm_out(struct rm_buf *b);
 
 #endif

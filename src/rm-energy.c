@@ -208,10 +208,10 @@ static int oneshot(const struct opts *o, struct rm_rapl *r)
 	if (o->header && o->fmt == RM_FMT_CSV)
 		rm_emit_csv_header(&b, zone_cols, Z_NCOLS);
 	emit(o, &b, zone_cols, v, Z_NCOLS, r->n);
-	rm_out(prog, &b);
+	rm_out(&b);
 	rm_buf_free(&b);
 	free(v);
-	return rm_finish_stdout(prog, RM_EXIT_OK);
+	return rm_finish_stdout(RM_EXIT_OK);
 }
 
 /* Read the counters once more and add the step to the totals. */
@@ -279,7 +279,7 @@ static int stream(const struct opts *o, struct rm_rapl *r)
 	start(r, &tt);
 	if (o->header && o->fmt == RM_FMT_CSV) {
 		rm_emit_csv_header(&b, stream_cols, S_NCOLS);
-		rm_out(prog, &b);
+		rm_out(&b);
 	}
 	while (rm_tick_next(&t)) {
 		if (first) {
@@ -288,7 +288,7 @@ static int stream(const struct opts *o, struct rm_rapl *r)
 		}
 		stream_row(r, &tt, v);
 		emit(o, &b, stream_cols, v, S_NCOLS, 1);
-		rm_out(prog, &b);
+		rm_out(&b);
 	}
 	/* The watched PID or a signal ended it inside an interval: one last
 	 * row so the joules cover the whole run. */
@@ -296,10 +296,10 @@ static int stream(const struct opts *o, struct rm_rapl *r)
 	    rm_now_mono() - tt.last > 0.001) {
 		stream_row(r, &tt, v);
 		emit(o, &b, stream_cols, v, S_NCOLS, 1);
-		rm_out(prog, &b);
+		rm_out(&b);
 	}
 	rm_buf_free(&b);
-	return rm_finish_stdout(prog, RM_EXIT_OK);
+	return rm_finish_stdout(RM_EXIT_OK);
 }
 
 static double mono_now(void)
@@ -539,7 +539,7 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 		return status ? status : RM_EXIT_FAIL;
 	}
 	rm_buf_free(&b);
-	return rm_finish_stdout(prog, status);
+	return rm_finish_stdout(status);
 }
 
 /*

@@ -153,7 +153,7 @@ static void emit(const struct opts *o, struct rm_buf *b, struct rm_val *v, int n
 	}
 	if (o->fmt == RM_FMT_PROM)
 		rm_emit_prom(b, cols, v, C_NCOLS, gpus.n, NULL);
-	rm_out(prog, b);
+	rm_out(b);
 }
 
 /* Say what became of NVML when it matters: asked for, or there but failing. */
@@ -192,7 +192,7 @@ int main(int argc, char **argv)
 	ncols = o.interval ? C_NCOLS : C_EPOCH;
 	if (o.header && o.fmt == RM_FMT_CSV) {
 		rm_emit_csv_header(&b, cols, ncols);
-		rm_out(prog, &b);
+		rm_out(&b);
 	}
 	if (!o.interval) {
 		emit(&o, &b, v, ncols, 0, 0);
@@ -212,5 +212,5 @@ int main(int argc, char **argv)
 	}
 	rm_buf_free(&b);
 	free(v);
-	return rm_finish_stdout(prog, RM_EXIT_OK);
+	return rm_finish_stdout(RM_EXIT_OK);
 }

@@ -418,7 +418,7 @@ static int lost_is_tolerable(int e)
 static void out_write(struct rm_buf *b, double epoch)
 {
 	if (out_fd == STDOUT_FILENO) {
-		rm_out(prog, b);
+		rm_out(b);
 		rows_written++;
 		return;
 	}
@@ -1150,7 +1150,7 @@ static int serve_only(struct rm_tick *t)
 		;
 	serve_stop();
 	compilers_done();
-	return rm_finish_stdout(prog, RM_EXIT_OK);
+	return rm_finish_stdout(RM_EXIT_OK);
 }
 
 
@@ -1184,7 +1184,7 @@ static void start_header(const struct opts *o, struct rm_buf *b)
 			header_pending = 0;   /* appending to a file that has one */
 		} else if (out_fd == STDOUT_FILENO) {
 			rm_emit_csv_header(b, ocols, nout);
-			rm_out(prog, b);
+			rm_out(b);
 		} else {
 			header_pending = 1;   /* written with the first row */
 		}
@@ -1241,7 +1241,7 @@ static int finish(struct opts *o, struct rm_buf *b)
 	free(o->names_store);
 	if (o->has_re)
 		regfree(&o->ctx_re);
-	rc = rm_finish_stdout(prog, report_lost(o));
+	rc = rm_finish_stdout(report_lost(o));
 	status_write(o, 1);
 	return rc;
 }

@@ -365,7 +365,7 @@ static int print_reports(const struct report *reps, int nrep)
 
 	if (g_opt.series) {
 		status = print_series(&b, reps, nrep);
-		rm_out(prog, &b);
+		rm_out(&b);
 	}
 	for (int k = 0; k < nrep && !g_opt.series; k++) {
 		if (k > 0 && !g_opt.json)
@@ -376,11 +376,11 @@ static int print_reports(const struct report *reps, int nrep)
 			print_markdown(&b, &reps[k], &g_opt);
 		else
 			print_text(&b, &reps[k], &g_opt);
-		rm_out(prog, &b);
+		rm_out(&b);
 	}
 	if (status == RM_EXIT_OK) {
 		runinfo_text(&b, !g_opt.series && !g_opt.json && !g_opt.markdown);
-		rm_out(prog, &b);
+		rm_out(&b);
 	}
 	rm_buf_free(&b);
 	return status;
@@ -440,6 +440,6 @@ int main(int argc, char **argv)
 		regfree(&g_opt.inc);
 	if (g_opt.has_exc)
 		regfree(&g_opt.exc);
-	status = rm_finish_stdout(prog, status);
+	status = rm_finish_stdout(status);
 	return out_path ? out_finish(status) : status;
 }

@@ -296,7 +296,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			char ere[512];
 			rm_cu_compilers_ere(ere, sizeof(ere));
 			puts(ere);
-			exit(rm_finish_stdout(prog, RM_EXIT_OK));
+			exit(rm_finish_stdout(RM_EXIT_OK));
 		}
 		case O_MATCH:
 			set_match(o, optarg, match);

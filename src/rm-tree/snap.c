@@ -281,7 +281,7 @@ static void print_csv(struct snap *s, struct rm_buf *b)
 		}
 		rm_buf_addc(b, '\n');
 		if (b->len > (1u << 20))
-			rm_out(program_invocation_short_name, b);
+			rm_out(b);
 	}
 }
 
@@ -352,10 +352,10 @@ int snapshot_run(const struct opts *o)
 	} else {
 		print_csv(&s, &b);
 	}
-	rm_out(program_invocation_short_name, &b);
+	rm_out(&b);
 	rm_buf_free(&b);
 	rm_ptree_free(&s.t);
 	free(s.v);
 	free(s.pct);
-	return rm_finish_stdout(program_invocation_short_name, s.status);
+	return rm_finish_stdout(s.status);
 }

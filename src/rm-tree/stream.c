@@ -1419,7 +1419,7 @@ static int stream_finish(struct stream *s)
 		int rc = rm_exit_column(s->root_status);
 		return rc == 0 && s->status == RM_EXIT_FAIL ? RM_EXIT_FAIL : rc;
 	}
-	return rm_finish_stdout(program_invocation_short_name, s->status);
+	return rm_finish_stdout(s->status);
 }
 
 int stream_run(const struct opts *o)
