@@ -99,6 +99,26 @@ status() {
   [ "$(jq -c '.files | length' <<<"$output")" = 1 ]
 }
 
+@test "without --companions too, a file named twice, or under a link's name, is read once: no process counted twice" {
+  local d="$T/d" once
+  mkdir -p "$d"
+  cp "$F/scope/memcg-build.csv" "$F/scope/memcg-build.procs.csv" "$d/"
+  ln -s memcg-build.procs.csv "$d/latest.procs.csv"
+  ln "$d/memcg-build.procs.csv" "$d/hard.procs.csv"
+  run -0 rm-summarize --json "$d/memcg-build.csv" "$d/memcg-build.procs.csv"
+  once=$output
+  [ "$(jq -c '.processes.count' <<<"${once}")" -gt 0 ]
+  run -0 rm-summarize --json "$d/memcg-build.csv" "$d/memcg-build.procs.csv" \
+    "$d/latest.procs.csv" "$d/hard.procs.csv" "$d/memcg-build.procs.csv"
+  [ "$(jq -c '.files' <<<"$output")" = "[\"$d/memcg-build.csv\",\"$d/memcg-build.procs.csv\"]" ]
+  [ "$(jq -c 'del(.files)' <<<"$output")" = "$(jq -c 'del(.files)' <<<"${once}")" ]
+  # The text report says the same.
+  run -0 rm-summarize "$d/memcg-build.csv" "$d/memcg-build.procs.csv"
+  once=$output
+  run -0 rm-summarize "$d/memcg-build.csv" "$d/latest.procs.csv" "$d/memcg-build.procs.csv"
+  [ "$output" = "${once}" ]
+}
+
 @test "--keep-error: -o FILE holds the message of input it cannot summarize; exit 1, said on stderr too" {
   : >"$T/empty.csv"
   run -1 --separate-stderr rm-summarize --keep-error -o "$T/s.json" --json "$T/empty.csv"

@@ -23,7 +23,7 @@ int runinfo_check, runinfo_keep_error;
 static const char **statuses, **notes;
 static int nstatus, nnote, companions;
 
-/* --companions: the new inputs array and the names it made, freed at exit. */
+/* The inputs array (each file once) and the companion names it made, freed at exit. */
 static const char **inputs, **made;
 static int nmade;
 
@@ -128,13 +128,16 @@ bad:
 	errx(RM_EXIT_FAIL, "--sampler-status '%s': line %d: not what rm-sample --status writes", path, lineno);
 }
 
-/* Add path to v[*n] unless it is there already, by name or as a file; 1 when added. */
-static int input_add(const char **v, int *n, const char *path)
+/*
+ * Add path to v[*n] unless v[first..*n) has it, by name or as a file; 1
+ * when added.  "-" is always added: given twice, main.c refuses it.
+ */
+static int input_add(const char **v, int first, int *n, const char *path)
 {
 	struct stat a, b;
 	int have = stat(path, &a) == 0;
 
-	for (int i = 0; i < *n; i++)
+	for (int i = first; i < *n && strcmp(path, "-"); i++)
 		if (!strcmp(v[i], path) || (have && stat(v[i], &b) == 0 && rm_same_file(&a, &b)))
 			return 0;
 	v[(*n)++] = path;
@@ -149,7 +152,7 @@ static int ends(const char *name, const char *suffix)
 	return n >= m && !strcmp(name + n - m, suffix);
 }
 
-static void companions_free(void)
+static void inputs_free(void)
 {
 	for (int i = 0; i < nmade; i++)
 		free((char *)made[i]);
@@ -157,8 +160,11 @@ static void companions_free(void)
 	free(inputs);
 }
 
-/* The inputs with X.csv's X.procs.csv and X.stats.csv (when not empty). */
-static int companions_add(int argc, char ***argv, int first)
+/*
+ * The inputs, each file once however it is named, and with --companions
+ * X.csv's X.procs.csv and X.stats.csv (when not empty).
+ */
+static int inputs_once(int argc, char ***argv, int first)
 {
 	static const char *const kinds[] = { ".procs.csv", ".stats.csv" };
 	const char **v = malloc((size_t)(first + 3 * (argc - first) + 1) * sizeof(*v));
@@ -170,8 +176,8 @@ static int companions_add(int argc, char ***argv, int first)
 	for (int i = first; i < argc; i++) {
 		const char *csv = (*argv)[i];
 		size_t stem;
-		input_add(v, &n, csv);
-		if (!ends(csv, ".csv") || ends(csv, kinds[0]) || ends(csv, kinds[1]))
+		input_add(v, first, &n, csv);
+		if (!companions || !ends(csv, ".csv") || ends(csv, kinds[0]) || ends(csv, kinds[1]))
 			continue;
 		stem = strlen(csv) - 4;
 		for (int k = 0; k < 2; k++) {
@@ -181,7 +187,7 @@ static int companions_add(int argc, char ***argv, int first)
 				errx(RM_EXIT_FAIL, "out of memory");
 			memcpy(p, csv, stem);
 			strcpy(p + stem, kinds[k]);
-			if (stat(p, &st) < 0 || st.st_size == 0 || !input_add(v, &n, p))
+			if (stat(p, &st) < 0 || st.st_size == 0 || !input_add(v, first, &n, p))
 				free(p);
 			else
 				made = push(made, nmade++, p);
@@ -189,7 +195,7 @@ static int companions_add(int argc, char ***argv, int first)
 	}
 	v[n] = NULL;
 	inputs = v;
-	atexit(companions_free);
+	atexit(inputs_free);
 	*argv = (char **)v;
 	return n;
 }
@@ -240,8 +246,7 @@ int runinfo_start(int argc, char ***argv, int optind_, const char *out, int json
 {
 	long lost = 0, fallback = 0;
 
-	if (companions)
-		argc = companions_add(argc, argv, optind_);
+	argc = inputs_once(argc, argv, optind_);
 	for (int i = 0; i < nstatus; i++)
 		status_read(statuses[i], &lost, rows_lost_from, &fallback);
 	if (nstatus) {
