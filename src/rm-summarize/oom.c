@@ -149,7 +149,8 @@ void oom_attribute(struct report *r, const struct opts *o)
 				drop = j;
 				break;
 			}
-		memmove(run + drop, run + drop + 1, (nrun - drop - 1) * sizeof(*run));
+		for (size_t j = drop; j + 1 < nrun; j++)
+			run[j] = run[j + 1];
 		nrun--;
 	}
 	/* In log order, each to the first sample whose counter rose and
