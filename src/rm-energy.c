@@ -360,8 +360,8 @@ static void drain(int fd)
 
 /* What we were started with, which CMD gets back (as under time(1)). */
 static sigset_t entry_mask;
-static const int entry_signo[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
-static struct sigaction entry_sig[4];
+static const int entry_signo[5] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT };
+static struct sigaction entry_sig[5];
 
 static pid_t spawn(char **cmd)
 {
@@ -373,7 +373,7 @@ static pid_t spawn(char **cmd)
 	 * ignored signal stays ignored, a handled one goes back to its
 	 * default before the mask opens, so that a ^C that came while we
 	 * were between fork and exec ends CMD rather than our handler. */
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		struct sigaction sa = entry_sig[i];
 		if (sa.sa_handler != SIG_IGN) {
 			memset(&sa, 0, sizeof(sa));
@@ -501,6 +501,9 @@ static int run_cmd(const struct opts *o, struct rm_rapl *r)
 	/* Our stop signals are caught before CMD exists: one sent as soon
 	 * as CMD is up must be passed on, never end us with CMD left. */
 	rm_tick_init(&t, o->interval, 0, 0);
+	/* The terminal's ^\ goes to CMD, which decides; we stay to write
+	 * its row, as time(1) ignores SIGQUIT while its command runs. */
+	signal(SIGQUIT, SIG_IGN);
 	fflush(NULL);
 	pid = spawn(o->cmd);
 	if (pid < 0) {
@@ -554,7 +557,7 @@ int main(int argc, char **argv)
 
 	rm_set_prog(prog);
 	sigprocmask(SIG_SETMASK, NULL, &entry_mask);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		sigaction(entry_signo[i], NULL, &entry_sig[i]);
 	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &o);

@@ -240,6 +240,29 @@ intel-rapl:0:0,core,3000000,65712999613" ]
   [ "$output" = "alive" ]
 }
 
+@test "-- CMD: the terminal's ^\\ (SIGQUIT to the process group) is CMD's to answer; rm-energy writes its row and exits with its status" {
+  local out="$BATS_TEST_TMPDIR/quit.csv" up="$BATS_TEST_TMPDIR/up" pid pgid rc=0
+  ulimit -c 0
+  # In a process group of its own, as a terminal's foreground job is, and
+  # with SIGQUIT's default action (bash ignores it in a background job).
+  RM_SYS_ROOT="$FIXTURES/powercap/intel1" setsid env --default-signal=QUIT rm-energy -o "$out" -- \
+    sh -c 'trap "exit 9" QUIT; echo up >"$1"; while :; do sleep 0.05; done' sh "$up" &
+  pid=$!
+  wait_for 10 test -s "$up"
+  pgid=$(ps -o pgid= -p "$pid" | tr -d ' ')
+  [ "$pgid" = "$pid" ]
+  kill -QUIT -- "-$pgid"
+  wait "$pid" || rc=$?
+  [ "$rc" -eq 9 ]
+  [ "$(csv_get "$out" exit)" = "9" ]
+  # CMD gets SIGQUIT as rm-energy was started with it: default, or ignored.
+  RM_SYS_ROOT="$FIXTURES/powercap/intel1" run -131 --separate-stderr env --default-signal=QUIT \
+    rm-energy -- sh -c 'kill -QUIT $$'
+  RM_SYS_ROOT="$FIXTURES/powercap/intel1" run -0 --separate-stderr sh -c \
+    'trap "" QUIT; exec rm-energy -- sh -c "kill -QUIT \$\$; echo alive"'
+  [ "$output" = "alive" ]
+}
+
 @test "energy_uj the user may not read (root-only since 5.10): one message naming the file, why and the remedy; exit 1" {
   command -v setpriv >/dev/null || skip "no setpriv"
   id nobody >/dev/null 2>&1 || skip "no user nobody"
