@@ -42,8 +42,10 @@ static const char *const jb_names[JB_N] = {
 enum { TL_EPOCH, TL_ELAPSED, TL_PROCS, TL_RSS, TL_CPU, TL_N };
 static const char *const tl_names[TL_N] = { "epoch", "elapsed_s", "procs", "rss_kib", "cpu_pct" };
 
-/* The column map of the file being read (files are read one at a time). */
-static int pcol[32];
+/* The column map of the file being read (files are read one at a time),
+ * as long as the longest of the four lists. */
+#define PCOL_MAX(a, b) ((int)(a) > (int)(b) ? (int)(a) : (int)(b))
+static int pcol[PCOL_MAX(PCOL_MAX(JB_N, XL_N), PCOL_MAX(TL_N, ST_N))];
 static int pncols;
 
 enum pkind procs_kind(const struct rm_csv *h)
