@@ -95,6 +95,35 @@ signal.signal(signal.SIGINT, bye); open(sys.argv[2], \"w\").close(); time.sleep(
   grep -q "sleep 30" "$d/err"
 }
 
+@test "SIGQUIT to rm-run's group is ignored (CMD, the foreground group, answers ^\\ alone): the summary still prints" {
+  local d="$BATS_TEST_TMPDIR" pid pgid tree cmdpg rc=0
+  ulimit -c 0
+  # Its own process group, as a terminal's job; SIGQUIT's default action.
+  # (bash ignores SIGQUIT itself; rm-tree, which rm-run starts with the
+  # default, must too, or the job's rows and the summary are lost.)
+  setsid env --default-signal=QUIT rm-run -i 0.1 -- \
+    sh -c 'trap "exit 9" QUIT; echo up >"$1"; while :; do sleep 0.05; done' sh "$d/up" 2>"$d/err" &
+  pid=$!
+  wait_for 10 test -s "$d/up"
+  pgid=$(ps -o pgid= -p "$pid" | tr -d ' ')
+  tree=$(pgrep -P "$pid" -x rm-tree)
+  cmdpg=$(pgrep -P "$tree" -x sh)
+  [ "$pgid" = "$pid" ] && [ -n "$cmdpg" ] && [ "$cmdpg" != "$pgid" ]
+  kill -QUIT -- "-$pgid"
+  # Both rm-run and its rm-tree are still there after a tick or two ...
+  alive() { ! grep -q . "$d/err" && kill -0 "$pid" && kill -0 "$tree"; }
+  local i
+  for i in 1 2 3 4 5; do
+    alive || { kill -9 -- "-$cmdpg"; false; }
+    sleep 0.1
+  done
+  # ... and the summary prints when CMD, sent its own, ends.
+  kill -QUIT -- "-$cmdpg"
+  wait "$pid" || rc=$?
+  [ "$rc" -eq 9 ]
+  grep -q "exit 9" "$d/err" || { cat "$d/err"; false; }
+}
+
 @test "--include and --exclude change what is shown, never the totals" {
   local d="$BATS_TEST_TMPDIR"
   rm-run --json -o "$d/all.json" -- sh -c "'$MEMHOG' -m 32 -t 0.5 & '$MEMHOG' -m 8 -t 0.5 & wait"

@@ -262,6 +262,30 @@ signal.signal(signal.SIGINT, bye); open(sys.argv[2], \"w\").close(); time.sleep(
   [ "$status" -eq 0 ]
 }
 
+@test "SIGQUIT to rm-tree's group is ignored (CMD, the foreground group, answers ^\\ alone): the job's rows are written" {
+  local d="$BATS_TEST_TMPDIR" pid pgid cmdpg rows rc=0
+  ulimit -c 0
+  # Its own process group, as a terminal's job; SIGQUIT's default action
+  # (bash ignores it in a background job).
+  setsid env --default-signal=QUIT rm-tree --exec -i 0.1 --log "$d/log.csv" --job "$d/job.csv" -- \
+    sh -c 'trap "exit 9" QUIT; echo up >"$1"; while :; do sleep 0.05; done' sh "$d/up" &
+  pid=$!
+  wait_for 10 test -s "$d/up"
+  pgid=$(ps -o pgid= -p "$pid" | tr -d ' ')
+  cmdpg=$(pgrep -P "$pid" -x sh)
+  [ "$pgid" = "$pid" ] && [ -n "$cmdpg" ] && [ "$cmdpg" != "$pgid" ]
+  rows=$(wc -l <"$d/log.csv")
+  kill -QUIT -- "-$pgid"
+  # rm-tree is still there, logging CMD's sleeps as they end ...
+  log_has() { (($(wc -l <"$d/log.csv") >= $1)) && kill -0 "$pid"; }
+  wait_for 20 log_has $((rows + 3)) || { kill -9 -- "-$cmdpg"; false; }
+  # ... and writes the job's row when CMD, sent its own, ends.
+  kill -QUIT -- "-$cmdpg"
+  wait "$pid" || rc=$?
+  [ "$rc" -eq 9 ]
+  [ "$(csv_get "$d/job.csv" exit)" = 9 ]
+}
+
 @test "the end of CMD is noticed at once, not at the next tick" {
   SECONDS=0
   rm-tree --exec -i 30 --log /dev/null -- sleep 0.2

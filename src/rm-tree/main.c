@@ -342,11 +342,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 int main(int argc, char **argv)
 {
 	static struct opts o;
-	const int sigs[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	const int sigs[5] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT };
 
 	rm_set_prog(prog);
 	/* What CMD would have had without us, before we change any of it. */
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		sigaction(sigs[i], NULL, &o.entry_sig[i]);
 	sigprocmask(SIG_SETMASK, NULL, &o.entry_mask);
 	for (int i = 0; i < RLIM_NLIMITS; i++)

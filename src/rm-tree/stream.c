@@ -903,7 +903,7 @@ static void budget_fail(struct stream *s, const char *why)
 static void child(struct stream *s, int go, int errfd)
 {
 	const struct opts *o = s->o;
-	const int sigs[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	const int sigs[5] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT };
 	char c;
 	int e;
 
@@ -919,7 +919,7 @@ static void child(struct stream *s, int go, int errfd)
 		;
 	if (e != 1)
 		_exit(127);
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		struct sigaction sa = o->entry_sig[i];
 		if (sa.sa_handler != SIG_IGN) {
 			memset(&sa, 0, sizeof(sa));
@@ -1017,6 +1017,9 @@ static void exec_setup(struct stream *s)
 	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGCHLD, &sa, NULL);
+	/* A SIGQUIT is CMD's to answer; we stay to write the job's rows, as
+	 * time(1) ignores SIGQUIT while its command runs. */
+	signal(SIGQUIT, SIG_IGN);
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		warnx("cannot become a child subreaper: %s; orphans are followed by process group",
 		      strerror(errno));
