@@ -21,6 +21,27 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	got_code = si ? si->si_code : SI_USER;
 }
 
+static const int entry_signo[RM_ENTRY_NSIG] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT };
+
+void rm_entry_save(struct rm_entry *e)
+{
+	sigprocmask(SIG_SETMASK, NULL, &e->mask);
+	for (int i = 0; i < RM_ENTRY_NSIG; i++)
+		sigaction(entry_signo[i], NULL, &e->sa[i]);
+}
+
+void rm_entry_restore(const struct rm_entry *e)
+{
+	for (int i = 0; i < RM_ENTRY_NSIG; i++) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = e->sa[i].sa_handler == SIG_IGN ? SIG_IGN : SIG_DFL;
+		sigaction(entry_signo[i], &sa, NULL);
+	}
+	signal(SIGCHLD, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &e->mask, NULL);
+}
+
 static int open_pidfd(pid_t pid)
 {
 #ifdef SYS_pidfd_open

@@ -14,6 +14,7 @@
 #define RM_TICK_H
 
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
@@ -88,6 +89,25 @@ int rm_tick_stopping(struct rm_tick *t);
  * (rm-tree --exec forwards them to its job and keeps going).
  */
 void rm_tick_clear_signal(struct rm_tick *t);
+
+/*
+ * The signal state a command was started with, which a CMD it runs gets
+ * back, as under time(1): the mask, and the dispositions of the signals
+ * the command changes for itself (SIGINT, SIGTERM, SIGHUP, SIGPIPE,
+ * SIGQUIT).  rm_entry_save is called first thing in main, before any of
+ * them is changed.  rm_entry_restore is called in the child, before exec:
+ * a signal ignored at entry stays ignored (a job started with &), any
+ * other goes to its default, SIGCHLD too, and then the mask is the
+ * entry's, so a signal that came between fork and exec ends CMD rather
+ * than a copy of our handler.
+ */
+#define RM_ENTRY_NSIG 5
+struct rm_entry {
+	sigset_t mask;
+	struct sigaction sa[RM_ENTRY_NSIG];
+};
+void rm_entry_save(struct rm_entry *e);
+void rm_entry_restore(const struct rm_entry *e);
 
 /* Current wall-clock time as epoch seconds with sub-second precision. */
 double rm_now_epoch(void);

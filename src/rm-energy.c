@@ -359,9 +359,7 @@ static void drain(int fd)
 }
 
 /* What we were started with, which CMD gets back (as under time(1)). */
-static sigset_t entry_mask;
-static const int entry_signo[5] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT };
-static struct sigaction entry_sig[5];
+static struct rm_entry entry;
 
 static pid_t spawn(char **cmd)
 {
@@ -369,20 +367,7 @@ static pid_t spawn(char **cmd)
 
 	if (pid != 0)
 		return pid;
-	/* CMD gets the dispositions and mask we were started with: an
-	 * ignored signal stays ignored, a handled one goes back to its
-	 * default before the mask opens, so that a ^C that came while we
-	 * were between fork and exec ends CMD rather than our handler. */
-	for (int i = 0; i < 5; i++) {
-		struct sigaction sa = entry_sig[i];
-		if (sa.sa_handler != SIG_IGN) {
-			memset(&sa, 0, sizeof(sa));
-			sa.sa_handler = SIG_DFL;
-		}
-		sigaction(entry_signo[i], &sa, NULL);
-	}
-	signal(SIGCHLD, SIG_DFL);
-	sigprocmask(SIG_SETMASK, &entry_mask, NULL);
+	rm_entry_restore(&entry);
 	execvp(cmd[0], cmd);
 	int e = errno;
 	/* warn, not err: exit() would flush stdio buffers that are the parent's. */
@@ -556,9 +541,7 @@ int main(int argc, char **argv)
 	int n;
 
 	rm_set_prog(prog);
-	sigprocmask(SIG_SETMASK, NULL, &entry_mask);
-	for (int i = 0; i < 5; i++)
-		sigaction(entry_signo[i], NULL, &entry_sig[i]);
+	rm_entry_save(&entry);
 	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &o);
 	n = rm_rapl_open(&r);

@@ -342,13 +342,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 int main(int argc, char **argv)
 {
 	static struct opts o;
-	const int sigs[5] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT };
 
 	rm_set_prog(prog);
 	/* What CMD would have had without us, before we change any of it. */
-	for (int i = 0; i < 5; i++)
-		sigaction(sigs[i], NULL, &o.entry_sig[i]);
-	sigprocmask(SIG_SETMASK, NULL, &o.entry_mask);
+	rm_entry_save(&o.entry);
 	for (int i = 0; i < RLIM_NLIMITS; i++)
 		o.entry_rlim_ok[i] = getrlimit(i, &o.entry_rlim[i]) == 0;
 	o.wait_orphans = -1;

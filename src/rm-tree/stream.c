@@ -903,7 +903,6 @@ static void budget_fail(struct stream *s, const char *why)
 static void child(struct stream *s, int go, int errfd)
 {
 	const struct opts *o = s->o;
-	const int sigs[5] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT };
 	char c;
 	int e;
 
@@ -919,20 +918,11 @@ static void child(struct stream *s, int go, int errfd)
 		;
 	if (e != 1)
 		_exit(127);
-	for (int i = 0; i < 5; i++) {
-		struct sigaction sa = o->entry_sig[i];
-		if (sa.sa_handler != SIG_IGN) {
-			memset(&sa, 0, sizeof(sa));
-			sa.sa_handler = SIG_DFL;
-		}
-		sigaction(sigs[i], &sa, NULL);
-	}
-	signal(SIGCHLD, SIG_DFL);
 	/* The limits we were started with (we raised RLIMIT_NOFILE's). */
 	for (int i = 0; i < RLIM_NLIMITS; i++)
 		if (o->entry_rlim_ok[i])
 			setrlimit(i, &o->entry_rlim[i]);
-	sigprocmask(SIG_SETMASK, &o->entry_mask, NULL);
+	rm_entry_restore(&o->entry);
 	execvp(o->argv[0], o->argv);
 	e = errno;
 	if (write(errfd, &e, sizeof(e)) < 0)

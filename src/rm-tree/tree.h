@@ -61,8 +61,7 @@ struct opts {
 	uint64_t elsewhere_kib;
 	const char *stats;       /* --stats FILE */
 	/* Dispositions at entry, restored in CMD before it runs. */
-	struct sigaction entry_sig[5];   /* INT, TERM, HUP, PIPE, QUIT */
-	sigset_t entry_mask;
+	struct rm_entry entry;           /* signals CMD gets back (lib/tick) */
 	/* Resource limits at entry (we raise RLIMIT_NOFILE), restored too. */
 	struct rlimit entry_rlim[RLIM_NLIMITS];
 	int entry_rlim_ok[RLIM_NLIMITS];

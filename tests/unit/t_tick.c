@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -132,11 +133,95 @@ static void stop_signal_keeps_si_code(void)
 	rm_tick_clear_signal(&t);
 }
 
+static void on_usr(int sig)
+{
+	(void)sig;
+}
+
+/* The child's signal state after rm_entry_restore, in its /proc status:
+ * SigIgn, SigCgt and SigBlk as masks of signals 1 to 64. */
+static void child_masks(const struct rm_entry *e, unsigned long long *ign,
+			unsigned long long *cgt, unsigned long long *blk)
+{
+	int p[2];
+	pid_t pid;
+	char buf[4096], *at;
+	ssize_t n;
+
+	CHECK(pipe(p) == 0);
+	pid = fork();
+	if (pid == 0) {
+		int fd;
+		close(p[0]);
+		rm_entry_restore(e);
+		fd = open("/proc/self/status", O_RDONLY);
+		n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		_exit(n > 0 && write(p[1], buf, (size_t)n) == n ? 0 : 1);
+	}
+	close(p[1]);
+	n = read(p[0], buf, sizeof(buf) - 1);
+	close(p[0]);
+	CHECK(waitpid(pid, NULL, 0) == pid);
+	buf[n > 0 ? n : 0] = '\0';
+	*ign = (at = strstr(buf, "SigIgn:")) ? strtoull(at + 7, NULL, 16) : ~0ULL;
+	*cgt = (at = strstr(buf, "SigCgt:")) ? strtoull(at + 7, NULL, 16) : ~0ULL;
+	*blk = (at = strstr(buf, "SigBlk:")) ? strtoull(at + 7, NULL, 16) : ~0ULL;
+}
+
+#define BIT(sig) (1ULL << ((sig) - 1))
+
+/*
+ * What a CMD gets back: an entry-ignored SIGQUIT stays ignored, SIGINT
+ * and SIGTERM, which the command handles, go to their default, SIGPIPE,
+ * which it ignores for itself, too; the entry mask (SIGUSR2) comes back
+ * and the command's own blocked SIGHUP does not.
+ */
+static void entry_restore_gives_cmd_the_entry_state(void)
+{
+	struct rm_entry e;
+	sigset_t set, old;
+	struct sigaction sa, keep[5];
+	const int sigs[5] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT };
+	unsigned long long ign, cgt, blk;
+
+	for (int i = 0; i < 5; i++)
+		sigaction(sigs[i], NULL, &keep[i]);
+	sigprocmask(SIG_SETMASK, NULL, &old);
+	/* At entry: SIGQUIT ignored, the rest default, SIGUSR2 blocked. */
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR2);
+	sigprocmask(SIG_SETMASK, &set, NULL);
+	rm_entry_save(&e);
+	/* Then the command's own: handlers, an ignored SIGPIPE, SIGHUP blocked. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	child_masks(&e, &ign, &cgt, &blk);
+	CHECK(ign & BIT(SIGQUIT));
+	CHECK(!(ign & (BIT(SIGPIPE) | BIT(SIGINT) | BIT(SIGTERM) | BIT(SIGHUP))));
+	CHECK(!(cgt & (BIT(SIGINT) | BIT(SIGTERM))));
+	CHECK(blk & BIT(SIGUSR2));
+	CHECK(!(blk & BIT(SIGHUP)));
+	for (int i = 0; i < 5; i++)
+		sigaction(sigs[i], &keep[i], NULL);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
 int main(void)
 {
 	RUN(extra_fd_wake_is_not_a_tick);
 	RUN(watch_any_of_several);
 	RUN(watch_refuses_gone_and_too_many);
 	RUN(stop_signal_keeps_si_code);
+	RUN(entry_restore_gives_cmd_the_entry_state);
 	return tap_done();
 }
