@@ -56,9 +56,7 @@ int rm_parse_pid(const char *s, pid_t *out);
  *		{ O_WATCH, "watch-pid", "PID", .kind = RM_CLI_WATCH_PID, .off = OFF(watch_pid),
  *		  .help = "stop as soon as PID ends" },
  *		{ O_MATCH, "match", "ERE", .help = "processes whose name matches ERE" },
- *		RM_CLI_HELP_OPT,
- *		RM_CLI_VERSION_OPT,
- *		{ 0 },
+ *		RM_CLI_END,	(--help, --version and the terminator)
  *	};
  *	static const struct rm_cli cli = {
  *		"rm-x",
@@ -135,6 +133,8 @@ struct rm_cli_opt {
 #define RM_CLI_HELP_OPT { 'h', "help", NULL, .kind = RM_CLI_HELP, .help = "this help" }
 #define RM_CLI_VERSION_OPT \
 	{ RM_CLI_LONG - 1, "version", NULL, .kind = RM_CLI_VERSION, .help = "print the version" }
+/* The end of every option table: those two, then the terminator. */
+#define RM_CLI_END RM_CLI_HELP_OPT, RM_CLI_VERSION_OPT, { 0 }
 
 struct rm_cli {
 	const char *prog;           /* the command's name, as it calls itself */

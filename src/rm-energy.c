@@ -96,9 +96,7 @@ static const struct rm_cli_opt options[] = {
 	  .help = "no CSV header line" },
 	{ 'o', "output", "FILE", .kind = RM_CLI_STRING, .off = OFF(output),
 	  .help = "with CMD: write the row to FILE, not stderr" },
-	RM_CLI_HELP_OPT,
-	RM_CLI_VERSION_OPT,
-	{ 0 },
+	RM_CLI_END,
 };
 
 static const struct rm_cli cli = {

@@ -70,9 +70,7 @@ static const struct rm_cli_opt options[] = {
 	  .help = "csv (default), jsonl or prom" },
 	{ 'H', "no-header", NULL, .kind = RM_CLI_FALSE, .off = OFF(header),
 	  .help = "no CSV header line" },
-	RM_CLI_HELP_OPT,
-	RM_CLI_VERSION_OPT,
-	{ 0 },
+	RM_CLI_END,
 };
 
 static const struct rm_cli cli = {

@@ -191,9 +191,7 @@ static const struct rm_cli_opt options[] = {
 		  "fraction), load1 with 2 decimals, context quoted" },
 	{ O_CHECK, "check", NULL, .kind = RM_CLI_TRUE, .off = OFF(check),
 	  .help = "check every option and the files, then exit 0" },
-	RM_CLI_HELP_OPT,
-	RM_CLI_VERSION_OPT,
-	{ 0 },
+	RM_CLI_END,
 };
 
 static const struct rm_cli cli = {

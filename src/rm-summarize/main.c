@@ -107,9 +107,7 @@ static const struct rm_cli_opt options[] = {
 	{ O_SERIES, "series", NULL, .kind = RM_CLI_TRUE, .off = OFF(series),
 	  .help = "print the columns over time for gnuplot instead\n"
 		  "of the report (see rm-summarize(1))" },
-	RM_CLI_HELP_OPT,
-	RM_CLI_VERSION_OPT,
-	{ 0 },
+	RM_CLI_END,
 };
 
 static const struct rm_cli cli = {

@@ -68,9 +68,7 @@ static const struct rm_cli_opt topts[] = {
 	{ T_ELSE, "elsewhere", "[=KIB]", .help = "others too" },
 	{ T_CTX, "context-match", "ERE", .help = "the column is full" },
 	{ 'x', NULL, "N", .help = "short only" },
-	RM_CLI_HELP_OPT,
-	RM_CLI_VERSION_OPT,
-	{ 0 },
+	RM_CLI_END,
 };
 
 static const struct rm_cli tcli = {
