@@ -28,7 +28,7 @@ main() {
   for ((i = 0; i < runs; i++)); do
     read -r c r < <(cpu_rss rm-sample -i 0.001 -n "$ticks" --stage-log-dir "$work/logs")
     ours+=("$(awk -v c="$c" -v n="$ticks" 'BEGIN { print c / n * 1000 }')"); ours_rss+=("$r")
-    read -r c r < <(cpu_rss bash tests/bench/seed_tick.sh "$bash_ticks" "$work/logs")
+    read -r c r < <(cpu_rss bash tests/bench/seed_tick.bash "$bash_ticks" "$work/logs")
     bash_t+=("$(awk -v c="$c" -v n="$bash_ticks" 'BEGIN { print c / n * 1000 }')"); bash_rss+=("$r")
     read -r c r < <(/usr/bin/python3 tests/bench/sample_psutil.py "$ticks" "$work/logs")
     ps+=("$(awk -v c="$c" 'BEGIN { print c * 1000 }')"); ps_rss+=("$r")

@@ -23,6 +23,17 @@ cleanup() {
   fi
 }
 
+# job_cols FILE COL...: the named columns of the job CSV's last row,
+# space-separated (empty ones as "-"), read by header name: the job row
+# gains columns, and its cmd may hold commas.
+job_cols() {
+  "${PY}" - "$@" <<'PYEOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+print(" ".join((rows[-1].get(c) or "-") if rows else "-" for c in sys.argv[2:]))
+PYEOF
+}
+
 # timed RUNS CMD...: median wall ms, CPU ms (user+sys) and peak RSS KiB
 # of CMD alone over RUNS runs, its output discarded.  CMD is started by a
 # small C runner (posix_spawn, wait4): a forked Python would lend CMD its
@@ -114,7 +125,7 @@ churn() {
   mkdir -p "${d}"
   r=$(timed 1 rm-tree --exec -i 0.1 --log "${d}/log.csv" --job "${d}/job.csv" -- \
     "${MEMHOG}" -N 10000 -j 500 -t 0.2)
-  procs=$(tail -1 "${d}/job.csv" | awk -F, '{ print $(NF - 6) }')
+  procs=$(job_cols "${d}/job.csv" procs)
   rows=$(($(wc -l <"${d}/log.csv") - 1))
   echo
   awk -v r="${r}" -v p="${procs}" -v n="${rows}" 'BEGIN { split(r, R, " ")
@@ -152,14 +163,14 @@ accuracy_row() {
   local d="${work}/acc" ours gnu ps
   mkdir -p "${d}"
   rm-tree --exec --cgroup -i "${iv}" --log /dev/null --job "${d}/job.csv" -- "$@" 2>/dev/null
-  ours=$(tail -1 "${d}/job.csv" | awk -F, '{ n = NF; print $(n - 3), $(n - 5), $(n - 2) }')
+  ours=$(job_cols "${d}/job.csv" max_proc_rss_kib peak_rss_kib cgroup_peak_kib)
   gnu=$(/usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1)
   ps=$(psutil_sampler "$@")
   awk -v n="${name}" -v eb="${expect_big}" -v et="${expect_tot}" -v o="${ours}" -v g="${gnu}" -v p="${ps}" 'BEGIN {
     split(o, O, " "); split(p, P, " ")
     printf "| %s | %d | %d (%.0f%%) | %d (%.0f%%) | %d (%.0f%%) | %d | %s | %d (%.0f%%) |\n", n, eb,
       O[1], 100 * O[1] / eb, g, 100 * g / eb, P[1], 100 * P[1] / eb,
-      et, O[3] == "" ? "n/a" : sprintf("%d (%.0f%%) / sampled %d", O[3], 100 * O[3] / et, O[2]),
+      et, O[3] == "-" ? "n/a" : sprintf("%d (%.0f%%) / sampled %d", O[3], 100 * O[3] / et, O[2]),
       P[2], 100 * P[2] / et }'
 }
 

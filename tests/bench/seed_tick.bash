@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The seed's resource-monitor.sh tick, reproduced for the benchmark: the
 # same /proc reads plus the df, pgrep and tail|grep forks, TICKS times.
-# usage: seed_tick.sh TICKS LOGDIR
+# usage: seed_tick.bash TICKS LOGDIR (a helper of sample.sh, not a section:
+# run.sh runs only tests/bench/*.sh)
 set -u
 
 tick() {
