@@ -18,6 +18,17 @@
 int rm_log_newest(const char *dir, char *path, size_t psize, char *stage, size_t ssize,
 		  char *skipped, size_t sksize, uid_t *owner)
 {
+	return rm_log_newest_since(dir, NULL, path, psize, stage, ssize, skipped, sksize, owner);
+}
+
+static int ts_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+int rm_log_newest_since(const char *dir, const struct timespec *since, char *path, size_t psize,
+			char *stage, size_t ssize, char *skipped, size_t sksize, uid_t *owner)
+{
 	DIR *d = opendir(dir);
 	struct dirent *de;
 	struct timespec best = { 0, 0 };
@@ -47,6 +58,9 @@ int rm_log_newest(const char *dir, char *path, size_t psize, char *stage, size_t
 				snprintf(skipped, sksize, "%s", de->d_name);
 			continue;
 		}
+		/* Last written before the run: an earlier build's log. */
+		if (since && ts_before(&st.st_mtim, since))
+			continue;
 		if (found && (st.st_mtim.tv_sec < best.tv_sec ||
 			      (st.st_mtim.tv_sec == best.tv_sec && st.st_mtim.tv_nsec < best.tv_nsec)))
 			continue;
@@ -133,12 +147,38 @@ static int logwatch_events(struct rm_logwatch *w, const char *dir)
 	return scan;
 }
 
+void rm_logwatch_since(struct rm_logwatch *w, struct timespec since)
+{
+	w->has_since = 1;
+	w->since = since;
+}
+
+/* Note the size of every log in dir now, the run's first look. */
+static void logwatch_note_bases(struct rm_logwatch *w, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) != NULL && w->nbase < RM_LOG_BASES) {
+		struct stat st;
+		if (!is_log(de->d_name) ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		w->base[w->nbase++] = (struct rm_logbase){ st.st_dev, st.st_ino, st.st_size };
+	}
+	closedir(d);
+}
+
 int rm_logwatch_newest(struct rm_logwatch *w, const char *dir, char *path, size_t psize,
 		       char *stage, size_t ssize, char *skipped, size_t sksize, uid_t *owner)
 {
 	if (!w->started) {
 		w->started = 1;
 		w->scan = 1;
+		if (w->has_since)
+			logwatch_note_bases(w, dir);
 		w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 		if (w->ifd >= 0 &&
 		    inotify_add_watch(w->ifd, dir, IN_CREATE | IN_MODIFY | IN_MOVED_TO | IN_CLOSE_WRITE |
@@ -158,8 +198,9 @@ int rm_logwatch_newest(struct rm_logwatch *w, const char *dir, char *path, size_
 	w->calls++;
 	if (w->scan) {
 		w->scan = 0;
-		w->have = rm_log_newest(dir, w->path, sizeof(w->path), w->stage, sizeof(w->stage),
-					w->skipped, sizeof(w->skipped), &w->owner) == 0;
+		w->have = rm_log_newest_since(dir, w->has_since ? &w->since : NULL, w->path,
+					      sizeof(w->path), w->stage, sizeof(w->stage), w->skipped,
+					      sizeof(w->skipped), &w->owner) == 0;
 	}
 	if (skipped && sksize)
 		snprintf(skipped, sksize, "%s", w->skipped);
@@ -226,11 +267,15 @@ static int open_regular(const char *path, struct stat *st)
 	return fd;
 }
 
-int rm_log_last_line(const char *path, uid_t owner, const regex_t *re, char *out, size_t osize)
+/* rm_log_last_line() of path's bytes from the run's first look on: the
+ * noted size of its log (dev and inode) in w, when w is not NULL. */
+static int last_line_since(struct rm_logwatch *w, const char *path, uid_t owner,
+			   const regex_t *re, char *out, size_t osize)
 {
 	static char buf[RM_LOG_TAIL + 1];
 	struct stat st;
 	ssize_t n;
+	off_t from = 0;
 	int fd = open_regular(path, &st);
 
 	if (fd < 0)
@@ -239,13 +284,34 @@ int rm_log_last_line(const char *path, uid_t owner, const regex_t *re, char *out
 		close(fd);
 		return -1;
 	}
-	if (st.st_size > RM_LOG_TAIL)
-		lseek(fd, st.st_size - RM_LOG_TAIL, SEEK_SET);
+	for (int i = 0; w && i < w->nbase; i++) {
+		if (w->base[i].dev != st.st_dev || w->base[i].ino != st.st_ino)
+			continue;
+		if (st.st_size < w->base[i].size)
+			w->base[i].size = 0;  /* truncated: all of it is new */
+		from = w->base[i].size;
+		break;
+	}
+	if (st.st_size - from > RM_LOG_TAIL)
+		from = st.st_size - RM_LOG_TAIL;
+	if (from > 0)
+		lseek(fd, from, SEEK_SET);
 	n = rm_read_fd(fd, buf, sizeof(buf));
 	close(fd);
 	if (n < 0)
 		return -1;
 	return rm_last_line(buf, (size_t)n, re, out, osize);
+}
+
+int rm_log_last_line(const char *path, uid_t owner, const regex_t *re, char *out, size_t osize)
+{
+	return last_line_since(NULL, path, owner, re, out, osize);
+}
+
+int rm_logwatch_last_line(struct rm_logwatch *w, const char *path, uid_t owner,
+			  const regex_t *re, char *out, size_t osize)
+{
+	return last_line_since(w, path, owner, re, out, osize);
 }
 
 int rm_first_line(const char *path, char *out, size_t osize)

@@ -9,6 +9,12 @@
  * returns its last non-empty line, or the last one matching an ERE,
  * sanitized (see text.h).  rm_first_line() reads the first line of a
  * stage file the same bounded way.
+ *
+ * Content older than the run is never context: rm_logwatch_since() gives
+ * the run's start; a log last written before it is not the stage's, and
+ * of a log that already existed at the first look only what was written
+ * after that look is read (its device, inode and size are noted then; a
+ * log truncated since is read whole again).
  */
 #ifndef RM_LOGTAIL_H
 #define RM_LOGTAIL_H
@@ -33,6 +39,11 @@
 int rm_log_newest(const char *dir, char *path, size_t psize, char *stage, size_t ssize,
 		  char *skipped, size_t sksize, uid_t *owner);
 
+/* rm_log_newest() passing over logs last modified before *since (NULL:
+ * none passed over). */
+int rm_log_newest_since(const char *dir, const struct timespec *since, char *path, size_t psize,
+			char *stage, size_t ssize, char *skipped, size_t sksize, uid_t *owner);
+
 /*
  * rm_log_newest() every tick, without listing an unchanged directory:
  * inotify (IN_CREATE, IN_MODIFY, IN_MOVED_TO, IN_CLOSE_WRITE) says which
@@ -41,6 +52,14 @@ int rm_log_newest(const char *dir, char *path, size_t psize, char *stage, size_t
  * full scan.  Zero-initialise; rm_logwatch_close() frees it.
  */
 #define RM_LOG_RESCAN 10
+/* Logs of the first look whose size is noted; more are read whole. */
+#define RM_LOG_BASES 64
+
+struct rm_logbase {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+};
 
 struct rm_logwatch {
 	int ifd;              /* inotify descriptor, -1: none */
@@ -49,7 +68,15 @@ struct rm_logwatch {
 	int have;
 	char path[4096], stage[256], skipped[256];
 	uid_t owner;
+	int has_since;        /* rm_logwatch_since() was called */
+	struct timespec since;
+	int nbase;            /* the logs of the first look, with their sizes */
+	struct rm_logbase base[RM_LOG_BASES];
 };
+
+/* The run started at since (CLOCK_REALTIME, as file times are): call
+ * before the first rm_logwatch_newest(). */
+void rm_logwatch_since(struct rm_logwatch *w, struct timespec since);
 
 int rm_logwatch_newest(struct rm_logwatch *w, const char *dir, char *path, size_t psize,
 		       char *stage, size_t ssize, char *skipped, size_t sksize, uid_t *owner);
@@ -67,6 +94,14 @@ int rm_last_line(const char *buf, size_t len, const regex_t *re, char *out, size
  * symlink (O_NOFOLLOW), is not a regular file, or is not owned by owner.
  */
 int rm_log_last_line(const char *path, uid_t owner, const regex_t *re, char *out, size_t osize);
+
+/*
+ * rm_log_last_line() of what was written to path during the run: for a
+ * log noted at w's first look, only the bytes after the size it had then
+ * (0 when nothing was written since: no line).
+ */
+int rm_logwatch_last_line(struct rm_logwatch *w, const char *path, uid_t owner,
+			  const regex_t *re, char *out, size_t osize);
 
 /*
  * The first line of a regular file, sanitized, spaces and tabs around it
