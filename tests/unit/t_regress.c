@@ -15,6 +15,7 @@
 
 #include "../fuzz/fz_cgroup.c"
 #include "../fuzz/fz_cmdline.c"
+#include "../fuzz/fz_container.c"
 #include "../fuzz/fz_csvread.c"
 #include "../fuzz/fz_http.c"
 #include "../fuzz/fz_cu.c"
@@ -40,6 +41,7 @@ static const struct {
 } targets[] = {
 	{ "fz_cgroup", fz_cgroup },
 	{ "fz_cmdline", fz_cmdline },
+	{ "fz_container", fz_container },
 	{ "fz_csvread", fz_csvread },
 	{ "fz_http", fz_http },
 	{ "fz_cu", fz_cu },
