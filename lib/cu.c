@@ -315,15 +315,54 @@ static int cu_pick(enum kind k, const struct cu_seen *sc, struct tok *u)
 	return sc->output.len ? found(sc->output, u) : 0;
 }
 
-/* The unit of cmd[0..len) as a token of cmd; 0 when there is none. */
-static int cu_find(const char *cmd, size_t len, struct tok *u)
+int rm_cu_emulator_name(const char *argv0, size_t len)
+{
+	struct tok b = base_of((struct tok){ argv0, len });
+
+	if (b.len > 5 && memcmp(b.p, "qemu-", 5) == 0)
+		return 1;
+	for (size_t i = 1; i + 8 < b.len; i++)
+		if (memcmp(b.p + i, "-binfmt-", 8) == 0)
+			return 1;
+	return 0;
+}
+
+size_t rm_cu_real_start(const char *cmd, size_t len, int interp, int preserve)
+{
+	struct tok a0, a1, a2;
+	size_t pos = 0;
+
+	if (!cmd || interp == 0 || !next_tok(cmd, len, &pos, &a0) ||
+	    !next_tok(cmd, len, &pos, &a1))
+		return 0;
+	/* By name alone, qemu-aarch64 -L ROOT ./prog (an emulator run by
+	 * hand, with its own options) is not the kernel's form. */
+	if (interp < 0 && (!rm_cu_emulator_name(a0.p, a0.len) || a1.p[0] == '-'))
+		return 0;
+	if (!next_tok(cmd, len, &pos, &a2))
+		return (size_t)(a1.p - cmd); /* no argv0 after the path */
+	if (preserve < 0) {
+		/* With P the kernel's path is followed by the original argv0:
+		 * the same program, by base name (/usr/bin/as, as). */
+		struct tok b1 = base_of(a1), b2 = base_of(a2);
+		preserve = b1.len && b2.len == b1.len && memcmp(b1.p, b2.p, b1.len) == 0;
+	}
+	return (size_t)((preserve ? a2.p : a1.p) - cmd);
+}
+
+/* The unit of cmd[0..len) as a token of cmd; 0 when there is none.
+ * interp and preserve as for rm_cu_real_start(). */
+static int cu_find(const char *cmd, size_t len, int interp, int preserve, struct tok *u)
 {
 	struct tok t, prog;
 	struct cu_seen sc = { 0 };
-	size_t pos = 0;
+	size_t pos;
 	enum kind k;
 
-	if (!cmd || !next_tok(cmd, len, &pos, &prog))
+	if (!cmd)
+		return 0;
+	pos = rm_cu_real_start(cmd, len, interp, preserve);
+	if (!next_tok(cmd, len, &pos, &prog))
 		return 0;
 	k = kind_of(prog);
 	while (next_tok(cmd, len, &pos, &t)) {
@@ -351,14 +390,20 @@ static int cu_find(const char *cmd, size_t len, struct tok *u)
 	return cu_pick(k, &sc, u);
 }
 
-int rm_cu_source(const char *cmd, size_t len, char *out, size_t osize)
+int rm_cu_source_as(const char *cmd, size_t len, int interp, int preserve, char *out,
+		    size_t osize)
 {
 	struct tok u;
 
 	if (!out || osize == 0)
 		return 0;
 	out[0] = '\0';
-	return cu_find(cmd, len, &u) ? put_out(u, out, osize) : 0;
+	return cu_find(cmd, len, interp, preserve, &u) ? put_out(u, out, osize) : 0;
+}
+
+int rm_cu_source(const char *cmd, size_t len, char *out, size_t osize)
+{
+	return rm_cu_source_as(cmd, len, -1, -1, out, osize);
 }
 
 size_t rm_cu_cmd_fit(char *cmd, size_t len, size_t max)
@@ -368,7 +413,10 @@ size_t rm_cu_cmd_fit(char *cmd, size_t len, size_t max)
 	struct tok prog, u;
 	size_t pos = 0;
 
-	if (!cmd || len <= max || !next_tok(cmd, len, &pos, &prog))
+	if (!cmd || len <= max)
+		return len;
+	pos = rm_cu_real_start(cmd, len, -1, -1);
+	if (!next_tok(cmd, len, &pos, &prog))
 		return len;
 	prog = base_of(prog);
 	if (prog.len >= 64)
@@ -376,7 +424,7 @@ size_t rm_cu_cmd_fit(char *cmd, size_t len, size_t max)
 	char name[64];
 	memcpy(name, prog.p, prog.len);
 	name[prog.len] = '\0';
-	if (!rm_cu_is_compiler(name) || !cu_find(cmd, len, &u))
+	if (!rm_cu_is_compiler(name) || !cu_find(cmd, len, -1, -1, &u))
 		return len;
 	/* The tail to keep: the whole argument that holds the unit
 	 * (--output=X), and the option before it (-o X, -dumpbase X): an

@@ -167,6 +167,10 @@ static void exitlog_row(struct report *r, const struct rm_csv *c, int n)
 	p->stage = -1;
 	p->peak_epoch = NAN;
 	p->compiler = rm_cu_is_compiler(p->comm);
+	/* An emulated process's command line starts with the interpreter
+	 * (qemu-user through binfmt_misc): its unit and what "unit or cmd"
+	 * shows are the real program's. */
+	p->rcmd = p->cmd + rm_cu_real_start(p->cmd, strlen(p->cmd), -1, -1);
 	if (p->compiler && rm_cu_source(p->cmd, strlen(p->cmd), unit, sizeof(unit)))
 		p->unit = xstrndup(unit, strlen(unit));
 }

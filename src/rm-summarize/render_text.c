@@ -407,7 +407,7 @@ static void text_procs(struct rm_buf *b, const struct report *r, const struct op
 			snprintf(at, sizeof(at), isnan(p->peak_at) ? "-" : "%.2f", p->peak_at);
 			snprintf(cs, sizeof(cs), isnan(p->cpu_s) ? "-" : "%.2f", p->cpu_s);
 			rm_buf_addf(b, "  %7d %10s %10s %8s %6s  %-15s %.100s\n", p->pid, pk, at, cs,
-				    p->exit[0] ? p->exit : "-", p->comm, p->unit ? p->unit : p->cmd);
+				    p->exit[0] ? p->exit : "-", p->comm, p->unit ? p->unit : p->rcmd);
 		}
 		if (listed < shown)
 			rm_buf_addf(b, "  ... %zu more (--top N, --csv FILE)\n", shown - listed);

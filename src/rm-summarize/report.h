@@ -156,6 +156,8 @@ struct proc {
 	double start_s, end_s, peak_kib, peak_at, cpu_s, peak_epoch;
 	char exit[24];
 	char *cmd;
+	const char *rcmd;      /* the real program's part of cmd (past an emulator's
+				* binfmt prefix), for "unit or cmd" */
 	char *unit;
 	int stage;
 	int compiler, shown;

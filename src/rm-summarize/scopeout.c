@@ -173,7 +173,7 @@ static void text_list(struct rm_buf *b, const struct report *r, const char *titl
 		else
 			fmt_kib(what == 0 ? p->write_kib : p->read_kib, x, sizeof(x));
 		rm_buf_addf(b, "    %12s  %7d %-15s %-16.32s %.80s\n", x, p->pid, p->comm, sn[0] ? sn : "-",
-			    p->unit ? p->unit : p->cmd);
+			    p->unit ? p->unit : p->rcmd);
 	}
 }
 

@@ -152,6 +152,61 @@ static void test_compiler_ere(void)
 	CHECK_STR(small, "^(cc1|c");
 }
 
+/* Under qemu-user through binfmt_misc (issue 19 item 3; finding #3 of
+ * qemu-container.md): argv[0] is the interpreter, then the binary's
+ * path, then with flag P the original argv0. */
+static void test_emulated(void)
+{
+	static const char p_as[] = "/usr/libexec/qemu-binfmt/aarch64-binfmt-P /usr/bin/as as -I include "
+				   "-EL -mabi=lp64 -o obj/core/core_0.o /tmp/ccX.s";
+	static const char nop[] = "/usr/bin/qemu-aarch64-static /usr/lib/gcc/aarch64-linux-gnu/12/cc1 "
+				  "-quiet -MD obj/a.d src/a.c -o /tmp/a.s";
+	static const char box[] = "/usr/local/bin/box64 /opt/x/cc1plus /opt/x/cc1plus -MD a.d a.cpp";
+	size_t at;
+
+	CHECK(rm_cu_emulator_name("/usr/libexec/qemu-binfmt/aarch64-binfmt-P", 41));
+	CHECK(rm_cu_emulator_name("qemu-aarch64-static", 19));
+	CHECK(rm_cu_emulator_name("/usr/bin/qemu-riscv64", 21));
+	CHECK(!rm_cu_emulator_name("/usr/bin/qemu", 13));
+	CHECK(!rm_cu_emulator_name("/usr/bin/cc1plus", 16));
+	CHECK(!rm_cu_emulator_name("-binfmt-P", 9));
+	CHECK(!rm_cu_emulator_name("/qemu-x/cc1", 11));
+	/* With P: the real argv starts at the original argv0. */
+	at = rm_cu_real_start(p_as, strlen(p_as), -1, -1);
+	CHECK(strncmp(p_as + at, "as -I include", 13) == 0);
+	CHECK(rm_cu_real_start(p_as, strlen(p_as), 1, 1) == at);
+	/* Without P: at the path the kernel puts in argv0's place. */
+	at = rm_cu_real_start(nop, strlen(nop), -1, -1);
+	CHECK(strncmp(nop + at, "/usr/lib/gcc/aarch64-linux-gnu/12/cc1 -quiet", 44) == 0);
+	CHECK_STR(unit(nop), "src/a.c");
+	CHECK(rm_cu_real_start(nop, strlen(nop), 1, 0) == at);
+	/* Told it is not emulated, nothing is skipped. */
+	CHECK(rm_cu_real_start(p_as, strlen(p_as), 0, -1) == 0);
+	/* An interpreter known from its registration, whatever its name. */
+	CHECK(rm_cu_real_start(box, strlen(box), -1, -1) == 0);
+	CHECK_STR(unit(box), "a.d");
+	char out[64];
+	CHECK(rm_cu_source_as(box, strlen(box), 1, -1, out, sizeof(out)) == 1);
+	CHECK_STR(out, "a.cpp");
+	/* qemu run by hand with its own options is not the kernel's form. */
+	CHECK(rm_cu_real_start("qemu-aarch64 -L /usr/aarch64-linux-gnu ./cc1 x.c", 48, -1, -1) == 0);
+	/* The interpreter alone, or with the path only. */
+	CHECK(rm_cu_real_start("qemu-aarch64-static", 19, -1, -1) == 0);
+	CHECK(rm_cu_real_start("qemu-aarch64-static /bin/true", 29, -1, -1) == 20);
+	CHECK(rm_cu_real_start("qemu-aarch64-static /bin/true", 29, 1, 1) == 20);
+	/* A compiler's long emulated line is fitted by its real program. */
+	char big[700];
+	int o = snprintf(big, sizeof(big), "%s", "/usr/libexec/qemu-binfmt/aarch64-binfmt-P /usr/lib/gcc/aarch64-linux-gnu/12/cc1plus /usr/lib/gcc/aarch64-linux-gnu/12/cc1plus -quiet");
+	while (o < 600)
+		o += snprintf(big + o, sizeof(big) - (size_t)o, " -I inc/dir%d", o);
+	o += snprintf(big + o, sizeof(big) - (size_t)o, " -MD obj/u.d src/u.cpp -o /tmp/u.s");
+	size_t n = rm_cu_cmd_fit(big, (size_t)o, 512);
+	CHECK(n <= 512);
+	CHECK(strncmp(big, "/usr/libexec/qemu-binfmt/aarch64-binfmt-P /usr/lib/gcc/", 55) == 0);
+	CHECK(rm_cu_source(big, n, out, sizeof(out)) == 1);
+	CHECK_STR(out, "src/u.cpp");
+}
+
 static void test_fixtures_missing(void)
 {
 	CHECK(0);
@@ -164,6 +219,8 @@ static int fx_fitted;
 /* Read the fixture at fx_path: the expected unit into want, the arguments
  * joined by NULs into *nul and by spaces into *sp (NULL when an argument
  * holds a space).  Returns the joined length, or -1. */
+static char fx_real[4096];
+
 static long fx_read(char *want, size_t wsize, char **nul, char **sp)
 {
 	FILE *f = fopen(fx_path, "r");
@@ -188,6 +245,8 @@ static long fx_read(char *want, size_t wsize, char **nul, char **sp)
 				want[w] = '\0';
 				have_unit = 1;
 			}
+			if (strncmp(line, "# real: ", 8) == 0 && n - 8 < sizeof(fx_real))
+				memcpy(fx_real, line + 8, n - 7);
 			continue;
 		}
 		header = 0;
@@ -215,7 +274,10 @@ static void fixture(void)
 {
 	char want[4096], got[4096];
 	char *nul = NULL, *sp = NULL;
-	long len = fx_read(want, sizeof(want), &nul, &sp);
+	long len;
+
+	fx_real[0] = '\0';
+	len = fx_read(want, sizeof(want), &nul, &sp);
 
 	if (len < 0) {
 		printf("#   %s: unreadable, or no \"# unit: \" line or no argv\n", fx_path);
@@ -223,6 +285,20 @@ static void fixture(void)
 	} else {
 		CHECK(rm_cu_source(nul, (size_t)len, got, sizeof(got)) == 1);
 		CHECK_STR(got, want);
+		/* An emulated command line: the real program's argv0 is found
+		 * by the interpreter's name and by the kernel's rule alike. */
+		size_t at = rm_cu_real_start(nul, (size_t)len, -1, -1);
+		size_t rl = strlen(fx_real);
+		if (fx_real[0]) {
+			CHECK(at > 0 && (size_t)len - at >= rl && memcmp(nul + at, fx_real, rl) == 0 &&
+			      nul[at + rl] == '\0');
+			int p = rm_cu_real_start(nul, (size_t)len, 1, 1) == at;
+			CHECK(rm_cu_real_start(nul, (size_t)len, 1, p) == at);
+			CHECK(rm_cu_source_as(nul, (size_t)len, 1, p, got, sizeof(got)) == 1);
+			CHECK_STR(got, want);
+		} else {
+			CHECK(at == 0);
+		}
 		if (sp) {
 			CHECK(rm_cu_source(sp, (size_t)len, got, sizeof(got)) == 1);
 			CHECK_STR(got, want);
@@ -292,6 +368,7 @@ int main(void)
 	RUN(test_none);
 	RUN(test_is_compiler);
 	RUN(test_compiler_ere);
+	RUN(test_emulated);
 	run_fixtures();
 	return tap_done();
 }
