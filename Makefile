@@ -27,14 +27,26 @@ LDLIBS    = -Wl,--as-needed -lm -ldl
 
 # make check SAN=1: AddressSanitizer + UndefinedBehaviorSanitizer build of
 # everything the tests run, in its own object tree.
+# make STATIC=1: static binaries (build/static), which run in any image of
+# the machine's architecture (a container with another libc, or none):
+# no NVML in rm-gpu (dlopen in a static glibc binary needs that glibc's own
+# shared libraries at run time), no name service call anywhere.
 SAN       =
+STATIC    =
+ifeq ($(SAN)$(STATIC),11)
+$(error SAN=1 and STATIC=1 do not go together: ASan needs a dynamic binary)
+endif
 ifeq ($(SAN),1)
 FLAVOR    = san
 SANFLAGS  = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else ifeq ($(STATIC),1)
+FLAVOR    = static
+SANFLAGS  = -DRM_STATIC
 else
 FLAVOR    = std
 SANFLAGS  =
 endif
+STATICLD  = $(if $(filter 1,$(STATIC)),-static)
 BUILD     = build/$(FLAVOR)
 ALL_CFLAGS = $(STD) $(WARN) $(CFLAGS) $(SANFLAGS) -Ilib -DRM_VERSION='"$(VERSION)"' -MMD -MP
 
@@ -91,7 +103,7 @@ $(LIBA): $(LIB_OBJ)
 define prog_rule
 $(BUILD)/bin/$(1): $(patsubst src/%.c,$(BUILD)/src/%.o,$(wildcard src/$(1).c src/$(1)/*.c)) $(LIBA)
 	@mkdir -p $$(@D)
-	$$(CC) $$(ALL_CFLAGS) $$(LDFLAGS) -o $$@ $$(filter %.o,$$^) $(LIBA) $$(LDLIBS)
+	$$(CC) $$(ALL_CFLAGS) $$(LDFLAGS) $$(STATICLD) -o $$@ $$(filter %.o,$$^) $(LIBA) $$(LDLIBS)
 endef
 $(foreach p,$(PROGS),$(eval $(call prog_rule,$(p))))
 

@@ -4,7 +4,9 @@
  * aligned, no calling-convention decoration on Linux.
  */
 #include <dirent.h>
+#ifndef RM_STATIC
 #include <dlfcn.h>
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -175,6 +177,17 @@ static void find_hwmon(int fd, const char *card, char *out, size_t size)
 	closedir(d);
 }
 
+#ifdef RM_STATIC
+/* A static binary cannot load NVML: dlopen in a static glibc program
+ * needs that very glibc's shared libraries at run time, which a foreign
+ * image does not have.  Said, never tried. */
+static void nvml_open(struct rm_gpus *g)
+{
+	g->nvml = RM_NVML_STATIC;
+	snprintf(g->nvml_msg, sizeof(g->nvml_msg),
+		 "not in a static build (make STATIC=1): NVIDIA GPUs need the dynamic rm-gpu");
+}
+#else
 static void nvml_fail(struct rm_gpus *g, enum rm_nvml_state st, nvmlReturn_t ret, const char *what)
 {
 	const char *s = nv.error_string ? nv.error_string(ret) : NULL;
@@ -259,6 +272,7 @@ static void nvml_open(struct rm_gpus *g)
 		g->n++;
 	}
 }
+#endif
 
 int rm_gpu_open(struct rm_gpus *g)
 {

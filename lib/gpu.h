@@ -6,7 +6,7 @@
  * bytes) and its hwmon (power1_average, else power1_input, in microwatts;
  * temp1_input in millidegrees).  NVIDIA GPUs are read through NVML,
  * loaded with dlopen("libnvidia-ml.so.1") (RM_NVML_LIB overrides the
- * path) and named nvidiaN by NVML index; when NVML is up, NVML is the one
+ * path; a static build, make STATIC=1, has no NVML) and named nvidiaN by NVML index; when NVML is up, NVML is the one
  * source for NVIDIA GPUs and the drm cards of the nvidia driver are not
  * listed again.  Any other driver is a card without readings.
  *
@@ -65,6 +65,7 @@ enum rm_nvml_state {
 	RM_NVML_BROKEN,         /* loaded, but a required symbol is missing */
 	RM_NVML_INIT_FAILED,    /* nvmlInit or the device count failed */
 	RM_NVML_OK,
+	RM_NVML_STATIC,         /* a static build (make STATIC=1): never loaded */
 };
 
 struct rm_gpus {

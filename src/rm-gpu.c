@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "gpu.h"
+#include "procfs.h"
 #include "rmtools.h"
 
 static const char prog[] = "rm-gpu";
@@ -154,12 +155,28 @@ static void emit(const struct opts *o, struct rm_buf *b, struct rm_val *v, int n
 	rm_out(b);
 }
 
+/* An NVIDIA GPU may be here: a drm card of the nvidia driver, or the
+ * driver's module loaded. */
+static int nvidia_seen(void)
+{
+	char path[4096];
+
+	for (int i = 0; i < gpus.n; i++)
+		if (strcmp(gpus.card[i].driver, "nvidia") == 0)
+			return 1;
+	return rm_pathf(path, sizeof(path), "%s/module/nvidia", rm_sys_root()) == 0 &&
+	       access(path, F_OK) == 0;
+}
+
 /* Say what became of NVML when it matters: asked for, or there but failing. */
 static void report_nvml(void)
 {
 	const char *lib = getenv("RM_NVML_LIB");
 
 	if (gpus.nvml == RM_NVML_OK || (gpus.nvml == RM_NVML_ABSENT && !(lib && *lib)))
+		return;
+	/* A static build says so where an NVIDIA GPU may be there to read. */
+	if (gpus.nvml == RM_NVML_STATIC && !(lib && *lib) && !nvidia_seen())
 		return;
 	warnx("NVML: %s; NVIDIA GPUs are not read", gpus.nvml_msg);
 }
