@@ -257,6 +257,8 @@ const char *jobs_bound(const struct report *r, const struct perjob *pj)
 {
 	if (r->cores > 0 && r->cores < pj->safe_j)
 		return "cores";
+	if (pj->bound[0])
+		return pj->bound;
 	return isnan(r->host_ram_mb) ? "memory" : "cgroup memory";
 }
 
@@ -387,4 +389,95 @@ void jkey_str(struct rm_buf *b, int *first, const char *k, const char *s)
 {
 	jkey(b, first, k);
 	rm_buf_json(b, s);
+}
+
+int ctr_lower(const struct ctr *c)
+{
+	return c->gone || !c->peak_col;
+}
+
+/* "600 MiB", "600 MiB, 440 MiB from +0:12:51", "none" (KiB in). */
+void fmt_ctr_limit(const struct report *r, const struct ctr *c, char *buf, size_t size)
+{
+	size_t n = 0;
+	double t0 = r->sys ? r->sys->first_epoch : c->first_epoch;
+
+	buf[0] = '\0';
+	for (int i = 0; i < c->nlimits && n < size; i++) {
+		char lim[40], clk[32];
+		if (isnan(c->limit[i]))
+			snprintf(lim, sizeof(lim), "none");
+		else
+			fmt_mib(c->limit[i] / 1024.0, lim, sizeof(lim));
+		fmt_clock(c->limit_at[i] - t0, clk, sizeof(clk));
+		n += (size_t)snprintf(buf + n, size - n, i ? ", %s from +%s" : "%s", lim, clk);
+	}
+	if (!c->nlimits)
+		snprintf(buf, size, "not read");
+	else if (c->limit_changes >= c->nlimits && n < size)
+		snprintf(buf + n, size - n, " (%ld changes in all)", c->limit_changes);
+}
+
+/* "546.6 MiB at +0:13:05", or "at least 431.2 MiB (last read at +0:13:15)". */
+void fmt_ctr_peak(const struct report *r, const struct ctr *c, char *buf, size_t size)
+{
+	double t0 = r->sys ? r->sys->first_epoch : c->first_epoch;
+	char clk[32];
+
+	if (isnan(c->peak_kib)) {
+		snprintf(buf, size, "not read");
+		return;
+	}
+	if (ctr_lower(c)) {
+		fmt_clock(c->last_read - t0, clk, sizeof(clk));
+		snprintf(buf, size, "at least %.1f MiB (last read at +%s)", mib(c->peak_kib), clk);
+	} else {
+		fmt_clock(c->peak_epoch - t0, clk, sizeof(clk));
+		snprintf(buf, size, "%.1f MiB at +%s", mib(c->peak_kib), clk);
+	}
+}
+
+/* "0", "1 (at +0:13:15)", "3 (2 at +0:01:00, 1 at +0:02:00)". */
+void fmt_ctr_ooms(const struct report *r, const struct ctr *c, char *buf, size_t size)
+{
+	double t0 = r->sys ? r->sys->first_epoch : c->first_epoch;
+	size_t n = (size_t)snprintf(buf, size, "%ld", c->oom_kills);
+
+	for (int i = 0; i < c->nrises && n < size; i++) {
+		char clk[32];
+		fmt_clock(c->rise_at[i] - t0, clk, sizeof(clk));
+		if (c->nrises == 1 && c->rise_n[0] == c->oom_kills)
+			n += (size_t)snprintf(buf + n, size - n, " (at +%s)", clk);
+		else
+			n += (size_t)snprintf(buf + n, size - n, "%s%ld at +%s%s", i ? ", " : " (",
+					      c->rise_n[i], clk, i + 1 == c->nrises ? ")" : "");
+	}
+	if (c->kmsg_kills > c->oom_kills && n < size)
+		snprintf(buf + n, size - n, "%s%ld in the kernel log", c->oom_kills ? "; " : " (",
+			 c->kmsg_kills);
+	if (c->kmsg_kills > c->oom_kills && !c->oom_kills && strlen(buf) + 2 < size)
+		strcat(buf, ")");
+}
+
+/* The stages it ran in, "core, app"; "-" for none. */
+void fmt_ctr_stages(const struct report *r, const struct ctr *c, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < c->nst && n < size; i++) {
+		const char *sn = stage_name(r, c->st[i].stage);
+		n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? ", " : "", sn[0] ? sn : "(none)");
+	}
+	if (!c->nst)
+		snprintf(buf, size, "-");
+}
+
+/* "61fa62343399 (crossbuild-app)" or "61fa62343399". */
+void fmt_ctr_name(const struct ctr *c, char *buf, size_t size)
+{
+	if (c->name[0])
+		snprintf(buf, size, "%s (%s)", c->shortid, c->name);
+	else
+		snprintf(buf, size, "%s", c->shortid);
 }

@@ -53,6 +53,17 @@ void filter_warning(struct rm_buf *b, const struct report *r, const struct opts 
 long safe_jobs(const struct report *r, const struct perjob *pj);
 const char *jobs_bound(const struct report *r, const struct perjob *pj);
 
+/* A container's words (KiB in): its limit over time, its peak (a lower
+ * bound says so), its OOM kills with their times, its stages, its name. */
+void fmt_ctr_limit(const struct report *r, const struct ctr *c, char *buf, size_t size);
+void fmt_ctr_peak(const struct report *r, const struct ctr *c, char *buf, size_t size);
+void fmt_ctr_ooms(const struct report *r, const struct ctr *c, char *buf, size_t size);
+void fmt_ctr_stages(const struct report *r, const struct ctr *c, char *buf, size_t size);
+void fmt_ctr_name(const struct ctr *c, char *buf, size_t size);
+/* The peak is a lower bound: gone since its last reading, or no
+ * high-water mark from the kernel. */
+int ctr_lower(const struct ctr *c);
+
 /* Why the kernel killed, from the OOM record's constraint ("" unknown). */
 const char *oom_cause(int constraint);
 

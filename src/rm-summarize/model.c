@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "containers.h"
 #include "model.h"
 #include "procs.h"
 #include "sys.h"
@@ -47,6 +48,8 @@ static int classify(struct reader *rd, struct rm_csv *c)
 		rd->kind = F_TIMELINE;
 	else if (pk == PK_STATS)
 		rd->kind = F_STATS;
+	else if (containers_is_header(c))
+		rd->kind = F_CONTAINERS;
 	else if (sys_is_header(c))
 		rd->kind = F_SYS;
 	else {
@@ -102,6 +105,8 @@ static int on_record(void *arg, struct rm_csv *c)
 			return 1;
 		if (rd->kind == F_SYS) {
 			rd->r->sys = sys_new(rd->in->path, c);
+		} else if (rd->kind == F_CONTAINERS) {
+			containers_header(rd->r, c);
 		} else {
 			procs_header(rd->r, pk_of(rd->kind), c);
 		}
@@ -110,6 +115,8 @@ static int on_record(void *arg, struct rm_csv *c)
 	rd->rows++;
 	if (rd->kind == F_SYS)
 		rc = sys_row(rd->r, c, why, sizeof(why));
+	else if (rd->kind == F_CONTAINERS)
+		rc = containers_row(rd->r, c, why, sizeof(why));
 	else
 		rc = procs_row(rd->r, pk_of(rd->kind), c, why, sizeof(why));
 	if (rc < 0) {
@@ -353,6 +360,30 @@ static void derive_lists(struct report *r)
 	free(v);
 }
 
+/* The headroom kept free under a limit: the near-OOM threshold, at most
+ * a quarter of it. */
+static double ctr_reserve(const struct opts *o, double limit_mb)
+{
+	return o->near_oom_mb < limit_mb / 4 ? o->near_oom_mb : limit_mb / 4;
+}
+
+/*
+ * The binding headroom of a stage run in containers tied to the build:
+ * the tightest of their limits, when below the RAM (or cgroup limit) the
+ * -j advice would have; it names the container.
+ */
+static void perjob_container(const struct report *r, struct perjob *pj)
+{
+	const struct ctr *c;
+	double lim = ctr_stage_limit(r, pj->stage, &c) / 1024.0;
+
+	if (!c || isnan(lim) || (!isnan(pj->budget_mb) && lim >= pj->budget_mb))
+		return;
+	pj->budget_mb = lim;
+	pj->ctr = c;
+	snprintf(pj->bound, sizeof(pj->bound), "container %s memory", c->shortid);
+}
+
 /*
  * Memory per compile job, per stage: the p95 (nearest rank) of the peaks
  * of every compiler process whose peak fell in that stage, rounded up to
@@ -395,7 +426,12 @@ static void derive_perjob(struct report *r, const struct opts *o)
 		pj->suggest_mb = ceil(pj->p95_kib / 1024.0 / 64.0) * 64.0;
 		if (pj->suggest_mb < 64)
 			pj->suggest_mb = 64;
-		pj->safe_j = isnan(r->ram_mb) ? -1 : (long)floor((r->ram_mb - reserve) / pj->suggest_mb);
+		pj->budget_mb = r->ram_mb;
+		pj->ctr = NULL;
+		pj->bound[0] = '\0';
+		perjob_container(r, pj);
+		pj->safe_j = isnan(pj->budget_mb) ? -1 :
+			     (long)floor((pj->budget_mb - (pj->ctr ? ctr_reserve(o, pj->budget_mb) : reserve)) / pj->suggest_mb);
 		if (pj->safe_j == 0)
 			pj->safe_j = 1;
 	}
@@ -427,6 +463,8 @@ static void report_finish(struct report *r, const struct opts *o)
 		if (rm_meminfo_read(&mi) == 0)
 			r->ram_mb = (double)mi.total_kib / 1024.0;
 	}
+	if (r->ctrs.known)
+		containers_finish(r);
 	if (r->sys)
 		sys_finish(r, o);
 
@@ -482,6 +520,7 @@ void report_free(struct report *r)
 		free(r->stages[i].cpeaks);
 	}
 	sys_free(r->sys);
+	containers_free(&r->ctrs);
 	free(r->procs);
 	free(r->stages);
 	free(r->stage_hash);

@@ -13,7 +13,7 @@
 #include "report.h"
 
 /* What a file is, from its header. */
-enum fkind { F_SYS, F_EXITLOG, F_JOB, F_TIMELINE, F_STATS };
+enum fkind { F_SYS, F_EXITLOG, F_JOB, F_TIMELINE, F_STATS, F_CONTAINERS };
 
 struct input {
 	const char *path;

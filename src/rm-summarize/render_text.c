@@ -283,6 +283,51 @@ static void text_stages(struct rm_buf *b, const struct report *r, const struct s
 	rm_buf_adds(b, "  (memory in MiB, disk in GiB)\n\n");
 }
 
+/* One container: who it is, where it ran, its limit, peak and kills. */
+static void text_ctr(struct rm_buf *b, const struct report *r, const struct ctr *k)
+{
+	char nm[200], st[400], lim[400], pk[120], ooms[200];
+
+	fmt_ctr_name(k, nm, sizeof(nm));
+	fmt_ctr_stages(r, k, st, sizeof(st));
+	fmt_ctr_limit(r, k, lim, sizeof(lim));
+	fmt_ctr_peak(r, k, pk, sizeof(pk));
+	fmt_ctr_ooms(r, k, ooms, sizeof(ooms));
+	rm_buf_addf(b, "  %s  stage %s", nm, st);
+	if (k->tied[0])
+		rm_buf_addf(b, "  tied by %s", k->tied);
+	rm_buf_addf(b, "  cgroup %s\n", k->cgroup[0] ? k->cgroup : "(not read)");
+	rm_buf_addf(b, "    limit %s; peak %s; OOM kills %s\n", lim, pk, ooms);
+}
+
+/*
+ * The containers of the companion file: the build's (tied), or, when it
+ * ties none, those that ran on the host during the run.
+ */
+static void text_containers(struct rm_buf *b, const struct report *r, const struct sty *c)
+{
+	const struct ctrs *cs = &r->ctrs;
+	long untied = (long)cs->n - cs->ntied;
+
+	if (cs->ntied) {
+		rm_buf_addf(b, "%sContainers%s of the build: %ld\n", c->b, c->off, cs->ntied);
+		for (size_t i = 0; i < cs->n; i++)
+			if (cs->v[i].tied[0])
+				text_ctr(b, r, &cs->v[i]);
+		if (untied > 0)
+			rm_buf_addf(b, "  (and %ld container%s on this host not tied to the build)\n",
+				    untied, untied == 1 ? "" : "s");
+	} else if (untied > 0) {
+		rm_buf_addf(b, "%sContainers during the build (not tied to it)%s: %ld\n", c->b, c->off,
+			    untied);
+		for (size_t i = 0; i < cs->n; i++)
+			text_ctr(b, r, &cs->v[i]);
+	} else {
+		rm_buf_addf(b, "%sContainers%s: none ran during the build\n", c->b, c->off);
+	}
+	rm_buf_adds(b, "\n");
+}
+
 static void text_sys(struct rm_buf *b, const struct report *r, const struct opts *o,
 		     const struct sty *c)
 {
@@ -467,6 +512,8 @@ void print_text(struct rm_buf *b, const struct report *r, const struct opts *o)
 
 	if (r->sys)
 		text_sys(b, r, o, &c);
+	if (r->ctrs.known)
+		text_containers(b, r, &c);
 	if (r->job.known)
 		text_job(b, r, &c);
 	text_procs(b, r, o, &c);

@@ -75,7 +75,59 @@ struct oomev {
 	int vscope[MAX_VICTIMS];
 	int vcons[MAX_VICTIMS];
 	char vmemcg[MAX_VICTIMS][128];
+	int vctr[MAX_VICTIMS];   /* the container (index) whose cgroup it was in, -1 none */
 	long else_kills;       /* of kills, those whose victim was elsewhere */
+};
+
+/*
+ * A container of the run, from the containers companion (containers.c):
+ * one per container ID, whatever its number of rows.  Sizes in KiB, NaN
+ * where never read; times are epochs.
+ */
+#define CT_LIMITS 8            /* limit changes kept (the first ones) */
+#define CT_RISES 8             /* oom_kills rises kept (the first ones) */
+struct ctr_stage {
+	int stage;
+	double min_avail_kib;  /* limit - usage, lowest in this stage */
+	double limit_kib;      /* its tightest limit in this stage */
+};
+struct ctr {
+	char id[80], shortid[16], name[128], cgroup[320], tied[24];   /* sanitized */
+	char *rawcg;           /* the cgroup as read, to compare with the kernel log's */
+	double first_epoch, last_epoch, last_read;   /* last_read: the last `run` row */
+	int gone;              /* its last row says `gone` */
+	long rows;
+	double limit[CT_LIMITS], limit_at[CT_LIMITS];
+	int nlimits;           /* values kept in limit[] */
+	long limit_changes;    /* every change, kept or not */
+	double limit_cur;      /* the last limit read */
+	double peak_kib, peak_epoch;
+	int peak_col;          /* a peak_kib reading (the kernel's high-water mark) */
+	double oom_last;       /* the last oom_kills read */
+	long oom_kills;        /* rises of oom_kills over its rows */
+	double rise_at[CT_RISES];
+	long rise_n[CT_RISES];
+	int nrises;
+	long kmsg_kills;       /* kernel-log kills under its cgroup (oom.c) */
+	double min_avail_kib, min_avail_epoch, min_avail_limit;
+	int min_avail_stage;
+	long near;             /* readings near-OOM by its own limit */
+	double near_first;
+	int near_first_stage;
+	struct ctr_stage *st;
+	int nst;
+};
+
+/* The run's containers, and the container clients of the build. */
+struct ctrs {
+	int known;             /* a containers companion was read */
+	struct ctr *v;
+	size_t n, cap;
+	size_t *hash;          /* open addressing over v by id: index + 1, 0 empty */
+	size_t hcap;
+	long ntied;            /* containers tied to the build */
+	long clients;          /* the build's docker/podman run/create/start/exec processes */
+	const struct ctr *bind;  /* the tied container with the least left, or NULL */
 };
 
 struct stage {
@@ -221,6 +273,9 @@ struct perjob {
 	double p95_kib, max_kib;
 	double suggest_mb;
 	long safe_j;
+	double budget_mb;      /* the memory -j is sized from (RAM, a cgroup's or a container's limit) */
+	const struct ctr *ctr; /* a tied container whose limit binds, or NULL */
+	char bound[40];        /* "container ID memory" when it does */
 };
 
 /*
@@ -254,6 +309,7 @@ struct verdict {
 	long count;
 	double n[VD_N];
 	unsigned flags;
+	const struct ctr *ctr;  /* the container kinds' container */
 };
 
 struct report {
@@ -270,6 +326,7 @@ struct report {
 	struct proc **oorder;  /* others, heaviest first */
 	int has_scope;         /* an exit log with a scope column */
 	struct stats stats;
+	struct ctrs ctrs;      /* the containers companion (containers.c) */
 	struct job job;
 	struct timeline tl;
 	struct stage *stages;

@@ -162,12 +162,12 @@ static void inputs_free(void)
 
 /*
  * The inputs, each file once however it is named, and with --companions
- * X.csv's X.procs.csv and X.stats.csv (when not empty).
+ * X.csv's X.procs.csv, X.stats.csv and X.containers.csv (when not empty).
  */
 static int inputs_once(int argc, char ***argv, int first)
 {
-	static const char *const kinds[] = { ".procs.csv", ".stats.csv" };
-	const char **v = malloc((size_t)(first + 3 * (argc - first) + 1) * sizeof(*v));
+	static const char *const kinds[] = { ".procs.csv", ".stats.csv", ".containers.csv" };
+	const char **v = malloc((size_t)(first + 4 * (argc - first) + 1) * sizeof(*v));
 	int n = first;
 
 	if (!v)
@@ -177,10 +177,11 @@ static int inputs_once(int argc, char ***argv, int first)
 		const char *csv = (*argv)[i];
 		size_t stem;
 		input_add(v, first, &n, csv);
-		if (!companions || !ends(csv, ".csv") || ends(csv, kinds[0]) || ends(csv, kinds[1]))
+		if (!companions || !ends(csv, ".csv") || ends(csv, kinds[0]) || ends(csv, kinds[1]) ||
+		    ends(csv, kinds[2]))
 			continue;
 		stem = strlen(csv) - 4;
-		for (int k = 0; k < 2; k++) {
+		for (int k = 0; k < 3; k++) {
 			struct stat st;
 			char *p = malloc(stem + strlen(kinds[k]) + 1);
 			if (!p)
