@@ -34,7 +34,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compare.h"
 #include "csvout.h"
+#include "gate.h"
 #include "model.h"
 #include "outfile.h"
 #include "render_json.h"
@@ -48,12 +50,14 @@
 struct opts g_opt;
 
 static const char *out_path;   /* -o FILE */
+static int compare;            /* --compare OLD NEW */
+static struct gate gate;       /* --fail-on LIST */
 
 #define OFF(f) offsetof(struct opts, f)
 /* O_SAMPLER_STATUS to O_CHECK in runinfo.h's order: RI_STATUS ... RI_CHECK. */
 enum { O_JSON = RM_CLI_LONG, O_MD, O_SVG, O_CSV, O_TRACE, O_NEAR, O_LOW, O_INC, O_EXC, O_TOP,
        O_CORES, O_KMSG, O_LOST, O_LOST_FROM, O_STAGE_FB, O_SAMPLER_STATUS, O_GAP_NOTE,
-       O_COMPANIONS, O_KEEP_ERROR, O_CHECK, O_SERIES };
+       O_COMPANIONS, O_KEEP_ERROR, O_CHECK, O_SERIES, O_COMPARE, O_FAIL_ON };
 
 static const struct rm_cli_opt options[] = {
 	{ O_JSON, "json", NULL, .kind = RM_CLI_TRUE, .off = OFF(json),
@@ -108,6 +112,14 @@ static const struct rm_cli_opt options[] = {
 	{ O_SERIES, "series", NULL, .kind = RM_CLI_TRUE, .off = OFF(series),
 	  .help = "print the columns over time for gnuplot instead\n"
 		  "of the report (see rm-summarize(1))" },
+	{ O_COMPARE, "compare", NULL,
+	  .help = "FILE... is two runs, OLD then NEW (each a run's CSV,\n"
+		  "its companions found beside it): what changed,\n"
+		  "biggest first" },
+	{ O_FAIL_ON, "fail-on", "LIST",
+	  .help = "exit 3 when a condition holds: oom, near-oom, swap,\n"
+		  "low-disk, peak=SIZE, unit=SIZE, used=SIZE, and with\n"
+		  "--compare grow=PCT, grow-time=PCT, grow-cpu=PCT" },
 	RM_CLI_END,
 };
 
@@ -119,7 +131,8 @@ static const struct rm_cli cli = {
 		"[--exclude] [--top] [--cores] [--kmsg]\n"
 		"[--rows-lost [--rows-lost-from]] [--trace] [--series]\n"
 		"[--stage-fallback] [--sampler-status]... [--gap-note]...\n"
-		"[--companions] [--keep-error] [--check] [-o] FILE...",
+		"[--companions] [--keep-error] [--check] [--fail-on] [-o] FILE...",
+		"--compare [--json | --markdown] [--fail-on] [-o] OLD NEW",
 		NULL,
 	},
 	"Summarize rm-sample and seed monitor CSVs (peaks with time, stage and\n"
@@ -211,6 +224,15 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				invalid(c, optarg, "an RFC 3339 time");
 			o->rows_lost_from = optarg;
 			break;
+		case O_COMPARE:
+			compare = 1;
+			break;
+		case O_FAIL_ON: {
+			char why[200];
+			if (gate_parse(&gate, optarg, why, sizeof(why)) < 0)
+				invalid(c, optarg, why);
+			break;
+		}
 		case O_SAMPLER_STATUS:
 		case O_GAP_NOTE:
 		case O_COMPANIONS:
@@ -224,6 +246,12 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		rm_cli_usage_error(&cli, "--json and --markdown do not go together");
 	if (runinfo_keep_error && !out_path)
 		rm_cli_usage_error(&cli, "--keep-error needs -o FILE");
+	if (gate_needs_compare(&gate) && !compare)
+		rm_cli_usage_error(&cli, "--fail-on grow=, grow-time= and grow-cpu= need --compare");
+	if (compare && (o->svg || o->csv || o->trace || o->series))
+		rm_cli_usage_error(&cli, "--compare writes no --svg, --csv, --trace or --series");
+	if (compare)  /* each run's CSV brings its companions */
+		runinfo_opt(O_COMPANIONS - O_SAMPLER_STATUS, NULL);
 	if (runinfo_check)
 		exit(RM_EXIT_OK);
 	if (optind >= argc)
@@ -355,8 +383,103 @@ static int write_files(const struct report *reps, int nrep)
 	return status;
 }
 
+/*
+ * --fail-on: the conditions that hold, one line each, on stderr and at
+ * the top of what is printed (text and Markdown), or in the JSON object
+ * as "fail_on" (b holds the object, its closing brace last).
+ */
+static void gate_lines(struct rm_buf *b, const struct rm_buf *lines, size_t from)
+{
+	if (!lines->len)
+		return;
+	if (g_opt.json) {
+		/* Reopen the object b ends with: ...}\n -> ...,"fail_on":[...]}\n */
+		const char *p = lines->p;
+		int first = 1;
+		if (b->len < from + 2)
+			return;
+		b->len -= 2;
+		rm_buf_adds(b, ",\"fail_on\":[");
+		while (*p) {
+			const char *nl = strchr(p, '\n');
+			char *one = xstrndup(p, (size_t)(nl - p));
+			if (!first)
+				rm_buf_addc(b, ',');
+			rm_buf_json(b, one);
+			free(one);
+			first = 0;
+			p = nl + 1;
+		}
+		rm_buf_adds(b, "]}\n");
+		return;
+	}
+	{
+		struct rm_buf t = { 0 };
+		rm_buf_add(&t, b->p, from);
+		if (g_opt.markdown)
+			rm_buf_adds(&t, "**Budget gate (--fail-on) failed:**\n\n");
+		for (const char *p = lines->p; *p;) {
+			const char *nl = strchr(p, '\n');
+			if (g_opt.markdown)
+				rm_buf_adds(&t, "- ");
+			rm_buf_add(&t, p, (size_t)(nl - p) + 1);
+			p = nl + 1;
+		}
+		rm_buf_addc(&t, '\n');
+		rm_buf_add(&t, b->p + from, b->len - from);
+		rm_buf_reset(b);
+		rm_buf_add(b, t.p, t.len);
+		rm_buf_free(&t);
+	}
+}
+
+/* The fired conditions on stderr, one write a line. */
+static void gate_stderr(const struct rm_buf *lines)
+{
+	for (const char *p = lines->p; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		warnx("%.*s", (int)(nl - p), p);
+		p = nl + 1;
+	}
+}
+
+/*
+ * --compare OLD NEW: each run read into its own report (OLD's files are
+ * in[0..k), NEW's in[k..nin): its CSV and the companions found beside it),
+ * their comparison printed, and the gate judged on NEW against OLD.
+ */
+static int run_comparison(struct input *in, int nin, int k, int *gated)
+{
+	struct rm_buf b = { 0 }, lines = { 0 }, notes = { 0 };
+	struct report *ra, *rb;
+	int na = 0, nb = 0;
+
+	if (k <= 0 || k >= nin)
+		errx(RM_EXIT_USAGE, "--compare needs two different runs, OLD and NEW "
+				    "(the same file named twice is read once)");
+	ra = model_build(in, k, &g_opt, &na);
+	rb = model_build(in + k, nin - k, &g_opt, &nb);
+	if (na != 1 || nb != 1)
+		errx(RM_EXIT_USAGE, "--compare: OLD and NEW must each be one run (read %d and %d)", na, nb);
+	print_compare(&b, ra, rb, &g_opt);
+	if (gate_eval(&gate, ra, rb, &lines, &notes) > 0)
+		*gated = 1;
+	gate_lines(&b, &lines, 0);
+	gate_stderr(&notes);
+	gate_stderr(&lines);
+	rm_out(&b);
+	rm_buf_free(&b);
+	rm_buf_free(&lines);
+	rm_buf_free(&notes);
+	report_free(ra);
+	report_free(rb);
+	free(ra);
+	free(rb);
+	return RM_EXIT_OK;
+}
+
 /* The reports on stdout, in the renderer the options pick. */
-static int print_reports(const struct report *reps, int nrep)
+static int print_reports(const struct report *reps, int nrep, int *gated)
 {
 	struct rm_buf b = { 0 };
 	int status = RM_EXIT_OK;
@@ -366,14 +489,24 @@ static int print_reports(const struct report *reps, int nrep)
 		rm_out(&b);
 	}
 	for (int k = 0; k < nrep && !g_opt.series; k++) {
+		struct rm_buf lines = { 0 }, notes = { 0 };
+		size_t from;
 		if (k > 0 && !g_opt.json)
 			rm_buf_addc(&b, '\n');
+		from = b.len;
 		if (g_opt.json)
 			print_json(&b, &reps[k], &g_opt);
 		else if (g_opt.markdown)
 			print_markdown(&b, &reps[k], &g_opt);
 		else
 			print_text(&b, &reps[k], &g_opt);
+		if (gate_eval(&gate, NULL, &reps[k], &lines, &notes) > 0)
+			*gated = 1;
+		gate_lines(&b, &lines, from);
+		gate_stderr(&notes);
+		gate_stderr(&lines);
+		rm_buf_free(&lines);
+		rm_buf_free(&notes);
 		rm_out(&b);
 	}
 	if (status == RM_EXIT_OK) {
@@ -407,12 +540,16 @@ static void warn_filtered_out(const struct report *reps, int nrep)
 int main(int argc, char **argv)
 {
 	struct input *in;
-	struct report *reps;
-	int nin, nrep = 0, status;
+	struct report *reps = NULL;
+	const char *newrun;
+	int nin, nrep = 0, status, gated = 0;
 
 	rm_set_prog(prog);
 	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &g_opt);
+	if (compare && argc - optind != 2)
+		rm_cli_usage_error(&cli, "--compare takes two runs: OLD NEW");
+	newrun = compare ? argv[optind + 1] : NULL;
 	argc = runinfo_start(argc, &argv, optind, out_path, g_opt.json, &g_opt.rows_lost,
 			     &g_opt.rows_lost_from, &g_opt.stage_fallback);
 	nin = argc - optind;
@@ -424,10 +561,17 @@ int main(int argc, char **argv)
 				rm_cli_usage_error(&cli, "'-' (standard input) given twice");
 	in = inputs_open(argv + optind, nin);
 	check_outputs(in, nin);
-	reps = model_build(in, nin, &g_opt, &nrep);
-	status = write_files(reps, nrep);
-	if (status == RM_EXIT_OK)
-		status = print_reports(reps, nrep);
+	if (compare) {
+		int k = 0;
+		while (k < nin && argv[optind + k] != newrun)
+			k++;
+		status = run_comparison(in, nin, k, &gated);
+	} else {
+		reps = model_build(in, nin, &g_opt, &nrep);
+		status = write_files(reps, nrep);
+		if (status == RM_EXIT_OK)
+			status = print_reports(reps, nrep, &gated);
+	}
 	if (status == RM_EXIT_OK && out_path)
 		warn_filtered_out(reps, nrep);
 	for (int k = 0; k < nrep; k++)
@@ -439,5 +583,7 @@ int main(int argc, char **argv)
 	if (g_opt.has_exc)
 		regfree(&g_opt.exc);
 	status = rm_finish_stdout(status);
-	return out_path ? out_finish(status) : status;
+	status = out_path ? out_finish(status) : status;
+	/* The gate's 3 only where all else went right. */
+	return status == RM_EXIT_OK && gated ? RM_EXIT_GATE : status;
 }

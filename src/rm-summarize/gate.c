@@ -1,0 +1,393 @@
+/*
+ * gate.c: --fail-on (see gate.h).  Each condition reads the same figures
+ * the report prints, so a line of the gate never disagrees with the
+ * summary under it.  Exact peaks (the kernel's, per process and per
+ * unit; a cgroup's) gate growth by default; duration and CPU only when
+ * named, as they change from run to run on a shared host.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroup.h"
+#include "compare.h"
+#include "fmt.h"
+#include "gate.h"
+#include "oom.h"
+
+double run_duration(const struct report *r)
+{
+	if (r->sys && r->sys->samples > 0)
+		return r->sys->last_epoch - r->sys->first_epoch;
+	if (r->job.known && !isnan(r->job.elapsed))
+		return r->job.elapsed;
+	if (r->tl.known && r->tl.rows > 0)
+		return r->tl.last_epoch - r->tl.first_epoch;
+	return NAN;
+}
+
+double run_cpu(const struct report *r)
+{
+	double cpu = 0;
+	int any = 0;
+
+	if (r->job.known && !isnan(r->job.user_s) && !isnan(r->job.sys_s))
+		return r->job.user_s + r->job.sys_s;
+	for (size_t i = 0; i < r->nproc; i++)
+		if (!isnan(r->procs[i].cpu_s)) {
+			cpu += r->procs[i].cpu_s;
+			any = 1;
+		}
+	return any ? cpu : NAN;
+}
+
+double run_ooms(const struct report *r)
+{
+	double n = NAN;
+
+	if (r->sys && r->sys->has_oom)
+		n = (double)oom_build_kills(r->sys);
+	if (r->job.known && !isnan(r->job.oom_kills))
+		n = (isnan(n) ? 0 : n) + r->job.oom_kills;
+	return n;
+}
+
+double run_cg_avail(const struct report *r)
+{
+	return r->sys && r->sys->cg_avail.known ? r->sys->cg_avail.v : NAN;
+}
+
+double run_used_kib(const struct report *r, int *exact)
+{
+	const struct sys *s = r->sys;
+
+	*exact = 1;
+	if (r->job.known && !isnan(r->job.cgroup_kib))
+		return r->job.cgroup_kib;
+	/* rm-monitor with a cgroup: its limit less the least it had left. */
+	if (s && s->cg_avail.known && !isnan(s->cg_avail.aux))
+		return (s->cg_avail.aux - s->cg_avail.v) * 1024.0;
+	*exact = 0;
+	if (r->job.known && !isnan(r->job.peak_kib))
+		return r->job.peak_kib;
+	if (r->tl.known && !isnan(r->tl.peak_kib))
+		return r->tl.peak_kib;
+	return NAN;
+}
+
+static const struct {
+	const char *name;
+	enum gate_kind k;
+	int arg;               /* 0 none, 1 a size, 2 a percent */
+} kinds[] = {
+	{ "oom", G_OOM, 0 },           { "near-oom", G_NEAR_OOM, 0 },
+	{ "swap", G_SWAP, 0 },         { "low-disk", G_LOW_DISK, 0 },
+	{ "peak", G_PEAK, 1 },         { "unit", G_UNIT, 1 },
+	{ "used", G_USED, 1 },         { "grow", G_GROW, 2 },
+	{ "grow-time", G_GROW_TIME, 2 }, { "grow-cpu", G_GROW_CPU, 2 },
+};
+
+/* "10%" or "10": a percent from 0; -1 when it is not one. */
+static int parse_pct(const char *s, double *v)
+{
+	char *end;
+	double d = strtod(s, &end);
+
+	if (end == s || d < 0 || !isfinite(d))
+		return -1;
+	if (*end == '%')
+		end++;
+	if (*end)
+		return -1;
+	*v = d;
+	return 0;
+}
+
+static int parse_one(struct gate *g, const char *tok, size_t len, char *why, size_t wsize)
+{
+	char t[64], *eq;
+	struct gate_cond *c;
+	size_t i;
+
+	if (len == 0 || len >= sizeof(t)) {
+		snprintf(why, wsize, "an empty or overlong condition");
+		return -1;
+	}
+	memcpy(t, tok, len);
+	t[len] = '\0';
+	eq = strchr(t, '=');
+	if (eq)
+		*eq++ = '\0';
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strcmp(kinds[i].name, t) == 0)
+			break;
+	if (i == sizeof(kinds) / sizeof(kinds[0])) {
+		snprintf(why, wsize, "unknown condition '%.40s' (oom, near-oom, swap, low-disk, "
+			 "peak=SIZE, unit=SIZE, used=SIZE, grow=PCT, grow-time=PCT, grow-cpu=PCT)", t);
+		return -1;
+	}
+	if (!kinds[i].arg != !eq) {
+		snprintf(why, wsize, kinds[i].arg ? "'%s' needs =%s" : "'%s' takes no value%s",
+			 kinds[i].name, kinds[i].arg == 1 ? "SIZE" : kinds[i].arg == 2 ? "PCT" : "");
+		return -1;
+	}
+	if (g->n >= GATE_MAX) {
+		snprintf(why, wsize, "more than %d conditions", GATE_MAX);
+		return -1;
+	}
+	c = &g->c[g->n];
+	c->k = kinds[i].k;
+	c->v = NAN;
+	if (kinds[i].arg == 1) {
+		uint64_t bytes;
+		if (rm_cg_parse_size(eq, &bytes) < 0) {
+			snprintf(why, wsize, "'%.40s': a size such as 600M or 2G", eq);
+			return -1;
+		}
+		c->v = (double)bytes / 1024.0;
+	} else if (kinds[i].arg == 2 && parse_pct(eq, &c->v) < 0) {
+		snprintf(why, wsize, "'%.40s': a percent such as 10%%", eq);
+		return -1;
+	}
+	memcpy(c->text, tok, len);
+	c->text[len] = '\0';
+	g->n++;
+	return 0;
+}
+
+int gate_parse(struct gate *g, const char *s, char *why, size_t wsize)
+{
+	while (1) {
+		size_t len = strcspn(s, ",");
+		if (parse_one(g, s, len, why, wsize) < 0)
+			return -1;
+		if (!s[len])
+			return 0;
+		s += len + 1;
+	}
+}
+
+int gate_needs_compare(const struct gate *g)
+{
+	for (int i = 0; i < g->n; i++)
+		if (g->c[i].k == G_GROW || g->c[i].k == G_GROW_TIME || g->c[i].k == G_GROW_CPU)
+			return 1;
+	return 0;
+}
+
+/* "UNIT (COMM, PID N)" of the build's first OOM victim, from the kernel
+ * log's record matched to the exit log by PID; "" when none is named. */
+static void oom_first_victim(const struct report *r, char *buf, size_t size)
+{
+	const struct sys *s = r->sys;
+
+	for (size_t i = 0; s && i < s->nev; i++) {
+		const struct oomev *e = &s->ev[i];
+		if (!oom_event_is_build(e))
+			continue;
+		for (int k = 0; k < e->nv; k++) {
+			const char *unit = NULL;
+			if (e->vscope[k] == 0)
+				continue;
+			for (size_t j = 0; j < r->nproc && !unit; j++)
+				if (r->procs[j].pid == e->vpid[k])
+					unit = r->procs[j].unit;
+			if (unit)
+				snprintf(buf, size, "%s (%s, PID %d)", unit, e->vname[k], e->vpid[k]);
+			else
+				snprintf(buf, size, "%s (PID %d)", e->vname[k], e->vpid[k]);
+			return;
+		}
+	}
+	if (r->job.known && r->job.victim[0])
+		snprintf(buf, size, "%s", r->job.victim);
+}
+
+/* The build's heaviest process (exact where the exit log is). */
+static const struct proc *heaviest(const struct report *r)
+{
+	const struct proc *p = largest_row(r);
+	return p && !isnan(p->peak_kib) ? p : NULL;
+}
+
+static double pct(double a, double b)
+{
+	return a > 0 ? (b - a) / a * 100.0 : NAN;
+}
+
+/* One "fail-on COND: ..." line. */
+static void fired(struct rm_buf *out, const struct gate_cond *c, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void fired(struct rm_buf *out, const struct gate_cond *c, const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rm_buf_addf(out, "fail-on %s: %s\n", c->text, msg);
+}
+
+/* grow=PCT: the exact peaks of cur against old; how many lines. */
+static int eval_grow(const struct gate_cond *c, const struct report *old, const struct report *cur,
+		     struct rm_buf *out)
+{
+	const struct proc *a = heaviest(old), *b = heaviest(cur);
+	struct cmp_units u;
+	int n = 0, ea, eb;
+	double ua = run_used_kib(old, &ea), ub = run_used_kib(cur, &eb);
+
+	if (a && b && pct(a->peak_kib, b->peak_kib) > c->v) {
+		fired(out, c, "the largest process grew %.1f %%, %.1f -> %.1f MiB (%s)",
+		      pct(a->peak_kib, b->peak_kib), mib(a->peak_kib), mib(b->peak_kib),
+		      b->unit ? b->unit : b->comm);
+		n++;
+	}
+	compare_units(old, cur, &u);
+	for (size_t i = 0; i < u.n; i++) {
+		const struct upair *p = &u.p[i];
+		if (p->a && p->b && pct(p->a->peak_kib, p->b->peak_kib) > c->v) {
+			fired(out, c, "unit %s grew %.1f %%, %.1f -> %.1f MiB", p->key,
+			      pct(p->a->peak_kib, p->b->peak_kib), mib(p->a->peak_kib),
+			      mib(p->b->peak_kib));
+			n++;
+		}
+	}
+	compare_units_free(&u);
+	if (ea && eb && pct(ua, ub) > c->v) {
+		fired(out, c, "the cgroup's peak grew %.1f %%, %.1f -> %.1f MiB", pct(ua, ub), mib(ua),
+		      mib(ub));
+		n++;
+	}
+	return n;
+}
+
+/* Why c cannot be judged on r ("" when it can): a gate must not pass
+ * quietly for want of the data it reads. */
+static const char *unjudged(const struct gate_cond *c, const struct report *r)
+{
+	const struct sys *s = r->sys;
+	int exact;
+
+	switch (c->k) {
+	case G_OOM:
+		return isnan(run_ooms(r)) ? "no OOM kill count in the inputs" : "";
+	case G_NEAR_OOM:
+		return s && near_known(s) ? "" : "no available-memory column in the inputs";
+	case G_SWAP:
+		return s && peak_applies(s, PK_SWAP) ? "" : "no swap column in the inputs";
+	case G_LOW_DISK:
+		return s && peak_applies(s, PK_DISK) ? "" : "no disk column in the inputs";
+	case G_PEAK:
+	case G_UNIT:
+		return r->nexitlogs ? "" : "no rm-tree exit log among the inputs "
+					   "(--companions finds X.procs.csv beside X.csv)";
+	case G_USED:
+		return isnan(run_used_kib(r, &exact)) ? "the build's peak memory is not in the inputs" : "";
+	default:
+		return "";
+	}
+}
+
+static int eval_one(const struct gate_cond *c, const struct report *old, const struct report *r,
+		    struct rm_buf *out)
+{
+	const struct sys *s = r->sys;
+	const struct proc *p;
+	double v, w;
+	int exact;
+
+	switch (c->k) {
+	case G_OOM:
+		v = run_ooms(r);
+		if (v > 0) {
+			char who[200] = "";
+			oom_first_victim(r, who, sizeof(who));
+			fired(out, c, "%.0f OOM kill%s in the build%s%s", v, v == 1 ? "" : "s",
+			      who[0] ? ", the first of " : "", who);
+			return 1;
+		}
+		return 0;
+	case G_NEAR_OOM:
+		if (s && s->near.samples > 0) {
+			fired(out, c, "%ld near-OOM sample%s, the first in stage %s", s->near.samples,
+			      s->near.samples == 1 ? "" : "s", stage_name(r, s->near.first_stage));
+			return 1;
+		}
+		return 0;
+	case G_SWAP:
+		if (s && s->pk[PK_SWAP].known && s->pk[PK_SWAP].v > 0) {
+			fired(out, c, "swap in use, up to %.0f MiB in stage %s", s->pk[PK_SWAP].v,
+			      stage_name(r, s->pk[PK_SWAP].stage));
+			return 1;
+		}
+		return 0;
+	case G_LOW_DISK:
+		if (s && s->low.samples > 0) {
+			fired(out, c, "%ld low-disk sample%s, the first in stage %s", s->low.samples,
+			      s->low.samples == 1 ? "" : "s", stage_name(r, s->low.first_stage));
+			return 1;
+		}
+		return 0;
+	case G_PEAK:
+		p = heaviest(r);
+		if (p && p->peak_kib > c->v) {
+			fired(out, c, "the largest process peaked at %.1f MiB: %s (%s, PID %d)",
+			      mib(p->peak_kib), p->unit ? p->unit : p->comm, p->comm, p->pid);
+			return 1;
+		}
+		return 0;
+	case G_UNIT: {
+		int n = 0;
+		for (size_t i = 0; i < r->nunits; i++)
+			if (r->units[i].peak_kib > c->v) {
+				fired(out, c, "unit %s peaked at %.1f MiB (%s, stage %s)",
+				      r->units[i].name, mib(r->units[i].peak_kib), r->units[i].comm,
+				      stage_name(r, r->units[i].stage));
+				n++;
+			}
+		return n;
+	}
+	case G_USED:
+		v = run_used_kib(r, &exact);
+		if (v > c->v) {
+			fired(out, c, "the build's peak memory was %.1f MiB (%s)", mib(v),
+			      exact ? "the cgroup's peak" : "sampled tree total");
+			return 1;
+		}
+		return 0;
+	case G_GROW:
+		return old ? eval_grow(c, old, r, out) : 0;
+	case G_GROW_TIME:
+	case G_GROW_CPU:
+		if (!old)
+			return 0;
+		v = c->k == G_GROW_TIME ? run_duration(old) : run_cpu(old);
+		w = c->k == G_GROW_TIME ? run_duration(r) : run_cpu(r);
+		if (pct(v, w) > c->v) {
+			fired(out, c, "%s grew %.1f %%, %.1f -> %.1f s",
+			      c->k == G_GROW_TIME ? "the duration" : "the CPU time", pct(v, w), v, w);
+			return 1;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+int gate_eval(const struct gate *g, const struct report *old, const struct report *cur,
+	      struct rm_buf *out, struct rm_buf *notes)
+{
+	int n = 0;
+
+	for (int i = 0; i < g->n; i++) {
+		const char *why = unjudged(&g->c[i], cur);
+		if (why[0])
+			rm_buf_addf(notes, "fail-on %s: not judged: %s\n", g->c[i].text, why);
+		else
+			n += eval_one(&g->c[i], old, cur, out);
+	}
+	return n;
+}

@@ -1,0 +1,54 @@
+/*
+ * gate.h: --fail-on, a budget gate on a built report (gate.c).  The list
+ * is parsed once (gate_parse); gate_eval judges a report, and with
+ * --compare the older run beside it, and words one line per condition
+ * that holds.  rm-summarize then exits RM_EXIT_GATE (3).
+ */
+#ifndef RM_SUMMARIZE_GATE_H
+#define RM_SUMMARIZE_GATE_H
+
+#include "report.h"
+
+#define RM_EXIT_GATE 3
+#define GATE_MAX 16
+
+enum gate_kind { G_OOM, G_NEAR_OOM, G_SWAP, G_LOW_DISK, G_PEAK, G_UNIT, G_USED,
+		 G_GROW, G_GROW_TIME, G_GROW_CPU };
+
+struct gate_cond {
+	enum gate_kind k;
+	double v;              /* KiB for the sizes, percent for grow */
+	char text[64];         /* as given, for the messages */
+};
+
+struct gate {
+	int n;
+	struct gate_cond c[GATE_MAX];
+};
+
+/* Add the conditions of the comma list s to g: 0, or -1 with why filled. */
+int gate_parse(struct gate *g, const char *s, char *why, size_t wsize);
+/* Does g hold a condition that needs an older run (grow=...)? */
+int gate_needs_compare(const struct gate *g);
+/*
+ * The conditions of g that hold for cur (old: the older run, NULL
+ * without --compare), one line each, "fail-on COND: WHY\n", into out.
+ * Returns how many hold.  A condition the inputs cannot answer (no exit
+ * log for unit=, no disk column for low-disk) holds not, and gets a line
+ * "fail-on COND: not judged: WHY\n" in notes.
+ */
+int gate_eval(const struct gate *g, const struct report *old, const struct report *cur,
+	      struct rm_buf *out, struct rm_buf *notes);
+
+/* The figures the gate and --compare both read, NaN when not known. */
+double run_duration(const struct report *r);
+double run_cpu(const struct report *r);
+/* The build's OOM kills (0 when recorded and none; NaN not recorded). */
+double run_ooms(const struct report *r);
+/* The build's peak memory in KiB and whether it is exact (a cgroup's
+ * peak) or sampled (the tree total); NaN when not known. */
+double run_used_kib(const struct report *r, int *exact);
+/* The cgroup's lowest available MiB, NaN without a cgroup. */
+double run_cg_avail(const struct report *r);
+
+#endif

@@ -1,0 +1,118 @@
+#!/usr/bin/env bats
+# rm-summarize --compare OLD NEW and --fail-on: real runs of one generated
+# project under rm-monitor, made in setup_file: "old", "same" (the same
+# project again, from another checkout directory) and "heavy" (one unit,
+# src/b.cpp, made heavier).  The compilers are memhog copies named
+# cc1plus, so each unit's memory is what the Makefile says, exactly.
+
+# build_run ID DIR B_MIB: build the project checked out in DIR (its units
+# use their absolute paths, as CMake's do) under rm-monitor, into $RUNS.
+build_run() {
+  local id=$1 dir=$2 b=$3 build
+  mkdir -p "$dir/src" "$dir/bin"
+  cp "$RM_BUILD/tests/memhog" "$dir/bin/cc1plus"
+  printf '%s\n' 'all: a b c' \
+    "a:; \$(CURDIR)/bin/cc1plus -m 40 -t 0.6 -- -quiet \$(CURDIR)/src/a.cpp -o a.s" \
+    "b:; \$(CURDIR)/bin/cc1plus -m $b -t 0.6 -- -quiet \$(CURDIR)/src/b.cpp -o b.s" \
+    "c:; \$(CURDIR)/bin/cc1plus -m 20 -t 0.6 -- -quiet \$(CURDIR)/lib/c.cpp -o c.s" >"$dir/Makefile"
+  echo "make -j2" >"$dir/build.log"
+  # The build waits for the monitor's first row, then runs.
+  bash -c 'while [ ! -e "$1" ]; do sleep 0.05; done; make -s -C "$2" -j2 >/dev/null' \
+    _ "$dir/go" "$dir" &
+  build=$!
+  rm-monitor --out-dir "$RUNS" --run-id "$id" --interval 0.2 --stage-log-dir "$dir" \
+    --watch-pid "$build" </dev/null >/dev/null 2>"$RUNS/$id.err" &
+  local mon=$! n=0
+  until [[ -f "$RUNS/resources-$id.csv" ]] && (($(wc -l <"$RUNS/resources-$id.csv") >= 2)); do
+    sleep 0.05
+    ((++n < 1200)) || return 1
+  done
+  touch "$dir/go"
+  wait "$build"
+  wait "$mon"
+  [[ -s "$RUNS/resources-$id.summary.json" ]]
+}
+
+setup_file() {
+  load test_helper/common
+  RUNS="$BATS_FILE_TMPDIR/runs"
+  export RUNS
+  mkdir -p "$RUNS"
+  build_run old "$BATS_FILE_TMPDIR/ci/job1/proj" 30
+  build_run same "$BATS_FILE_TMPDIR/home/dev/checkout" 30
+  build_run heavy "$BATS_FILE_TMPDIR/ci/job2/proj" 90
+}
+
+setup() {
+  load test_helper/common
+}
+
+@test "--compare names the unit made heavier first, matched across checkouts, with its growth" {
+  run -0 --separate-stderr rm-summarize --compare "$RUNS/resources-old.csv" "$RUNS/resources-heavy.csv"
+  [[ "$output" == "Compared: "*"resources-old.csv -> "*"resources-heavy.csv"* ]]
+  # The first unit line is src/b.cpp, about 30 -> 90 MiB: +60 MiB, +200 %.
+  local first
+  first=$(printf '%s\n' "$output" | sed -n '/^Compile units/{n;n;p;q}')
+  [[ "$first" == *" src/b.cpp" ]]
+  [[ "$first" =~ \+(5[0-9]|6[0-9])\.[0-9]\ \(\+(1[5-9][0-9]|2[0-9][0-9])\.[0-9]\ %\) ]]
+  # The other two matched too (their checkout differs), none added or removed.
+  [[ "$output" == *" src/a.cpp"* && "$output" == *" lib/c.cpp"* ]]
+  ! printf '%s\n' "$output" | grep -E '^ .* (added|removed|ambiguous) '
+
+}
+
+@test "--compare --fail-on grow=10% exits 3 and says which unit grew; the same build twice exits 0" {
+  run -3 --separate-stderr rm-summarize --compare --fail-on grow=10% \
+    "$RUNS/resources-old.csv" "$RUNS/resources-heavy.csv"
+  [[ "$stderr" == *"fail-on grow=10%: unit src/b.cpp grew "* ]]
+  # At the top of the summary too.
+  [[ "${lines[0]}" == "fail-on grow=10%: "* ]]
+  run -0 --separate-stderr rm-summarize --compare --fail-on grow=10% \
+    "$RUNS/resources-old.csv" "$RUNS/resources-same.csv"
+  [ -z "$stderr" ]
+  [[ "$output" != *fail-on* ]]
+}
+
+@test "--compare --json and --markdown carry the same units and changes" {
+  run -0 rm-summarize --compare --json "$RUNS/resources-old.csv" "$RUNS/resources-heavy.csv"
+  run -0 jq -r '.units[0] | "\(.unit) \(.status) \(.peak_kib.change_pct > 150)"' <<<"$output"
+  [ "$output" = "src/b.cpp matched true" ]
+  run -0 rm-summarize --compare --json "$RUNS/resources-old.csv" "$RUNS/resources-heavy.csv"
+  run -0 jq -r '[.units[].unit] | sort | join(" ")' <<<"$output"
+  [ "$output" = "lib/c.cpp src/a.cpp src/b.cpp" ]
+  run -3 --separate-stderr rm-summarize --compare --json --fail-on grow=10% "$RUNS/resources-old.csv" "$RUNS/resources-heavy.csv"
+  run -0 jq -r '.fail_on[] | select(contains(" unit "))' <<<"$output"
+  [[ "$output" == "fail-on grow=10%: unit src/b.cpp grew "* ]]
+  run -0 rm-summarize --compare --markdown "$RUNS/resources-old.csv" "$RUNS/resources-heavy.csv"
+  [[ "$output" == "### Build resources compared"* ]]
+  printf '%s\n' "$output" | grep -E '^\| src/b\.cpp \| 3[0-9]\.[0-9] \| 9[0-9]\.[0-9] \| \+'
+}
+
+@test "--fail-on on one run: unit=SIZE and peak=SIZE name the unit, oom holds not, exit 3 or 0" {
+  # Without its exit log a run cannot be judged by unit: said, not passed quietly.
+  run -0 --separate-stderr rm-summarize --fail-on unit=64M "$RUNS/resources-heavy.csv"
+  [[ "$stderr" == *"fail-on unit=64M: not judged: no rm-tree exit log among the inputs"* ]]
+  run -3 --separate-stderr rm-summarize --companions --fail-on unit=64M,oom "$RUNS/resources-heavy.csv"
+  # One run's unit is named as its exit log has it.
+  [[ "$stderr" == *"fail-on unit=64M: unit $BATS_FILE_TMPDIR/ci/job2/proj/src/b.cpp peaked at 9"?.?" MiB (cc1plus"* ]]
+  [[ "$stderr" != *"fail-on oom"* ]]
+  [[ "${lines[0]}" == "fail-on unit=64M: unit $BATS_FILE_TMPDIR/ci/job2/proj/src/b.cpp"* ]]
+  run -0 --separate-stderr rm-summarize --companions --fail-on unit=64M,oom,peak=64M "$RUNS/resources-old.csv"
+  [ -z "$stderr" ]
+  run -3 --separate-stderr rm-summarize --companions --fail-on peak=64M --markdown "$RUNS/resources-heavy.csv"
+  [[ "$output" == *"**Budget gate (--fail-on) failed:**"* ]]
+  [[ "$output" == *"- fail-on peak=64M: the largest process peaked at "* ]]
+}
+
+@test "--compare and --fail-on refuse what they cannot judge: exit 2" {
+  run -2 --separate-stderr rm-summarize --fail-on grow=10% "$RUNS/resources-old.csv"
+  [[ "$stderr" == *"need --compare"* ]]
+  run -2 --separate-stderr rm-summarize --fail-on bogus "$RUNS/resources-old.csv"
+  [[ "$stderr" == *"unknown condition 'bogus'"* ]]
+  run -2 --separate-stderr rm-summarize --fail-on unit=lots "$RUNS/resources-old.csv"
+  run -2 --separate-stderr rm-summarize --fail-on oom=1 "$RUNS/resources-old.csv"
+  run -2 --separate-stderr rm-summarize --compare "$RUNS/resources-old.csv"
+  [[ "$stderr" == *"two runs: OLD NEW"* ]]
+  run -2 --separate-stderr rm-summarize --compare "$RUNS/resources-old.csv" "$RUNS/resources-old.csv"
+  [[ "$stderr" == *"two different runs"* ]]
+}
