@@ -171,6 +171,7 @@ int rm_kmsg_oom_parse(const char *rec, size_t len, struct rm_oom_kill *o)
 		if (!q)
 			return 0;
 		o->pid = (int)pid;
+		o->killed_line = 1;
 		copy_name(o->name, sizeof(o->name), p, (size_t)(q - p));
 		return 1;
 	}
@@ -198,9 +199,39 @@ int rm_kmsg_oom_parse(const char *rec, size_t len, struct rm_oom_kill *o)
 	return 0;
 }
 
-/* One kill prints both lines: fill what the first left empty. */
+/*
+ * The oom-kill line took everything from the first ",task=" after
+ * ",task_memcg=" to ",pid=" for the name.  When the "Killed process"
+ * line names the victim K and that name ends in ",task=K", the part
+ * before belongs to the cgroup path (a cgroup named "a,task=x").
+ */
+static void split_name(struct rm_oom_kill *line, const char *killed)
+{
+	size_t n = strlen(line->name), k = strlen(killed), t = strlen(line->task_memcg);
+
+	if (n <= k + 6 || strcmp(line->name + n - k, killed) != 0 ||
+	    memcmp(line->name + n - k - 6, ",task=", 6) != 0)
+		return;
+	if (t + 6 + (n - k - 6) < sizeof(line->task_memcg)) {
+		memcpy(line->task_memcg + t, ",task=", 6);
+		memcpy(line->task_memcg + t + 6, line->name, n - k - 6);
+		line->task_memcg[t + n - k] = '\0';
+	}
+}
+
+/* One kill prints both lines: fill what the first left empty; the name
+ * is the "Killed process" line's, which no cgroup path can shift. */
 static void merge(struct rm_oom_kill *a, const struct rm_oom_kill *b)
 {
+	if (b->killed_line && !a->killed_line && b->name[0]) {
+		split_name(a, b->name);
+		memcpy(a->name, b->name, sizeof(a->name));
+		a->killed_line = 1;
+	} else if (a->killed_line && !b->killed_line && a->name[0]) {
+		struct rm_oom_kill line = *b;
+		split_name(&line, a->name);
+		memcpy(a->task_memcg, line.task_memcg, sizeof(a->task_memcg));
+	}
 	if (!a->name[0])
 		memcpy(a->name, b->name, sizeof(a->name));
 	if (a->constraint == RM_OOM_UNKNOWN)

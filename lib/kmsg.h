@@ -11,7 +11,11 @@
  * USEC is the kernel log's clock (local_clock(), the scheduler clock),
  * NOT CLOCK_MONOTONIC: it drifts from both the monotonic and the real
  * clock, so it only orders kills; a kill is matched to a process by its
- * PID and name.  rm_kmsg_read_ooms() reads the whole ring buffer once,
+ * PID and name.  A cgroup name may hold ",task=", so the oom-kill line
+ * alone cannot always tell the path from the name; when both lines of a
+ * kill are read, the name is the "Killed process" line's, and what the
+ * oom-kill line took for the start of the name goes back to task_memcg.
+ * rm_kmsg_read_ooms() reads the whole ring buffer once,
  * without blocking, and hands each kill (the two lines of one kill
  * merged) to a callback.  Names and paths are raw: sanitize them before
  * printing.
@@ -38,6 +42,7 @@ struct rm_oom_kill {
 	char name[64];
 	char oom_memcg[256];    /* the cgroup whose limit was hit ("" if none) */
 	char task_memcg[256];   /* the victim's cgroup ("" if not logged) */
+	int killed_line;        /* name from "Killed process PID (NAME)" */
 };
 
 /* The kernel's word for a constraint ("CONSTRAINT_MEMCG"), "" if unknown. */

@@ -168,6 +168,36 @@ static void test_read_merge(void)
 	unlink(path);
 }
 
+/* A cgroup named "a,task=x" (cgroup names may hold ',' and '='): the
+ * victim keeps the name of its "Killed process" line, whichever line
+ * comes first, and the cgroup path keeps its ",task=x". */
+static void test_cgroup_path_with_task_keeps_victim_name(void)
+{
+	char path[] = "/tmp/t_kmsg.XXXXXX";
+	int fd = mkstemp(path);
+	const char *text =
+		"6,418,5000000,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,"
+		"oom_memcg=/ci/job-42,task_memcg=/ci/job-42/a,task=x,task=cc1plus,pid=300,uid=0\n"
+		"3,419,5000100,-;Memory cgroup out of memory: Killed process 300 (cc1plus) total-vm:1kB\n"
+		"3,420,7000000,-;Memory cgroup out of memory: Killed process 301 (ld) total-vm:1kB\n"
+		"6,421,7000100,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,"
+		"oom_memcg=/ci/job-42,task_memcg=/ci/job-42/b,task=y,task=ld,pid=301,uid=0\n";
+
+	CHECK(fd >= 0);
+	CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	close(fd);
+	n_seen = 0;
+	CHECK(rm_kmsg_read_ooms(path, cb, NULL) == 2);
+	CHECK_U64(seen[0].pid, 300);
+	CHECK_STR(seen[0].name, "cc1plus");
+	CHECK_STR(seen[0].task_memcg, "/ci/job-42/a,task=x");
+	CHECK_STR(seen[0].oom_memcg, "/ci/job-42");
+	CHECK_U64(seen[1].pid, 301);
+	CHECK_STR(seen[1].name, "ld");
+	CHECK_STR(seen[1].task_memcg, "/ci/job-42/b,task=y");
+	unlink(path);
+}
+
 /* issue 12: "--kmsg /dev/zero never returns".  Every read is bounded: a
  * device with no kernel log record is refused with EBADMSG. */
 static void test_read_bounded(void)
@@ -203,6 +233,7 @@ int main(void)
 	RUN(test_is_record);
 	RUN(test_read_file);
 	RUN(test_read_merge);
+	RUN(test_cgroup_path_with_task_keeps_victim_name);
 	RUN(test_read_bounded);
 	return tap_done();
 }
