@@ -103,7 +103,7 @@ size_t rm_sanitize(const char *in, size_t len, char *out, size_t size)
 			i += esc_len(s + i, len - i);
 			continue;
 		}
-		if (c == '\t') {
+		if (c == '\t' || c == '\n' || c == '\v' || c == '\f') {
 			if (o + 1 > limit)
 				break;
 			out[o++] = ' ';

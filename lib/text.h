@@ -5,7 +5,9 @@
  * rm_sanitize() is applied to every string that came from outside
  * (process names, command lines, log lines): it drops ANSI escape
  * sequences (CSI, OSC, and two-byte ESC forms) and control characters
- * (a tab becomes a space), replaces invalid UTF-8 with U+FFFD, keeps only
+ * (a tab, newline, vertical tab or form feed becomes a space, so the
+ * words on either side of a newline inside an argument stay apart; spaces
+ * at the end are dropped), replaces invalid UTF-8 with U+FFFD, keeps only
  * what follows the last carriage return (what a terminal would show of a
  * progress bar), and bounds the length on a character boundary.
  */

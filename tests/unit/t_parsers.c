@@ -158,6 +158,20 @@ static void status_and_cmdline(void)
 	CHECK_STR(cmd, "cc1plus -O2 a b.cc");
 }
 
+/* python3 -c 'import os,time<NL>p=os.fork()': a newline inside an
+ * argument separates words as a space does (time p, not timep). */
+static void newline_in_argument_keeps_words_apart(void)
+{
+	char out[RM_TEXT_MAX + 1];
+	char cmd[] = "python3\0-c\0import os,time\np=os.fork()\0";
+	size_t n = rm_cmdline_join(cmd, sizeof(cmd) - 1);
+
+	rm_sanitize(cmd, n, out, sizeof(out));
+	CHECK_STR(out, "python3 -c import os,time p=os.fork()");
+	rm_sanitize("a\vb\fc\n", 7, out, sizeof(out));
+	CHECK_STR(out, "a b c");
+}
+
 static void sanitize(void)
 {
 	char out[RM_TEXT_MAX + 1];
@@ -330,6 +344,7 @@ int main(void)
 	RUN(stat_hostile_name);
 	RUN(status_and_cmdline);
 	RUN(sanitize);
+	RUN(newline_in_argument_keeps_words_apart);
 	RUN(csv_and_json_fields);
 	RUN(last_line);
 	RUN(numbers);
