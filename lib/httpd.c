@@ -3,14 +3,19 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "httpd.h"
+#include "procfs.h"
 #include "tick.h"
 
 /* After an answer that ends the connection: how long its unread input
@@ -115,15 +120,19 @@ static int parse_header(const char *s, size_t n, struct rm_http_req *req, int *c
 		else if (!*conn_seen && has_token(s + v, n - v, "keep-alive"))
 			req->keep_alive = 1;
 	} else if (i == 14 && strncasecmp(s, "content-length", 14) == 0) {
-		size_t k = v;
-		while (k < n && s[k] == '0')
-			k++;
-		if (k < n && s[k] >= '1' && s[k] <= '9')
-			req->has_body = 1;
-		else if (k < n && s[k] != ' ' && s[k] != '\t')
+		/* RFC 9110 8.6: 1*DIGIT and nothing else ("0 5" is no
+		 * length: a proxy may read it otherwise). */
+		size_t e = n, k;
+		while (e > v && (s[e - 1] == ' ' || s[e - 1] == '\t'))
+			e--;
+		if (e == v)
 			return fail(req, 400);
-		if (k == v && (k >= n || s[k] < '0' || s[k] > '9'))
-			return fail(req, 400);
+		for (k = v; k < e; k++) {
+			if (s[k] < '0' || s[k] > '9')
+				return fail(req, 400);
+			if (s[k] != '0')
+				req->has_body = 1;
+		}
 	} else if (i == 17 && strncasecmp(s, "transfer-encoding", 17) == 0) {
 		req->has_body = 1;
 	}
@@ -246,6 +255,17 @@ int rm_http_addr_parse(const char *text, struct sockaddr_storage *ss,
 	char *end;
 
 	memset(ss, 0, sizeof(*ss));
+	if (strncmp(text, "unix:", 5) == 0) {
+		struct sockaddr_un *su = (struct sockaddr_un *)ss;
+		size_t n = strlen(text + 5);
+		if (n == 0 || n >= sizeof(su->sun_path) || text[5 + n - 1] == '/')
+			return -1;
+		su->sun_family = AF_UNIX;
+		memcpy(su->sun_path, text + 5, n + 1);
+		*sslen = (unsigned)(offsetof(struct sockaddr_un, sun_path) + n + 1);
+		*loopback = 1;
+		return 0;
+	}
 	if (text[0] == '[') {
 		const char *rb = strchr(text, ']');
 		if (!rb || rb[1] != ':' || (size_t)(rb - text - 1) >= sizeof(host))
@@ -289,38 +309,146 @@ int rm_http_addr_parse(const char *text, struct sockaddr_storage *ss,
 	return 0;
 }
 
+/*
+ * Bind a Unix socket at path: the name is made in its directory, opened
+ * once and reached through /proc/self/fd (so no component can be swapped
+ * between the two), by bind(2), which never follows a symbolic link or
+ * replaces a name.  A socket left there by a run that is gone (connect
+ * refused) is removed first.  The socket is 0666: what a peer is shown
+ * is decided by its uid, not by who may connect.
+ */
+static int bind_unix(struct rm_httpd *h, const struct sockaddr_un *want)
+{
+	const char *path = want->sun_path, *slash = strrchr(path, '/');
+	char dir[sizeof(want->sun_path)];
+	struct sockaddr_un su;
+	struct stat st;
+	mode_t old;
+	int r, e;
+
+	if (slash) {
+		size_t dl = slash == path ? 1 : (size_t)(slash - path);
+		memcpy(dir, path, dl);
+		dir[dl] = '\0';
+	} else {
+		strcpy(dir, ".");
+	}
+	snprintf(h->uname, sizeof(h->uname), "%s", slash ? slash + 1 : path);
+	snprintf(h->upath, sizeof(h->upath), "%s", path);
+	h->udir = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (h->udir < 0)
+		return -1;
+	memset(&su, 0, sizeof(su));
+	su.sun_family = AF_UNIX;
+	if (snprintf(su.sun_path, sizeof(su.sun_path), "/proc/self/fd/%d/%s", h->udir,
+		     h->uname) >= (int)sizeof(su.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (int tries = 0;; tries++) {
+		old = umask(0111);
+		r = bind(h->lfd, (struct sockaddr *)&su, sizeof(su));
+		e = errno;
+		umask(old);
+		if (r == 0 || e != EADDRINUSE || tries > 0)
+			break;
+		/* A stale socket of ours: nobody accepts on it any more. */
+		if (fstatat(h->udir, h->uname, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISSOCK(st.st_mode) || st.st_uid != geteuid())
+			break;
+		int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		int live = probe >= 0 && connect(probe, (struct sockaddr *)&su, sizeof(su)) == 0;
+		int refused = !live && errno == ECONNREFUSED;
+		if (probe >= 0)
+			close(probe);
+		if (!refused || unlinkat(h->udir, h->uname, 0) < 0)
+			break;
+	}
+	if (r < 0) {
+		errno = e;
+		return -1;
+	}
+	if (fstatat(h->udir, h->uname, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		h->udev = (unsigned long)st.st_dev;
+		h->uino = (unsigned long)st.st_ino;
+	}
+	return 0;
+}
+
 int rm_httpd_open(struct rm_httpd *h, const char *addr, rm_httpd_handler fn, void *arg)
 {
 	struct sockaddr_storage ss;
+	struct rlimit rl;
 	unsigned len;
-	int loop, one = 1;
+	int loop, one = 1, r;
 
 	memset(h, 0, sizeof(*h));
 	h->lfd = -1;
+	h->udir = -1;
 	for (int i = 0; i < RM_HTTPD_MAX_CONN; i++)
 		h->c[i].fd = -1;
 	h->handler = fn;
 	h->arg = arg;
+	h->fd_limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+		      rl.rlim_cur < (1UL << 30) ? (long)rl.rlim_cur : (1L << 30);
 	if (rm_http_addr_parse(addr, &ss, &len, &loop) < 0) {
 		errno = EINVAL;
 		return -1;
 	}
+	h->family = ss.ss_family;
 	h->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (h->lfd < 0)
 		return -1;
-	setsockopt(h->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (ss.ss_family == AF_INET6)
-		setsockopt(h->lfd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(h->lfd, (struct sockaddr *)&ss, len) < 0 || listen(h->lfd, SOMAXCONN) < 0) {
+	if (ss.ss_family == AF_UNIX) {
+		r = bind_unix(h, (struct sockaddr_un *)&ss);
+	} else {
+		setsockopt(h->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (ss.ss_family == AF_INET6)
+			setsockopt(h->lfd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		r = bind(h->lfd, (struct sockaddr *)&ss, len);
+	}
+	if (r < 0 || listen(h->lfd, SOMAXCONN) < 0) {
 		int e = errno;
-		close(h->lfd);
-		h->lfd = -1;
+		rm_httpd_close(h);
 		errno = e;
 		return -1;
 	}
 	return 0;
 }
 
+struct rm_httpd_blob *rm_httpd_blob_new(const char *p, size_t len)
+{
+	struct rm_httpd_blob *b = malloc(sizeof(*b) + len + 1);
+
+	if (!b)
+		return NULL;
+	b->refs = 1;
+	b->len = len;
+	memcpy(b->p, p, len);
+	b->p[len] = '\0';
+	return b;
+}
+
+void rm_httpd_blob_put(struct rm_httpd_blob *b)
+{
+	if (b && --b->refs == 0)
+		free(b);
+}
+
+/* The answer is out (or abandoned): what it held goes, and a large head
+ * buffer is given back rather than kept for the next answer. */
+static void conn_out_done(struct rm_httpd_conn *c)
+{
+	rm_httpd_blob_put(c->blob);
+	c->blob = NULL;
+	c->out_off = 0;
+	if (c->out.cap > RM_HTTPD_KEEP_OUT)
+		rm_buf_free(&c->out);
+	else
+		rm_buf_reset(&c->out);
+}
+
+/* Every byte a connection held is freed with it. */
 static void conn_close(struct rm_httpd_conn *c)
 {
 	if (c->fd >= 0)
@@ -328,19 +456,29 @@ static void conn_close(struct rm_httpd_conn *c)
 	c->fd = -1;
 	c->gen++;
 	c->in_len = 0;
-	c->out_off = 0;
-	rm_buf_reset(&c->out);
+	c->peer_done = 0;
+	conn_out_done(c);
+	rm_buf_free(&c->out);
 }
 
 void rm_httpd_close(struct rm_httpd *h)
 {
-	for (int i = 0; i < RM_HTTPD_MAX_CONN; i++) {
+	struct stat st;
+
+	for (int i = 0; i < RM_HTTPD_MAX_CONN; i++)
 		conn_close(&h->c[i]);
-		rm_buf_free(&h->c[i].out);
-	}
 	if (h->lfd >= 0)
 		close(h->lfd);
 	h->lfd = -1;
+	if (h->udir >= 0) {
+		if (h->uino && fstatat(h->udir, h->uname, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISSOCK(st.st_mode) && (unsigned long)st.st_dev == h->udev &&
+		    (unsigned long)st.st_ino == h->uino)
+			unlinkat(h->udir, h->uname, 0);
+		close(h->udir);
+	}
+	h->udir = -1;
+	h->uino = 0;
 }
 
 int rm_httpd_name(const struct rm_httpd *h, char *buf, size_t size)
@@ -349,6 +487,8 @@ int rm_httpd_name(const struct rm_httpd *h, char *buf, size_t size)
 	socklen_t len = sizeof(ss);
 	char host[INET6_ADDRSTRLEN];
 
+	if (h->family == AF_UNIX)
+		return snprintf(buf, size, "unix:%s", h->upath) < (int)size ? 0 : -1;
 	if (getsockname(h->lfd, (struct sockaddr *)&ss, &len) < 0)
 		return -1;
 	if (ss.ss_family == AF_INET6) {
@@ -377,28 +517,74 @@ static uint64_t ticket_of(const struct rm_httpd *h, const struct rm_httpd_conn *
 	return ((uint64_t)c->gen << 8) | (uint64_t)(c - h->c);
 }
 
-int rm_httpd_reply_hdr(struct rm_httpd *h, uint64_t ticket, int status,
-		       const char *ctype, const char *headers,
-		       const char *body, size_t len)
+static struct rm_httpd_conn *waiting_conn(struct rm_httpd *h, uint64_t ticket)
 {
 	size_t i = (size_t)(ticket & 0xff);
 	struct rm_httpd_conn *c;
 
 	if (i >= RM_HTTPD_MAX_CONN)
-		return -1;
+		return NULL;
 	c = &h->c[i];
 	if (c->fd < 0 || c->gen != (uint32_t)(ticket >> 8) || c->state != C_WAIT)
-		return -1;
-	rm_buf_reset(&c->out);
+		return NULL;
+	return c;
+}
+
+/* The head (and a body copied after it, or the shared blob b). */
+static void start_answer(struct rm_httpd *h, struct rm_httpd_conn *c, int status,
+			 const char *ctype, const char *headers, const char *body, size_t len,
+			 struct rm_httpd_blob *b)
+{
+	static const char big[] = "answer too large\n";
+
+	if ((b ? b->len : len) > RM_HTTPD_MAX_ANSWER) {
+		status = 500;
+		ctype = NULL;
+		headers = NULL;
+		body = big;
+		len = sizeof(big) - 1;
+		b = NULL;
+		c->keep = 0;
+	}
+	if (b)
+		len = b->len;
+	conn_out_done(c);
 	rm_buf_addf(&c->out, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
 		    "Connection: %s\r\n%s\r\n", status, rm_http_reason(status),
 		    ctype ? ctype : "text/plain; charset=utf-8", len,
 		    c->keep ? "keep-alive" : "close", headers ? headers : "");
-	rm_buf_add(&c->out, body, len);
+	if (b) {
+		b->refs++;
+		c->blob = b;
+	} else {
+		rm_buf_add(&c->out, body, len);
+	}
 	c->out_off = 0;
 	c->state = C_WRITE;
 	c->deadline = rm_now_mono() + RM_HTTPD_DEADLINE;
 	h->served++;
+}
+
+int rm_httpd_reply_hdr(struct rm_httpd *h, uint64_t ticket, int status,
+		       const char *ctype, const char *headers,
+		       const char *body, size_t len)
+{
+	struct rm_httpd_conn *c = waiting_conn(h, ticket);
+
+	if (!c)
+		return -1;
+	start_answer(h, c, status, ctype, headers, body, len, NULL);
+	return 0;
+}
+
+int rm_httpd_reply_blob(struct rm_httpd *h, uint64_t ticket, int status,
+			const char *ctype, struct rm_httpd_blob *b)
+{
+	struct rm_httpd_conn *c = waiting_conn(h, ticket);
+
+	if (!c)
+		return -1;
+	start_answer(h, c, status, ctype, NULL, NULL, 0, b);
 	return 0;
 }
 
@@ -483,8 +669,20 @@ static void conn_read(struct rm_httpd *h, struct rm_httpd_conn *c, double now)
 
 static void conn_write(struct rm_httpd *h, struct rm_httpd_conn *c, double now)
 {
-	while (c->state == C_WRITE && c->out_off < c->out.len) {
-		ssize_t n = send(c->fd, c->out.p + c->out_off, c->out.len - c->out_off, MSG_NOSIGNAL);
+	size_t total = c->out.len + (c->blob ? c->blob->len : 0);
+
+	while (c->state == C_WRITE && c->out_off < total) {
+		const char *p;
+		size_t n0;
+		ssize_t n;
+		if (c->out_off < c->out.len) {
+			p = c->out.p + c->out_off;
+			n0 = c->out.len - c->out_off;
+		} else {
+			p = c->blob->p + (c->out_off - c->out.len);
+			n0 = total - c->out_off;
+		}
+		n = send(c->fd, p, n0, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -498,8 +696,7 @@ static void conn_write(struct rm_httpd *h, struct rm_httpd_conn *c, double now)
 	}
 	if (c->state != C_WRITE)
 		return;
-	rm_buf_reset(&c->out);
-	c->out_off = 0;
+	conn_out_done(c);
 	if (c->keep) {
 		c->state = C_READ;
 		c->deadline = now + RM_HTTPD_DEADLINE;
@@ -560,16 +757,40 @@ static struct rm_httpd_conn *slot_for_new(struct rm_httpd *h)
 	return best;
 }
 
+/* Out of descriptors: leave the listener out of the poll for a while
+ * (the backlog waits), longer each time until an accept succeeds. */
+static void accept_pause(struct rm_httpd *h, double now)
+{
+	h->backoff = h->backoff > 0 ? h->backoff * 2 : 0.05;
+	if (h->backoff > 1.0)
+		h->backoff = 1.0;
+	h->accept_at = now + h->backoff;
+	h->accept_paused++;
+}
+
 static void do_accept(struct rm_httpd *h, double now)
 {
 	for (int k = 0; k < RM_HTTPD_MAX_CONN; k++) {
-		int fd = accept4(h->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		int fd = accept4(h->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct rm_httpd_conn *c;
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
-			return;   /* EAGAIN, or EMFILE: the backlog waits */
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				accept_pause(h, now);
+			return;   /* EAGAIN: nothing more now */
 		}
+		if (fd >= h->fd_limit - (h->fd_limit / 4 < RM_HTTPD_FD_SPARE ? h->fd_limit / 4 :
+					 RM_HTTPD_FD_SPARE)) {
+			/* Keep descriptors for the program's own reading. */
+			close(fd);
+			h->refused++;
+			accept_pause(h, now);
+			return;
+		}
+		h->backoff = 0;
 		c = slot_for_new(h);
 		c->fd = fd;
 		c->state = C_READ;
@@ -578,6 +799,8 @@ static void do_accept(struct rm_httpd *h, double now)
 		c->out_off = 0;
 		c->active = now;
 		c->deadline = now + RM_HTTPD_DEADLINE;
+		c->addr = ss;
+		c->peer_done = 0;
 		conn_step(h, c, now);
 	}
 }
@@ -589,10 +812,13 @@ int rm_httpd_fds(struct rm_httpd *h, struct pollfd *p, int max, double *timeout)
 
 	if (h->lfd < 0 || max < 1)
 		return 0;
-	p[n].fd = h->lfd;
+	/* A paused listener is a negative fd: poll skips it. */
+	p[n].fd = now < h->accept_at ? -1 : h->lfd;
 	p[n].events = POLLIN;
 	p[n].revents = 0;
 	n++;
+	if (now < h->accept_at && h->accept_at - now < *timeout)
+		*timeout = h->accept_at - now;
 	for (int i = 0; i < RM_HTTPD_MAX_CONN && n < max; i++) {
 		struct rm_httpd_conn *c = &h->c[i];
 		if (c->fd < 0 || c->state == C_WAIT)
@@ -629,7 +855,7 @@ void rm_httpd_ready(struct rm_httpd *h, const struct pollfd *p, int n)
 				break;
 			}
 	}
-	if (n > 0 && (p[0].revents & POLLIN))
+	if (n > 0 && p[0].fd >= 0 && (p[0].revents & POLLIN) && now >= h->accept_at)
 		do_accept(h, now);
 	if (h->wake_at > 0 && now >= h->wake_at && h->on_wake) {
 		h->wake_at = 0;
@@ -644,4 +870,192 @@ void rm_httpd_ready(struct rm_httpd *h, const struct pollfd *p, int n)
 		else if (c->deadline > 0 && now >= c->deadline && c->state != C_WAIT)
 			conn_close(c);
 	}
+}
+
+/* Hex digits at *p into v (at most 8); -1 when there are none. */
+static int hex_u32(const char **p, const char *e, uint32_t *v)
+{
+	const char *q = *p;
+
+	*v = 0;
+	while (q < e && q - *p < 8 && hexval(*q) >= 0)
+		*v = *v * 16 + (uint32_t)hexval(*q++);
+	if (q == *p)
+		return -1;
+	*p = q;
+	return 0;
+}
+
+/* ADDR:PORT of a tcp/tcp6 row at *p as 16 address bytes (IPv4 mapped)
+ * and a port. */
+static int row_addr(const char **p, const char *e, unsigned char a[16], unsigned *port)
+{
+	const char *q = *p, *colon = memchr(q, ':', (size_t)(e - q));
+	uint32_t w[4], pv;
+	size_t hl;
+
+	if (!colon)
+		return -1;
+	hl = (size_t)(colon - q);
+	if (hl != 8 && hl != 32)
+		return -1;
+	for (size_t i = 0; i < hl / 8; i++)
+		if (hex_u32(&q, colon, &w[i]) < 0 || q != *p + 8 * (i + 1))
+			return -1;
+	/* The kernel prints each 32-bit word of the address as it is in
+	 * memory, read as a host-order integer. */
+	if (hl == 8) {
+		memset(a, 0, 10);
+		a[10] = a[11] = 0xff;
+		memcpy(a + 12, &w[0], 4);
+	} else {
+		memcpy(a, w, 16);
+	}
+	q = colon + 1;
+	if (hex_u32(&q, e, &pv) < 0 || pv > 65535)
+		return -1;
+	*port = pv;
+	*p = q;
+	return 0;
+}
+
+static int sa_addr(const struct sockaddr_storage *ss, unsigned char a[16], unsigned *port)
+{
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+		memset(a, 0, 10);
+		a[10] = a[11] = 0xff;
+		memcpy(a + 12, &s4->sin_addr, 4);
+		*port = ntohs(s4->sin_port);
+		return 0;
+	}
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+		memcpy(a, &s6->sin6_addr, 16);
+		*port = ntohs(s6->sin6_port);
+		return 0;
+	}
+	return -1;
+}
+
+int rm_http_tcp_uid(const char *text, size_t len, const struct sockaddr_storage *local,
+		    const struct sockaddr_storage *remote, unsigned long *uid)
+{
+	unsigned char la[16], ra[16];
+	unsigned lp, rp;
+	const char *p = text, *end = text + len;
+
+	if (sa_addr(local, la, &lp) < 0 || sa_addr(remote, ra, &rp) < 0)
+		return 0;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *e = nl ? nl : end, *q;
+		unsigned char a[16], b[16];
+		unsigned ap, bp;
+		uint32_t st;
+		unsigned long u = 0;
+		int fields = 0;
+
+		q = memchr(p, ':', (size_t)(e - p));      /* "  sl:" */
+		if (!q)
+			goto next;
+		q++;
+		while (q < e && *q == ' ')
+			q++;
+		if (row_addr(&q, e, a, &ap) < 0 || q >= e || *q != ' ')
+			goto next;
+		q++;
+		if (row_addr(&q, e, b, &bp) < 0 || q >= e || *q != ' ')
+			goto next;
+		q++;
+		if (hex_u32(&q, e, &st) < 0)
+			goto next;
+		if (ap != lp || bp != rp || memcmp(a, la, 16) != 0 || memcmp(b, ra, 16) != 0)
+			goto next;
+		if (st != 0x01 && st != 0x04 && st != 0x05)
+			goto next;
+		/* tx:rx tr:when retrnsmt uid */
+		while (q < e && fields < 4) {
+			while (q < e && *q == ' ')
+				q++;
+			if (fields == 3)
+				break;
+			while (q < e && *q != ' ')
+				q++;
+			fields++;
+		}
+		if (fields != 3 || q >= e || *q < '0' || *q > '9')
+			goto next;
+		while (q < e && *q >= '0' && *q <= '9' && u < 100000000000UL)
+			u = u * 10 + (unsigned long)(*q++ - '0');
+		*uid = u;
+		return 1;
+next:
+		p = nl ? nl + 1 : end;
+	}
+	return 0;
+}
+
+/* The uid of the peer's socket in this namespace's tables, if any. */
+static int tcp_peer_uid(const struct rm_httpd_conn *c, unsigned long *uid)
+{
+	static const char *const tab[] = { "net/tcp", "net/tcp6" };
+	struct sockaddr_storage me;
+	socklen_t ml = sizeof(me);
+	int found = 0;
+
+	if (getsockname(c->fd, (struct sockaddr *)&me, &ml) < 0)
+		return 0;
+	for (size_t i = 0; i < 2 && !found; i++) {
+		size_t len = 0;
+		char *t = rm_read_all_at(rm_proc_dirfd(), tab[i], &len);
+		if (t)
+			found = rm_http_tcp_uid(t, len, &c->addr, &me, uid);
+		free(t);
+	}
+	return found;
+}
+
+int rm_httpd_peer(struct rm_httpd *h, uint64_t ticket, struct rm_httpd_peer *out)
+{
+	size_t i = (size_t)(ticket & 0xff);
+	struct rm_httpd_conn *c;
+	struct rm_httpd_peer *p;
+
+	if (i >= RM_HTTPD_MAX_CONN)
+		return -1;
+	c = &h->c[i];
+	if (c->fd < 0 || c->gen != (uint32_t)(ticket >> 8))
+		return -1;
+	p = &c->peer;
+	if (!c->peer_done) {
+		memset(p, 0, sizeof(*p));
+		if (h->family == AF_UNIX) {
+			struct ucred cr;
+			socklen_t cl = sizeof(cr);
+			p->kind = RM_PEER_UNIX;
+			if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0) {
+				p->uid_known = 1;
+				p->uid = cr.uid;
+			}
+		} else if (tcp_peer_uid(c, &p->uid)) {
+			p->kind = RM_PEER_LOCAL;
+			p->uid_known = 1;
+		} else {
+			p->kind = RM_PEER_REMOTE;
+		}
+		if (p->uid_known) {
+			snprintf(p->key, sizeof(p->key), "uid:%lu", p->uid);
+		} else if (c->addr.ss_family == AF_INET6) {
+			const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&c->addr;
+			inet_ntop(AF_INET6, &s6->sin6_addr, p->key, sizeof(p->key));
+		} else if (c->addr.ss_family == AF_INET) {
+			const struct sockaddr_in *s4 = (const struct sockaddr_in *)&c->addr;
+			inet_ntop(AF_INET, &s4->sin_addr, p->key, sizeof(p->key));
+		} else {
+			strcpy(p->key, "unix");
+		}
+		c->peer_done = 1;
+	}
+	*out = *p;
+	return 0;
 }

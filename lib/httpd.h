@@ -22,6 +22,25 @@
  * RM_HTTPD_LATER with the connection's ticket) and answers it later with
  * rm_httpd_reply_ticket(); a ticket whose connection went away is
  * refused, never answered on another client's connection.
+ *
+ * Bounds besides the table: a body is at most RM_HTTPD_MAX_ANSWER bytes
+ * (a larger one is answered 500); a connection's output buffer is freed
+ * when it closes and after an answer larger than RM_HTTPD_KEEP_OUT, and
+ * an answer shared by many connections (rm_httpd_reply_blob) is one
+ * reference-counted copy, not one per connection.  When accept fails
+ * for want of descriptors (EMFILE, ENFILE) the listening socket is left
+ * out of the poll for a while (50 ms, doubling to 1 s), so the backlog
+ * waits without a busy loop; and a connection that would leave fewer
+ * than RM_HTTPD_FD_SPARE descriptors under the soft limit is closed at
+ * once (a quarter of the limit when that is less), so the program
+ * serving keeps descriptors for its own reading.
+ *
+ * The peer (rm_httpd_peer): over a Unix socket ("unix:PATH"), its uid
+ * from SO_PEERCRED; over TCP, the uid of the peer's own socket in
+ * /proc/net/tcp or tcp6 (a socket of this network namespace: a local
+ * user, whatever address it connected to), read when first asked and
+ * kept for the connection; a peer whose socket is not there (another
+ * host, another network namespace) has no uid.
  */
 #ifndef RM_HTTPD_H
 #define RM_HTTPD_H
@@ -38,6 +57,9 @@
 #define RM_HTTP_MAX_QUERY 512
 #define RM_HTTPD_MAX_CONN 64
 #define RM_HTTPD_DEADLINE 5.0
+#define RM_HTTPD_MAX_ANSWER (16u << 20)
+#define RM_HTTPD_KEEP_OUT 65536
+#define RM_HTTPD_FD_SPARE 16
 
 enum rm_http_method { RM_HTTP_GET, RM_HTTP_HEAD, RM_HTTP_OTHER };
 
@@ -76,13 +98,25 @@ const char *rm_http_reason(int status);
 
 /*
  * Parse ADDR:PORT for --listen: ":PORT" is 127.0.0.1, "[V6]:PORT" IPv6,
- * "A.B.C.D:PORT" IPv4; port 0 lets the kernel choose.  Fills a sockaddr_storage (opaque here) and its
- * length; *loopback is set when the address is a loopback one.  Returns
- * 0, or -1 when the text is not an address and port.
+ * "A.B.C.D:PORT" IPv4; port 0 lets the kernel choose; "unix:PATH" a Unix
+ * socket (PATH at most 107 bytes, not ending in '/').  Fills a
+ * sockaddr_storage (opaque here) and its length; *loopback is set when
+ * the address is a loopback one or a Unix socket.  Returns 0, or -1 when
+ * the text is not an address and port.
  */
 
 int rm_http_addr_parse(const char *text, struct sockaddr_storage *ss,
 		       unsigned *sslen, int *loopback);
+
+/*
+ * The uid of the socket in a /proc/net/tcp or tcp6 table (text[0..len))
+ * whose local address is `local` and remote address `remote` (IPv4 and
+ * IPv4-mapped IPv6 compare equal), in a state with an owner
+ * (ESTABLISHED, FIN_WAIT1, FIN_WAIT2: a TIME_WAIT row has uid 0).
+ * Returns 1 with *uid set, 0 when no such row.
+ */
+int rm_http_tcp_uid(const char *text, size_t len, const struct sockaddr_storage *local,
+		    const struct sockaddr_storage *remote, unsigned long *uid);
 
 #define RM_HTTPD_LATER 1
 
@@ -96,6 +130,31 @@ struct rm_httpd;
 typedef int (*rm_httpd_handler)(void *arg, struct rm_httpd *h, uint64_t ticket,
 				const struct rm_http_req *req);
 
+/* An answer shared by several connections: refs counts its users. */
+struct rm_httpd_blob {
+	unsigned refs;
+	size_t len;
+	char p[];
+};
+
+/* A copy of p[0..len) with one reference, or NULL (ENOMEM). */
+struct rm_httpd_blob *rm_httpd_blob_new(const char *p, size_t len);
+/* Drop a reference; the last frees it.  NULL is ignored. */
+void rm_httpd_blob_put(struct rm_httpd_blob *b);
+
+enum rm_httpd_peer_kind {
+	RM_PEER_UNIX,            /* a Unix socket: uid from SO_PEERCRED */
+	RM_PEER_LOCAL,           /* TCP from a socket of this network namespace */
+	RM_PEER_REMOTE,          /* TCP from elsewhere: no uid */
+};
+
+struct rm_httpd_peer {
+	int kind;
+	int uid_known;
+	unsigned long uid;
+	char key[64];            /* "uid:N", or the address: for per-peer limits */
+};
+
 struct rm_httpd_conn {
 	int fd;                  /* -1: free slot */
 	enum { C_READ, C_WAIT, C_WRITE, C_DRAIN } state;
@@ -103,19 +162,30 @@ struct rm_httpd_conn {
 	uint32_t gen;            /* part of the ticket */
 	double deadline;         /* monotonic */
 	double active;           /* last byte in or out */
-	size_t in_len, out_off;
+	size_t in_len, out_off;  /* out_off runs over out, then blob */
 	char in[RM_HTTP_MAX_HEAD];
-	struct rm_buf out;
+	struct rm_buf out;       /* the status line and headers (and a body) */
+	struct rm_httpd_blob *blob;   /* a shared body, or NULL */
+	struct sockaddr_storage addr; /* the peer's address (TCP) */
+	int peer_done;
+	struct rm_httpd_peer peer;
 };
 
 struct rm_httpd {
 	int lfd;
+	int family;              /* of the listening socket */
+	int udir;                /* a Unix socket's directory, or -1 */
+	char uname[108];         /* its name there */
+	char upath[108];         /* the path as given */
+	unsigned long udev, uino;     /* the socket file bound */
+	long fd_limit;           /* the soft RLIMIT_NOFILE at open */
+	double accept_at, backoff;    /* accept paused until accept_at */
 	rm_httpd_handler handler;
 	void *arg;
 	double wake_at;          /* the caller's own timer (0: none) */
 	void (*on_wake)(void *arg, struct rm_httpd *h, double now);
 	struct rm_httpd_conn c[RM_HTTPD_MAX_CONN];
-	unsigned long served, refused, evicted;
+	unsigned long served, refused, evicted, accept_paused;
 };
 
 /*
@@ -123,7 +193,8 @@ struct rm_httpd {
  * 0, or -1 with errno (EINVAL for an address that does not parse).
  */
 int rm_httpd_open(struct rm_httpd *h, const char *addr, rm_httpd_handler fn, void *arg);
-/* Close every connection and the listening socket. */
+/* Close every connection and the listening socket (a Unix socket's name
+ * is removed, if it is still the socket bound). */
 void rm_httpd_close(struct rm_httpd *h);
 
 /*
@@ -149,7 +220,19 @@ int rm_httpd_reply_hdr(struct rm_httpd *h, uint64_t ticket, int status,
 		       const char *ctype, const char *headers,
 		       const char *body, size_t len);
 
-/* The bound address as ADDR:PORT (the port chosen for port 0); -1 on error. */
+/*
+ * Answer with a shared body: the connection takes a reference to b (the
+ * caller keeps its own).  Returns 0, or -1 when the connection is gone.
+ */
+int rm_httpd_reply_blob(struct rm_httpd *h, uint64_t ticket, int status,
+			const char *ctype, struct rm_httpd_blob *b);
+
+/* The peer of ticket's connection (see above).  Returns 0, or -1 when
+ * the connection is gone. */
+int rm_httpd_peer(struct rm_httpd *h, uint64_t ticket, struct rm_httpd_peer *p);
+
+/* The bound address as ADDR:PORT (the port chosen for port 0), or
+ * unix:PATH; -1 on error. */
 int rm_httpd_name(const struct rm_httpd *h, char *buf, size_t size);
 
 /* Connections open now (for tests and stats). */

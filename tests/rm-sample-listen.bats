@@ -339,3 +339,44 @@ EOF
   stop_server
   [ "$(cat "$BATS_TEST_TMPDIR/nvml.log")" = $'init\nshutdown' ]
 }
+
+# cpu_ticks PID: utime + stime of PID (proc(5) fields 14 and 15).
+cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+
+@test "--listen: out of descriptors (EMFILE) the listener backs off, no busy loop (CPU against a spinner's)" {
+  command -v prlimit >/dev/null || skip "prlimit is not installed"
+  under_valgrind && skip "memcheck's own descriptors change the limit's meaning"
+  prlimit --nofile=16 rm-sample --listen :0 -i 1 -o "$BATS_TEST_TMPDIR/o.csv" \
+    2>"$BATS_TEST_TMPDIR/srv.err" &
+  SRV_PID=$!
+  wait_for 30 grep -q 'listening on' "$BATS_TEST_TMPDIR/srv.err"
+  PORT=$(sed -n 's/^rm-sample: listening on .*:\([0-9]*\)$/\1/p' "$BATS_TEST_TMPDIR/srv.err")
+  # 30 idle clients: the first take the descriptors left, the rest wait
+  # in the backlog, which stays readable for the whole window.
+  "$PY" -c 'import socket, sys, time
+cs = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(30)]
+print("connected", flush=True)
+time.sleep(8)' "$PORT" >"$BATS_TEST_TMPDIR/clients" &
+  local clients=$! spin t0 t1 rm_ticks spin_ticks
+  wait_for 30 grep -q connected "$BATS_TEST_TMPDIR/clients"
+  # The reference: a busy loop over the same 3 s, on the same host now.
+  t0=$(cpu_ticks "$SRV_PID")
+  "$PY" -c 'import time
+e = time.monotonic() + 3
+while time.monotonic() < e: pass' &
+  spin=$!
+  spin_ticks=0
+  while kill -0 "$spin" 2>/dev/null; do
+    spin_ticks=$(cpu_ticks "$spin" 2>/dev/null || echo "$spin_ticks"); sleep 0.2
+  done
+  t1=$(cpu_ticks "$SRV_PID")
+  rm_ticks=$((t1 - t0))
+  echo "rm-sample: ${rm_ticks} ticks of CPU in the window, the busy loop ${spin_ticks}"
+  kill "$clients" 2>/dev/null || true
+  (( spin_ticks >= 10 ))
+  (( rm_ticks * 4 < spin_ticks ))
+  # Descriptors again: it serves.
+  wait "$clients" 2>/dev/null || true
+  wait_for 30 curl -sS -o /dev/null "http://127.0.0.1:$PORT/healthz"
+  stop_server
+}
