@@ -417,6 +417,8 @@ EOF
   done
   echo "$edges"
   [[ "$edges" == *"main snap"* && "$edges" == *"stream events"* ]]
+  # The stream's parts: the loop, then --exec, the /proc readings, the rows.
+  [[ "$edges" == *"stream job"* && "$edges" == *"job probe"* && "$edges" == *"probe rows"* ]]
   [[ "$edges" != *" main"$'\n'* ]]
   run -0 tsort <<<"$edges"
   [[ "$output" != *loop* ]]

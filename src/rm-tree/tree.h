@@ -4,10 +4,11 @@
  *
  *   main.c     options, then snapshot_run or stream_run
  *   snap.c     a snapshot (and the column names)
- *   stream.c   a stream and --exec
- *   events.c   kernel events, for stream.c (which hands it an
+ *   stream.c   a stream's loop; its parts (stream.h): job.c --exec,
+ *              probe.c the /proc readings, rows.c the rows
+ *   events.c   kernel events, for the stream (which hands it an
  *              events_host: the table, the options, two hooks)
- *   cgroup.c   the job's memory cgroup, for stream.c
+ *   cgroup.c   the job's memory cgroup, for the stream
  *   util.c     cmd_dup, tree_oom, tree_warnx, for all of them
  *
  * Messages name the program by program_invocation_short_name, which

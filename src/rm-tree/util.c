@@ -1,6 +1,6 @@
 /*
- * rm-tree's helpers for the other parts: reached from snap.c, stream.c
- * and events.c, reaching back into none of them (main.c depends on the
+ * rm-tree's helpers for the other parts: reached from snap.c, the
+ * stream's files and events.c, reaching back into none of them (main.c depends on the
  * parts; nothing depends on main.c).
  */
 #include <err.h>

@@ -1,0 +1,496 @@
+/*
+ * rm-tree's readings of /proc: a scan meets new processes and decides
+ * their membership (or, where fork events tell of every new member,
+ * scan_members reads the members only); a member is sampled through
+ * the descriptors kept from its first read, ends when it is gone, and
+ * its peak and CPU time are kept; totals sums the live members.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stream.h"
+
+static void push(struct vec *v, struct rm_pnode *x)
+{
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 256;
+		struct rm_pnode **p = realloc(v->v, cap * sizeof(*p));
+		if (!p)
+			tree_oom();
+		v->v = p;
+		v->cap = cap;
+	}
+	v->v[v->n++] = x;
+}
+
+void note_peak(struct stream *s, struct rm_pnode *n, uint64_t kib, double at)
+{
+	if (!n->has_peak || kib > n->peak_kib) {
+		n->peak_kib = kib;
+		n->peak_at = at;
+		n->has_peak = 1;
+	}
+	/* In exact mode the rows carry the kernel's peaks: the largest
+	 * process is the largest row (stream_row), not a live reading. */
+	if (!events_exact() && (!s->has_max_proc || n->peak_kib > s->max_proc)) {
+		s->max_proc = n->peak_kib;
+		s->has_max_proc = 1;
+	}
+}
+
+/* CPU time seen: what grew since the last reading, or all of it for a
+ * process born after the stream started. */
+void note_ticks(struct stream *s, struct rm_pnode *n, uint64_t ticks)
+{
+	if (n->has_ticks) {
+		if (ticks > n->ticks)
+			s->acc_ticks += ticks - n->ticks;
+	} else if (n->start >= s->boot0_ticks) {
+		s->acc_ticks += ticks;
+	}
+	n->ticks = ticks;
+	n->has_ticks = 1;
+}
+
+/* memory.stat's "key N" of the job's cgroup, in KiB; -1 when absent. */
+static int64_t cg_stat(const char *stat, const char *key)
+{
+	size_t len = strlen(key);
+	const char *p = stat;
+
+	while (p && *p) {
+		if (strncmp(p, key, len) == 0 && p[len] == ' ')
+			return (int64_t)(strtoull(p + len + 1, NULL, 10) / 1024);
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+/*
+ * At a new sampled peak: the cgroup's anonymous memory, page cache and
+ * kernel memory then (v2 memory.stat's anon, file, kernel; v1's rss,
+ * cache and memory.kmem.usage_in_bytes).
+ */
+static void cg_breakdown(struct stream *s)
+{
+	char path[4200], buf[8192];
+	int fd = -1;
+	ssize_t len;
+	int64_t anon, file, kern = -1;
+
+	if (rm_pathf(path, sizeof(path), "%s/memory.stat", s->cg.dir) < 0)
+		return;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return;
+	buf[len] = '\0';
+	anon = cg_stat(buf, s->cg.v2 ? "anon" : "rss");
+	file = cg_stat(buf, s->cg.v2 ? "file" : "cache");
+	if (s->cg.v2) {
+		kern = cg_stat(buf, "kernel");
+		if (kern < 0) {
+			int64_t k[4] = { cg_stat(buf, "kernel_stack"), cg_stat(buf, "slab"),
+					 cg_stat(buf, "pagetables"), cg_stat(buf, "percpu") };
+			kern = 0;
+			for (int i = 0; i < 4; i++)
+				kern += k[i] > 0 ? k[i] : 0;
+		}
+	} else {
+		uint64_t b;
+		if (rm_pathf(path, sizeof(path), "%s/memory.kmem.usage_in_bytes", s->cg.dir) == 0 &&
+		    rm_read_u64(path, &b) == 0)
+			kern = (int64_t)(b / 1024);
+	}
+	if (anon < 0 || file < 0 || kern < 0)
+		return;
+	s->cg_anon = (uint64_t)anon;
+	s->cg_file = (uint64_t)file;
+	s->cg_kern = (uint64_t)kern;
+	s->peak_file = s->file_acc;
+	s->has_gap = 1;
+}
+
+/* Take a live process's readings: stat (already read), status, and the
+ * command line again when the name changed (an exec). */
+static void take(struct stream *s, struct rm_pnode *n, const struct rm_pstat *st, double el)
+{
+	char buf[4096];
+	struct rm_pstatus pst;
+	uint64_t cur;
+
+	note_ticks(s, n, st->utime + st->stime);
+	n->ppid = st->ppid;
+	n->pgrp = st->pgrp;
+	n->state = st->state;
+	n->threads = st->threads;
+	/* stat's rss is an approximate read of per-CPU counters; status
+	 * (read below anyway) sums them exactly since 6.16. */
+	n->rss_kib = st->rss_pages * s->page_kib;
+	if (!n->cmd_read || strcmp(n->comm, st->comm) != 0) {
+		ssize_t len;
+		memcpy(n->comm, st->comm, sizeof(n->comm));
+		len = rm_pfile_read(NULL, n->pid, "cmdline", buf, sizeof(buf), 0);
+		if (len > 0) {
+			free(n->cmd);
+			n->cmd = cmd_dup(buf, len);
+		}
+		/* Mid-exec the new name shows before the new cmdline: retry. */
+		n->cmd_read = len > 0;
+	}
+	if (rm_pfile_read(&n->status_fd, n->pid, "status", buf, sizeof(buf), 1) > 0 &&
+	    rm_pstatus_parse(buf, &pst) == 0) {
+		if (pst.has_hwm) {
+			n->hwm_kib = pst.hwm_kib;
+			n->has_hwm = 1;
+		}
+		if (pst.has_rss)
+			n->rss_kib = pst.rss_kib;
+		if (n->member)
+			s->file_acc += pst.rss_file_kib + pst.rss_shmem_kib;
+	}
+	if (s->o->pss)
+		n->has_pss = rm_pfile_read(NULL, n->pid, "smaps_rollup", buf, sizeof(buf), 0) > 0 &&
+			     rm_smaps_pss_parse(buf, &n->pss_kib) == 0;
+	/* An exiting process is tearing its memory down: what is left is not
+	 * a reading of its use. */
+	if (st->flags & PF_EXITING)
+		return;
+	cur = n->rss_kib;
+	if (n->has_hwm && n->hwm_kib > cur)
+		cur = n->hwm_kib;
+	note_peak(s, n, cur, el);
+}
+
+/* A followed process has ended: its row, then it is an outsider (a
+ * zombie still listed) or gone. */
+void end_member(struct stream *s, struct rm_pnode *n, double el)
+{
+	if (!events_park(s, n, el))
+		log_row(s, n, el);
+	n->member = 0;
+	n->was_member = 1;
+	n->outsider = 1;
+	rm_pfile_close(&n->stat_fd);
+	rm_pfile_close(&n->status_fd);
+}
+
+/*
+ * Sample a member met again.  Returns 0 when sampled (or left for the
+ * reaper), -1 when it has ended, 1 when the pid is now another process
+ * (the node is gone and the caller meets the pid as new).
+ */
+static int sample(struct stream *s, struct rm_pnode *n, double el)
+{
+	char buf[1024];
+	struct rm_pstat st;
+
+	/* A descriptor kept from before an exec may fail to read: open the
+	 * file again before taking the process for gone (MW31: it was met
+	 * again as a new process, and listed twice). */
+	if ((rm_pfile_read(&n->stat_fd, n->pid, "stat", buf, sizeof(buf), 1) <= 0 ||
+	     rm_pstat_parse(buf, &st) < 0 || st.starttime != n->start) &&
+	    (rm_pfile_close(&n->stat_fd),
+	     rm_pfile_read(&n->stat_fd, n->pid, "stat", buf, sizeof(buf), 1) <= 0 ||
+	     rm_pstat_parse(buf, &st) < 0 || st.starttime != n->start)) {
+		end_member(s, n, el);
+		rm_ptree_remove(&s->t, n);
+		return 1;
+	}
+	if (st.state == 'Z' || st.state == 'X') {
+		n->state = st.state;
+		n->rss_kib = 0;
+		if (s->exec && st.ppid == s->self)
+			return 0;  /* ours: the reaper has its exact status */
+		note_ticks(s, n, st.utime + st.stime);
+		if (st.has_exit_code)
+			n->exit = rm_exit_column((int)st.exit_code);
+		memcpy(n->comm, st.comm, sizeof(n->comm));   /* its name at exit */
+		end_member(s, n, el);
+		/* Its row is written: if it comes to us to reap (its parent
+		 * left it), it is not the job's a second time (MW31). */
+		n->ended = 1;
+		return -1;
+	}
+	take(s, n, &st, el);
+	return 0;
+}
+
+static int wanted(struct stream *s, const struct rm_pnode *n)
+{
+	return regexec(&s->o->re, n->comm, 0, NULL, 0) == 0;
+}
+
+/* A pid not in the table: read its stat and add it.  NULL when gone. */
+static struct rm_pnode *meet(struct stream *s, int pid, double el)
+{
+	char buf[1024];
+	struct rm_pstat st;
+	struct rm_pnode *n;
+	int fd = -1;
+
+	(void)el;
+	if (rm_pfile_read(&fd, pid, "stat", buf, sizeof(buf), 1) <= 0)
+		return NULL;
+	if (rm_pstat_parse(buf, &st) < 0) {
+		rm_pfile_close(&fd);
+		return NULL;
+	}
+	n = rm_ptree_add(&s->t, pid, st.starttime);
+	if (!n)
+		tree_oom();
+	n->seen = s->t.gen;
+	n->ppid = st.ppid;
+	n->pgrp = st.pgrp;
+	n->state = st.state;
+	memcpy(n->comm, st.comm, sizeof(n->comm));
+	/* Zombies are not live processes, but one of our own children is
+	 * still the job's: it joins and the reaper writes its row.  So is a
+	 * member's zombie child, met by a scan before its fork event was
+	 * read (a loaded machine): as an outsider it would never join, and
+	 * its exit record would be dropped (MW31: rows lost). */
+	struct rm_pnode *parent = rm_ptree_find(&s->t, st.ppid);
+	int members_zombie = parent && parent->member && !parent->ended;
+	if ((st.flags & RM_PF_KTHREAD) ||
+	    ((st.state == 'Z' || st.state == 'X') && !(s->exec && st.ppid == s->self) &&
+	     !members_zombie)) {
+		n->outsider = 1;
+		rm_pfile_close(&fd);
+	} else {
+		n->stat_fd = fd;
+	}
+	push(&s->fresh, n);
+	return n;
+}
+
+/* The membership of the processes met this scan. */
+static void decide(struct stream *s)
+{
+	const struct opts *o = s->o;
+
+	events_decide(s->fresh.v, s->fresh.n);
+	if (s->first_scan && o->sel == SEL_PIDS) {
+		for (int i = 0; i < o->npids; i++) {
+			struct rm_pnode *n = rm_ptree_find(&s->t, o->pids[i]);
+			if (n && !n->outsider) {
+				n->member = 1;
+			} else {
+				tree_warnx("no process %d", (int)o->pids[i]);
+				s->status = RM_EXIT_FAIL;
+			}
+		}
+	}
+	switch (o->sel) {
+	case SEL_ALL:
+	case SEL_MATCH:
+		for (size_t i = 0; i < s->fresh.n; i++) {
+			struct rm_pnode *n = s->fresh.v[i];
+			n->member = !n->outsider && (o->sel == SEL_ALL || wanted(s, n));
+			n->fresh = 0;
+		}
+		break;
+	case SEL_PIDS:
+		if (!o->no_children) {
+			rm_ptree_adopt(&s->t, s->fresh.v, s->fresh.n, 0, 0);
+			break;
+		}
+		for (size_t i = 0; i < s->fresh.n; i++)
+			s->fresh.v[i]->fresh = 0;
+		break;
+	case SEL_EXEC:
+		rm_ptree_adopt(&s->t, s->fresh.v, s->fresh.n, s->self, s->root);
+		break;
+	case SEL_CGROUP:
+		rm_ptree_adopt(&s->t, s->fresh.v, s->fresh.n, 0, 0);
+		break;
+	}
+}
+
+/* Readings of the processes that joined this scan. */
+static void join(struct stream *s, double el)
+{
+	char buf[1024];
+
+	for (size_t i = 0; i < s->fresh.n; i++) {
+		struct rm_pnode *n = s->fresh.v[i];
+		struct rm_pstat st;
+		if (!n->member) {
+			rm_pfile_close(&n->stat_fd);
+			continue;
+		}
+		s->procs++;
+		/* Read again: the stat of the meeting may be a scan old. */
+		if (rm_pfile_read(&n->stat_fd, n->pid, "stat", buf, sizeof(buf), 1) <= 0 ||
+		    rm_pstat_parse(buf, &st) < 0 || st.starttime != n->start) {
+			end_member(s, n, el);
+			continue;
+		}
+		if (st.state == 'Z' || st.state == 'X') {
+			n->state = st.state;
+			continue;  /* the reaper (ours) or the next sample ends them */
+		}
+		take(s, n, &st, el);
+	}
+}
+
+/* One pass over /proc: meet new processes, sample members, end the
+ * members that are gone. */
+void scan(struct stream *s, double el)
+{
+	struct rm_procscan ps;
+	struct rm_pnode *n;
+	size_t it = 0;
+	int pid;
+
+	s->t.gen++;
+	s->fresh.n = 0;
+	s->gone.n = 0;
+	if (rm_procscan_open(&ps) < 0) {
+		tree_warnx("cannot read '%s': %s", rm_proc_root(), strerror(errno));
+		s->status = RM_EXIT_FAIL;
+		s->stop = !s->exec;
+		return;
+	}
+	while ((pid = rm_procscan_next(&ps)) > 0) {
+		n = rm_ptree_find(&s->t, pid);
+		if (n) {
+			n->seen = s->t.gen;
+			if (n->member) {
+				if (sample(s, n, el) <= 0)
+					continue;
+			} else if (s->o->sel == SEL_MATCH && !n->outsider) {
+				/* A known process may exec into a matching name. */
+				struct rm_pstat st;
+				if (rm_pstat_read(pid, &st) < 0)
+					continue;
+				if (st.starttime == n->start) {
+					if (strcmp(st.comm, n->comm) != 0) {
+						memcpy(n->comm, st.comm, sizeof(n->comm));
+						if (wanted(s, n)) {
+							n->member = 1;
+							n->fresh = 0;
+							push(&s->fresh, n);
+						}
+					}
+					continue;
+				}
+				rm_ptree_remove(&s->t, n);
+			} else {
+				continue;
+			}
+		}
+		meet(s, pid, el);
+	}
+	rm_procscan_close(&ps);
+	decide(s);
+	join(s, el);
+	s->first_scan = 0;
+	while ((n = rm_ptree_next(&s->t, &it)) != NULL)
+		if (n->seen != s->t.gen)
+			push(&s->gone, n);
+	for (size_t i = 0; i < s->gone.n; i++) {
+		struct rm_pstat st;
+		n = s->gone.v[i];
+		/* A listing of /proc can miss a live pid (one mid-exec): a
+		 * member still there is kept, not ended and met again as a
+		 * new process (MW31: it was listed twice). */
+		if (n->member && rm_pstat_read(n->pid, &st) == 0 && st.starttime == n->start) {
+			n->seen = s->t.gen;
+			continue;
+		}
+		if (n->member)
+			end_member(s, n, el);
+		else
+			events_outsider_gone(s, n, el);
+		rm_ptree_remove(&s->t, n);
+	}
+}
+
+/* Sampled mode between listings: an outsider whose row --elsewhere
+ * will write when it ends (its peak reached the threshold). */
+static int watched_outsider(const struct stream *s, const struct rm_pnode *n)
+{
+	return s->o->elsewhere && !n->member && !n->excluded && !n->ended && n->has_hwm &&
+	       n->hwm_kib >= s->o->elsewhere_kib;
+}
+
+/*
+ * The kernel tells of every new process (fork events), so a tick samples
+ * the members only (through their kept descriptors) instead of listing
+ * /proc: its cost follows the build, not the host.  Nodes whose row is
+ * written go once their process is gone.  In sampled mode the excluded
+ * ones and --elsewhere's heavy outsiders go too (no exit record says
+ * when): a pid of theirs taken by a new process is that process's.
+ */
+void scan_members(struct stream *s, double el)
+{
+	char buf[64];
+	struct rm_pnode *n;
+	size_t it = 0;
+	int exact = events_exact();
+
+	s->t.gen++;
+	s->fresh.n = 0;
+	s->gone.n = 0;
+	while ((n = rm_ptree_next(&s->t, &it)) != NULL)
+		if (n->member || n->ended || (!exact && (n->excluded || watched_outsider(s, n))))
+			push(&s->gone, n);
+	for (size_t i = 0; i < s->gone.n; i++) {
+		struct rm_pstat st;
+		n = s->gone.v[i];
+		n->seen = s->t.gen;
+		if (n->member) {
+			sample(s, n, el);
+		} else if (exact) {
+			if (rm_pfile_read(NULL, n->pid, "stat", buf, sizeof(buf), 0) < 0)
+				rm_ptree_remove(&s->t, n);
+		} else if (rm_pstat_read(n->pid, &st) < 0 || st.starttime != n->start) {
+			events_outsider_gone(s, n, el);
+			rm_ptree_remove(&s->t, n);
+		}
+	}
+	s->gone.n = 0;
+}
+
+/* Totals over the live members: the timeline row and the job peak. */
+void totals(struct stream *s, double el, int row)
+{
+	struct rm_pnode *n;
+	size_t it = 0, procs = 0;
+	uint64_t rss = 0;
+	int known = 1;
+
+	while ((n = rm_ptree_next(&s->t, &it)) != NULL) {
+		if (!n->member || n->state == 'Z' || n->state == 'X')
+			continue;
+		procs++;
+		if (s->o->pss) {
+			if (n->has_pss)
+				rss += n->pss_kib;
+			else
+				known = 0;
+		} else {
+			rss += n->rss_kib;
+		}
+	}
+	s->live = procs;
+	if (procs && known && rss > 0 && (!s->has_peak_total || rss > s->peak_total)) {
+		s->peak_total = rss;
+		s->peak_total_at = el;
+		s->has_peak_total = 1;
+		if (s->cg.ok && !s->o->pss)
+			cg_breakdown(s);
+	}
+	s->file_acc = 0;
+	if (!row || s->tl_fd < 0)
+		return;
+	timeline_row(s, el, procs, rss, known);
+}

@@ -1,0 +1,317 @@
+/*
+ * rm-tree's rows: the exit log (one row per process, log_row, and
+ * events.c's hook stream_row that counts the job's totals first), the
+ * timeline (a row per tick), the job row (--exec), their headers, and
+ * the output files they go to.
+ */
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "outfile.h"
+#include "stream.h"
+
+static void put(struct stream *s, int fd, const char *what, int *ok)
+{
+	if (*ok && rm_buf_write(fd, &s->b) < 0) {
+		*ok = 0;
+		if (errno != EPIPE) {
+			tree_warnx("cannot write %s: %s", what, strerror(errno));
+			s->status = RM_EXIT_FAIL;
+		}
+		/* A stream with nowhere to go is over; a job runs on. */
+		if (!s->exec)
+			s->stop = 1;
+	}
+	rm_buf_reset(&s->b);
+}
+
+/* The columns after cmd: read_kib,write_kib,majflt, five delays (ms),
+ * source, scope.  Empty where the mode gives no reading. */
+static void log_cols(struct rm_buf *b, const struct rm_pnode *n)
+{
+	if (n->has_io)
+		rm_buf_addf(b, ",%llu,%llu", (unsigned long long)n->read_kib,
+			    (unsigned long long)n->write_kib);
+	else
+		rm_buf_adds(b, ",,");
+	rm_buf_addc(b, ',');
+	if (n->has_majflt)
+		rm_buf_addf(b, "%llu", (unsigned long long)n->majflt);
+	for (int i = 0; i < 5; i++) {
+		rm_buf_addc(b, ',');
+		if (n->has_delay)
+			rm_buf_num(b, n->delay_ms[i], 3);
+	}
+	rm_buf_adds(b, n->exact ? ",exact" : ",sampled");
+	rm_buf_adds(b, n->scope_out ? ",out" : ",in");
+}
+
+/* One exit-log row; end < 0 for a survivor. */
+void log_row(struct stream *s, const struct rm_pnode *n, double end)
+{
+	char txt[RM_TEXT_MAX + 1];
+	struct rm_buf *b = &s->b;
+	const char *cmd = n->cmd;
+	double start;
+
+	if (!cmd && s->exec && n->pid == s->root && s->cmdline[0])
+		cmd = s->cmdline;
+	rm_buf_addf(b, "%d,%d,", n->pid, n->ppid);
+	rm_sanitize(n->comm, strlen(n->comm), txt, sizeof(txt));
+	rm_buf_csv(b, txt);
+	rm_buf_addc(b, ',');
+	/* Start times are whole clock ticks: one born in the stream's first
+	 * tick would read a few ms before 0. */
+	start = (double)n->start / (double)s->hz - s->boot0;
+	if (n->start >= s->boot0_ticks && start < 0)
+		start = 0;
+	if (!n->start && n->has_start_el)
+		start = n->start_el;
+	if (n->start || n->has_start_el)
+		rm_buf_num(b, start, 3);
+	rm_buf_addc(b, ',');
+	/* An end is the time of the tick or read that met it: one taken just
+	 * before a process that lived less than a tick started. */
+	if (end >= 0 && (n->start || n->has_start_el) && end < start)
+		end = start;
+	if (end >= 0)
+		rm_buf_num(b, end, 3);
+	rm_buf_addc(b, ',');
+	if (n->has_peak)
+		rm_buf_addf(b, "%llu", (unsigned long long)n->peak_kib);
+	rm_buf_addc(b, ',');
+	if (n->has_peak && n->peak_at >= 0)
+		rm_buf_num(b, n->peak_at, 3);
+	rm_buf_addc(b, ',');
+	/* An exact row's CPU time is the kernel's, in microseconds: to the
+	 * ms, so that thousands of processes of under 5 ms each (a configure
+	 * run's) do not round to 0.00 and vanish from the totals. */
+	if (n->exact && n->has_ticks)
+		rm_buf_num(b, (double)n->cpu_us / 1e6, 3);
+	else if (n->has_ticks)
+		rm_buf_num(b, (double)n->ticks / (double)s->hz, 2);
+	rm_buf_addc(b, ',');
+	if (n->exit >= 0)
+		rm_buf_addf(b, "%d", n->exit);
+	rm_buf_addc(b, ',');
+	if (cmd)
+		rm_buf_csv(b, cmd);
+	log_cols(b, n);
+	rm_buf_addc(b, '\n');
+	put(s, s->log_fd, "the exit log", &s->log_ok);
+}
+
+/* The exit log's header (unless -H) and the timeline's. */
+void rows_headers(struct stream *s)
+{
+	const struct opts *o = s->o;
+
+	if (o->header) {
+		rm_buf_adds(&s->b, "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,cmd,"
+			    "read_kib,write_kib,majflt,cpu_delay_ms,io_delay_ms,swapin_delay_ms,"
+			    "reclaim_delay_ms,thrash_delay_ms,source,scope\n");
+		put(s, s->log_fd, "the exit log", &s->log_ok);
+	}
+	if (s->tl_fd >= 0) {
+		rm_buf_adds(&s->b, "epoch,iso,elapsed_s,procs,rss_kib,cpu_pct\n");
+		put(s, s->tl_fd, "the timeline", &s->tl_ok);
+	}
+}
+
+/* One timeline row: the live members, their memory (known: every one
+ * read) and their CPU since the last row. */
+void timeline_row(struct stream *s, double el, size_t procs, uint64_t rss, int known)
+{
+	double epoch = rm_now_epoch();
+	char iso[40];
+	rm_fmt_iso(epoch, iso, sizeof(iso));
+	rm_buf_num(&s->b, epoch, 3);
+	rm_buf_addf(&s->b, ",%s,", iso);
+	rm_buf_num(&s->b, el, 3);
+	rm_buf_addf(&s->b, ",%zu,", procs);
+	if (known)
+		rm_buf_addf(&s->b, "%llu", (unsigned long long)rss);
+	rm_buf_addc(&s->b, ',');
+	if (s->have_last_row && el > s->last_row)
+		rm_buf_num(&s->b, 100.0 * (double)s->acc_ticks / (double)s->hz / (el - s->last_row), 1);
+	rm_buf_addc(&s->b, '\n');
+	put(s, s->tl_fd, "the timeline", &s->tl_ok);
+	s->acc_ticks = 0;
+	s->last_row = el;
+	s->have_last_row = 1;
+}
+
+/* A streamed output: "-", /dev/stdout, /dev/stderr, /dev/fd/N are the
+ * descriptors we were given; a file is never opened through a symlink. */
+int open_out(const char *path, const char *what)
+{
+	int fd = rm_out_inherited_fd(path);
+
+	if (fd >= 0)
+		return fd;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0 && errno == ELOOP)
+		errx(RM_EXIT_FAIL, "cannot open %s '%s': %s", what, path, RM_OUT_SYMLINK_WHY);
+	if (fd < 0)
+		err(RM_EXIT_FAIL, "cannot open %s '%s'", what, path);
+	return fd;
+}
+
+/* Two outputs on one path would write over one another. */
+void check_outs(const struct opts *o)
+{
+	const char *p[3] = { o->log, o->timeline, o->job };
+
+	for (int i = 0; i < 3; i++)
+		for (int j = i + 1; j < 3; j++)
+			if (p[i] && p[j] && rm_out_same_path(p[i], p[j]))
+				errx(RM_EXIT_USAGE, "'%s' is named for two outputs", p[j]);
+}
+
+/* --memory-max: the budget, the OOM kills inside it and the first victim. */
+static void budget_cols(struct stream *s)
+{
+	uint64_t kills;
+	char name[64];
+	int vpid;
+
+	rm_buf_addf(&s->b, ",%llu,", (unsigned long long)(s->o->mem_max / 1024));
+	if (!s->cg.ok || cgroup_oom_kills(&s->cg, &kills) < 0) {
+		rm_buf_addc(&s->b, ',');
+		return;
+	}
+	rm_buf_addf(&s->b, "%llu,", (unsigned long long)kills);
+	if (kills > 0 && cgroup_victim(&s->cg, s->mono0, name, sizeof(name), &vpid) == 0) {
+		char v[100];
+		snprintf(v, sizeof(v), "%s (PID %d)", name, vpid);
+		rm_buf_csv(&s->b, v);
+	}
+}
+
+void job_row(struct stream *s, double el)
+{
+	struct rusage ru;
+	uint64_t cg_kib = 0, maxp = s->max_proc;
+	int has_cg = 0, has_maxp = s->has_max_proc;
+	double end = rm_now_epoch();
+
+	getrusage(RUSAGE_CHILDREN, &ru);
+	/* In exact mode every process has a row with the kernel's own peak
+	 * (taskstats, or wait4 for a direct child): the largest process is
+	 * the largest row.  RUSAGE_CHILDREN's maxrss is the largest over the
+	 * tree, but names no process; sampled rows may have missed a peak,
+	 * so there it still counts. */
+	if (ru.ru_maxrss > 0 && (!has_maxp || !events_exact()) &&
+	    (!has_maxp || (uint64_t)ru.ru_maxrss > maxp)) {
+		maxp = (uint64_t)ru.ru_maxrss;
+		has_maxp = 1;
+	}
+	if (s->cg.ok) {
+		has_cg = cgroup_peak(&s->cg, &cg_kib) == 0;
+		if (!has_cg)
+			tree_warnx("--cgroup: cannot read the peak in '%s': %s", s->cg.dir,
+				   strerror(errno));
+	}
+	rm_buf_adds(&s->b, "cmd,start_epoch,end_epoch,elapsed_s,exit,procs,peak_rss_kib,"
+		    "peak_at_s,max_proc_rss_kib,cgroup_peak_kib,user_s,sys_s,read_kib,write_kib,"
+		    "majflt,cpu_delay_ms,io_delay_ms,swapin_delay_ms,reclaim_delay_ms,thrash_delay_ms,"
+		    "mode");
+	if (s->o->mem_max)
+		rm_buf_adds(&s->b, ",mem_max_kib,oom_kills,oom_victim");
+	if (s->cg.ok)
+		rm_buf_adds(&s->b, ",peak_file_kib,cgroup_anon_kib,cgroup_file_kib,cgroup_kernel_kib");
+	rm_buf_addc(&s->b, '\n');
+	rm_buf_csv(&s->b, s->cmdline);
+	rm_buf_addc(&s->b, ',');
+	rm_buf_num(&s->b, s->start_epoch, 3);
+	rm_buf_addc(&s->b, ',');
+	rm_buf_num(&s->b, end, 3);
+	rm_buf_addc(&s->b, ',');
+	rm_buf_num(&s->b, el, 3);
+	rm_buf_addf(&s->b, ",%d,%llu,", rm_exit_column(s->root_status),
+		    (unsigned long long)s->procs);
+	if (s->has_peak_total) {
+		rm_buf_addf(&s->b, "%llu,", (unsigned long long)s->peak_total);
+		rm_buf_num(&s->b, s->peak_total_at, 3);
+	} else {
+		rm_buf_addc(&s->b, ',');
+	}
+	rm_buf_addc(&s->b, ',');
+	if (has_maxp)
+		rm_buf_addf(&s->b, "%llu", (unsigned long long)maxp);
+	rm_buf_addc(&s->b, ',');
+	if (has_cg)
+		rm_buf_addf(&s->b, "%llu", (unsigned long long)cg_kib);
+	rm_buf_addc(&s->b, ',');
+	rm_buf_num(&s->b, (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6, 3);
+	rm_buf_addc(&s->b, ',');
+	rm_buf_num(&s->b, (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, 3);
+	/* Exact mode: the sums of every process's exit record. */
+	if (s->has_tot_io)
+		rm_buf_addf(&s->b, ",%llu,%llu,%llu", (unsigned long long)s->tot_rd,
+			    (unsigned long long)s->tot_wr, (unsigned long long)s->tot_maj);
+	else
+		rm_buf_adds(&s->b, ",,,");
+	for (int i = 0; i < 5; i++) {
+		rm_buf_addc(&s->b, ',');
+		if (s->has_tot_delay)
+			rm_buf_num(&s->b, s->tot_delay[i], 3);
+	}
+	rm_buf_adds(&s->b, events_exact() ? ",exact" : ",sampled");
+	if (s->o->mem_max)
+		budget_cols(s);
+	if (s->cg.ok && s->has_gap)
+		rm_buf_addf(&s->b, ",%llu,%llu,%llu,%llu", (unsigned long long)s->peak_file,
+			    (unsigned long long)s->cg_anon, (unsigned long long)s->cg_file,
+			    (unsigned long long)s->cg_kern);
+	else if (s->cg.ok)
+		rm_buf_adds(&s->b, ",,,,");
+	rm_buf_addc(&s->b, '\n');
+	int ok = 1;
+	put(s, s->job_fd, "the job file", &ok);
+}
+
+void close_out(struct stream *s, int fd, const char *what)
+{
+	if (fd > STDERR_FILENO && close(fd) < 0) {
+		tree_warnx("cannot write %s: %s", what, strerror(errno));
+		s->status = RM_EXIT_FAIL;
+	}
+}
+
+/* events.c's hook: an exit-log row (end < 0: a survivor), its peak and
+ * totals counted. */
+void stream_row(struct stream *s, struct rm_pnode *n, double end)
+{
+	struct rm_pnode *w = n->scope_out ? NULL : rm_ptree_find(&s->w4, n->pid);
+
+	/* A direct child's own maxrss from wait4: the figure the job row's
+	 * largest process is, so its row and that line agree. */
+	if (w) {
+		if ((!n->start || n->start == w->start) && n->has_peak && w->peak_kib > n->peak_kib)
+			n->peak_kib = w->peak_kib;
+		rm_ptree_remove(&s->w4, w);
+	}
+	if (n->has_peak && !n->scope_out &&
+	    (!s->has_max_proc || n->peak_kib > s->max_proc)) {
+		s->max_proc = n->peak_kib;
+		s->has_max_proc = 1;
+	}
+	if (!n->scope_out && n->has_io && n->has_majflt) {
+		s->tot_rd += n->read_kib;
+		s->tot_wr += n->write_kib;
+		s->tot_maj += n->majflt;
+		s->has_tot_io = 1;
+	}
+	if (!n->scope_out && n->has_delay) {
+		for (int i = 0; i < 5; i++)
+			s->tot_delay[i] += n->delay_ms[i];
+		s->has_tot_delay = 1;
+	}
+	log_row(s, n, end);
+}
