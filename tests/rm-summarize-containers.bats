@@ -40,3 +40,45 @@ setup() {
   run -1 rm-summarize --companions "$d/run.csv"
   [[ "$output" == *"run.containers.csv': line 5: state 'paused', not run or gone"* ]]
 }
+
+@test "binding headroom: the container's limit, not the host's 24 GiB: near-OOM, stage table, -j advice and verdict name the container" {
+  run -0 rm-summarize --companions --kmsg "$C/r2.kmsg" "$C/r2-tied.csv"
+  [[ "$output" == *"; RAM 24105 MiB (the host's); 2 cores (effective)"* ]]
+  [[ "$output" == *"  containers of the build by stage, with their memory limits:"*"    core     1b29e0a7c4d5 (crossbuild-core) 600 MiB"*"    app      61fa62343399 (crossbuild-app) 600 MiB, 440 MiB from +0:12:55"* ]]
+  [[ "$output" == *"  min available (container)   6 MiB of 440 MiB         at +0:13:10  stage app"*"container 61fa62343399 (crossbuild-app)"* ]]
+  [[ "$output" == *"Near-OOM (available below 4096 MiB): 0 samples
+  within container 61fa62343399 (crossbuild-app): 4 readings below 66 MiB (its limit 440 MiB), first at +0:12:55 in stage app"* ]]
+  [[ "$output" == *"near-OOM  ctr avail"*"  core     0:09:00      108       2766      21339     74.90         2        0        112"*"  app      0:04:30       55       2746      21359     74.90         2        0          6"* ]]
+  [[ "$output" == *"  core                     4     296.9     296.9          320        1  container 1b29e0a7c4d5 memory"* ]]
+  [[ "$output" == *"  app                      2     282.9     282.9          320        1  container 61fa62343399 memory"* ]]
+  [[ "$output" == *"- OOM edge: available within container 61fa62343399 (crossbuild-app) fell to 6 MiB of its 440 MiB limit at +0:13:10 in stage app (4 readings below 66 MiB). Lower the memory per job for that stage (safe -j 1 at 320 MiB per job), or raise the container's memory limit (docker run --memory)."* ]]
+  # The system CSV's memory, load and CPU are the host's, and say so.
+  [[ "$output" == *"  max memory used (host)      2766 MiB (11.5 %)        at +0:08:05  stage core"* ]]
+  [[ "$output" == *"  max load1 (host)            16.50"* ]]
+  [[ "$output" != *"safe -j 2"* ]]
+  [[ "$output" != *"bound by cores"* ]]
+}
+
+@test "binding headroom: two containers at once in one stage are each judged by their own limit" {
+  local d=$BATS_TEST_TMPDIR
+  head -21 "$C/r2-tied.csv" >"$d/two.csv"    # +0:00:00 to +0:01:40, stages setup and core
+  {
+    echo "epoch,elapsed_s,id,name,cgroup,tied,limit_kib,usage_kib,peak_kib,failcnt,oom_kills,state"
+    for t in 20 40 60 80; do
+      echo "$((1796311760 + t)).000,$t.000,aaaa11112222cccc,web,/docker/aaaa11112222cccc,label,262144,$((200000 + t * 500)),250000,0,0,run"
+      echo "$((1796311760 + t)).000,$t.000,bbbb33334444dddd,db,/docker/bbbb33334444dddd,name,2097152,400000,400000,0,0,run"
+    done
+  } >"$d/two.containers.csv"
+  run -0 rm-summarize --companions "$d/two.csv"
+  [[ "$output" == *"    core     aaaa11112222 (web) 256 MiB; bbbb33334444 (db) 2 GiB"* ]]
+  [[ "$output" == *"  within container aaaa11112222 (web): 2 readings below 38 MiB (its limit 256 MiB), first at +0:01:00 in stage core"* ]]
+  [[ "$output" != *"within container bbbb33334444"* ]]
+  [[ "$output" == *"- OOM edge: available within container aaaa11112222 (web) fell to 22 MiB of its 256 MiB limit at +0:01:20 in stage core (2 readings below 38 MiB)."* ]]
+  [[ "$output" != *"container bbbb33334444 (db) fell"* ]]
+  [[ "$output" != *"No headroom problem"* ]]
+  # Roomy containers only: no problem, and the verdict says how close the closest came.
+  sed -i 's/,262144,/,1048576,/' "$d/two.containers.csv"
+  run -0 rm-summarize --companions "$d/two.csv"
+  [[ "$output" == *"  within the build's 2 containers with a limit: 0 readings below the smaller of 4096 MiB and 15 % of its limit"* ]]
+  [[ "$output" == *"- No headroom problem: available memory stayed above 4096 MiB (within the build's containers: lowest 790 MiB of the 1 GiB limit of aaaa11112222 (web)), no swap in use, no OOM kill, disk above 20 GiB."* ]]
+}

@@ -164,9 +164,7 @@ static void avail_fold(struct report *r, struct ctr *c, struct ctr_stage *cst, d
 		cst->min_avail_kib = av;
 	if (isnan(cst->limit_kib) || lim < cst->limit_kib)
 		cst->limit_kib = lim;
-	/* Near-OOM as for a cgroup: the smaller of --near-oom-mb and 15 %
-	 * of its limit. */
-	thr = 0.15 * lim < r->opt->near_oom_mb * 1024 ? 0.15 * lim : r->opt->near_oom_mb * 1024;
+	thr = ctr_near_threshold(r->opt, lim);
 	if (av < thr && c->near++ == 0) {
 		c->near_first = t;
 		c->near_first_stage = stage;
@@ -400,6 +398,28 @@ double ctr_stage_limit(const struct report *r, int stage, const struct ctr **whi
 			}
 	}
 	return best;
+}
+
+double ctr_stage_avail(const struct report *r, int stage)
+{
+	const struct ctrs *cs = &r->ctrs;
+	double best = NAN;
+
+	for (size_t i = 0; i < cs->n; i++) {
+		const struct ctr *c = &cs->v[i];
+		if (!ctr_tied(c))
+			continue;
+		for (int j = 0; j < c->nst; j++)
+			if (c->st[j].stage == stage && !isnan(c->st[j].min_avail_kib) &&
+			    (isnan(best) || c->st[j].min_avail_kib < best))
+				best = c->st[j].min_avail_kib;
+	}
+	return best;
+}
+
+double ctr_near_threshold(const struct opts *o, double limit_kib)
+{
+	return 0.15 * limit_kib < o->near_oom_mb * 1024 ? 0.15 * limit_kib : o->near_oom_mb * 1024;
 }
 
 int ctr_binding(const struct report *r)

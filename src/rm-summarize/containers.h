@@ -26,6 +26,11 @@ int ctr_tied(const struct ctr *c);
 /* The tightest limit of the tied containers that ran in stage (KiB), NaN
  * without; *which the container. */
 double ctr_stage_limit(const struct report *r, int stage, const struct ctr **which);
+/* The least any tied container had left in stage (KiB), NaN without. */
+double ctr_stage_avail(const struct report *r, int stage);
+/* Near-OOM within a container, as within a cgroup: below the smaller of
+ * --near-oom-mb and 15 % of its limit (KiB). */
+double ctr_near_threshold(const struct opts *o, double limit_kib);
 /* Is it a build whose memory is its containers' (a tied container with a limit)? */
 int ctr_binding(const struct report *r);
 

@@ -391,6 +391,17 @@ void jkey_str(struct rm_buf *b, int *first, const char *k, const char *s)
 	rm_buf_json(b, s);
 }
 
+int in_containers(const struct report *r)
+{
+	return r->ctrs.ntied > 0 || r->ctrs.clients > 0;
+}
+
+int host_peak(const struct report *r, int k)
+{
+	return in_containers(r) && (k == PK_MEM_USED || k == PK_MEM_AVAIL || k == PK_SWAP ||
+				    k == PK_LOAD || k == PK_CPU);
+}
+
 int ctr_lower(const struct ctr *c)
 {
 	return c->gone || !c->peak_col;

@@ -60,6 +60,10 @@ void fmt_ctr_peak(const struct report *r, const struct ctr *c, char *buf, size_t
 void fmt_ctr_ooms(const struct report *r, const struct ctr *c, char *buf, size_t size);
 void fmt_ctr_stages(const struct report *r, const struct ctr *c, char *buf, size_t size);
 void fmt_ctr_name(const struct ctr *c, char *buf, size_t size);
+/* The build ran in containers (tied, or started by its clients): the
+ * system CSV's memory, swap, load and CPU are the host's (host_peak). */
+int in_containers(const struct report *r);
+int host_peak(const struct report *r, int k);
 /* The peak is a lower bound: gone since its last reading, or no
  * high-water mark from the kernel. */
 int ctr_lower(const struct ctr *c);

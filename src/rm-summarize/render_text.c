@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "containers.h"
 #include "fmt.h"
 #include "kmsg.h"
 #include "oom.h"
@@ -13,6 +14,37 @@
 #include "scopeout.h"
 #include "sys.h"
 #include "verdict.h"
+
+/* Per stage, each container of the build that ran in it and its limit. */
+static void text_ctr_limits(struct rm_buf *b, const struct report *r)
+{
+	const struct ctrs *cs = &r->ctrs;
+
+	if (!cs->ntied)
+		return;
+	rm_buf_adds(b, "  containers of the build by stage, with their memory limits:\n");
+	for (int i = 0; i < r->nstages; i++) {
+		int n = 0;
+		for (size_t j = 0; j < cs->n; j++) {
+			const struct ctr *c = &cs->v[j];
+			char nm[200], lim[400];
+			int in = 0;
+			for (int k = 0; k < c->nst && !in; k++)
+				in = c->st[k].stage == i;
+			if (!c->tied[0] || !in)
+				continue;
+			fmt_ctr_name(c, nm, sizeof(nm));
+			fmt_ctr_limit(r, c, lim, sizeof(lim));
+			if (!n++)
+				rm_buf_addf(b, "    %-8.32s %s %s", r->stages[i].name[0] ? r->stages[i].name : "(none)",
+					    nm, lim);
+			else
+				rm_buf_addf(b, "; %s %s", nm, lim);
+		}
+		if (n)
+			rm_buf_adds(b, "\n");
+	}
+}
 
 /* The run: file, times, notes on what was lost or skipped, the limits. */
 static void text_run(struct rm_buf *b, const struct report *r, const struct opts *o,
@@ -46,8 +78,10 @@ static void text_run(struct rm_buf *b, const struct report *r, const struct opts
 	if (!isnan(r->host_ram_mb))
 		rm_buf_addf(b, "; cgroup limit %.0f MiB (host RAM %.0f MiB)", r->ram_mb, r->host_ram_mb);
 	else if (!isnan(r->ram_mb))
-		rm_buf_addf(b, "; RAM %.0f MiB", r->ram_mb);
-	rm_buf_addf(b, "; %d cores%s\n\n", r->cores, s->cores > 0 && o->cores <= 0 ? " (effective)" : "");
+		rm_buf_addf(b, "; RAM %.0f MiB%s", r->ram_mb, in_containers(r) ? " (the host's)" : "");
+	rm_buf_addf(b, "; %d cores%s\n", r->cores, s->cores > 0 && o->cores <= 0 ? " (effective)" : "");
+	text_ctr_limits(b, r);
+	rm_buf_adds(b, "\n");
 }
 
 /* "  LABEL  VALUE  at +CLOCK  stage S": a peak's line, without its end. */
@@ -57,7 +91,7 @@ static void peak_line(struct rm_buf *b, const struct report *r, const char *labe
 	char clk[32];
 
 	fmt_clock(epoch - r->sys->first_epoch, clk, sizeof(clk));
-	rm_buf_addf(b, "  %-22s %-24s at +%s", label, v, clk);
+	rm_buf_addf(b, "  %-*s %-24s at +%s", in_containers(r) ? 27 : 22, label, v, clk);
 	if (stage_name(r, stage)[0])
 		rm_buf_addf(b, "  stage %s", stage_name(r, stage));
 	rm_buf_adds(b, "\n");
@@ -67,24 +101,27 @@ static void text_peaks(struct rm_buf *b, const struct report *r, const struct st
 {
 	const struct sys *s = r->sys;
 	char v[80];
+	int lw = in_containers(r) ? 27 : 22;   /* "min memory available (host)" */
 
 	rm_buf_addf(b, "%sPeaks%s\n", c->b, c->off);
 	for (int k = 0; k < PK_N; k++) {
 		const struct peak *p = &s->pk[k];
+		char label[40];
 		if (!peak_applies(s, k))
 			continue;
+		snprintf(label, sizeof(label), "%s%s", peak_label(k), host_peak(r, k) ? " (host)" : "");
 		if (!p->known) {
-			rm_buf_addf(b, "  %-22s (no readings)\n", peak_label(k));
+			rm_buf_addf(b, "  %-*s (no readings)\n", lw, label);
 			continue;
 		}
 		fmt_val(k, p->v, p->aux, v, sizeof(v));
 		if (k == PK_SWAP && p->v == 0) {
-			rm_buf_addf(b, "  %-22s %s\n", peak_label(k), "0 MiB (never used)");
+			rm_buf_addf(b, "  %-*s %s\n", lw, label, "0 MiB (never used)");
 			continue;
 		}
-		peak_line(b, r, peak_label(k), v, p->epoch, p->stage);
+		peak_line(b, r, label, v, p->epoch, p->stage);
 		if (p->ctx[0])
-			rm_buf_addf(b, "  %-22s context: %s\n", "", p->ctx);
+			rm_buf_addf(b, "  %-*s context: %s\n", lw, "", p->ctx);
 	}
 	/* The build's cgroup: its lowest available memory, beside the
 	 * host's; nothing without a limit (then the host's is the build's). */
@@ -92,7 +129,46 @@ static void text_peaks(struct rm_buf *b, const struct report *r, const struct st
 		snprintf(v, sizeof(v), "%.0f MiB of %.0f MiB", s->cg_avail.v, s->cg_avail.aux);
 		peak_line(b, r, "min available (cgroup)", v, s->cg_avail.epoch, s->cg_avail.stage);
 	}
+	/* The build's container with the least left by its own limit. */
+	if (r->ctrs.bind) {
+		const struct ctr *k = r->ctrs.bind;
+		char nm[200];
+		snprintf(v, sizeof(v), "%.0f MiB of %.0f MiB", k->min_avail_kib / 1024, k->min_avail_limit / 1024);
+		peak_line(b, r, "min available (container)", v, k->min_avail_epoch, k->min_avail_stage);
+		fmt_ctr_name(k, nm, sizeof(nm));
+		rm_buf_addf(b, "  %-*s container %s\n", lw, "", nm);
+	}
 	rm_buf_adds(b, "\n");
+}
+
+/* Near-OOM within each container of the build, by its own limit. */
+static void text_ctr_near(struct rm_buf *b, const struct report *r, const struct opts *o)
+{
+	const struct ctrs *cs = &r->ctrs;
+	char clk[32], lim[40], thr[40];
+	long judged = 0;
+
+	for (size_t i = 0; i < cs->n; i++) {
+		const struct ctr *c = &cs->v[i];
+		char nm[200];
+		if (!c->tied[0] || isnan(c->min_avail_kib))
+			continue;
+		judged++;
+		if (!c->near)
+			continue;
+		fmt_ctr_name(c, nm, sizeof(nm));
+		fmt_mib(c->min_avail_limit / 1024, lim, sizeof(lim));
+		fmt_mib(ctr_near_threshold(o, c->min_avail_limit) / 1024, thr, sizeof(thr));
+		fmt_clock(c->near_first - r->sys->first_epoch, clk, sizeof(clk));
+		rm_buf_addf(b, "  within container %s: %ld reading%s below %s (its limit %s), first at +%s", nm,
+			    c->near, c->near == 1 ? "" : "s", thr, lim, clk);
+		if (stage_name(r, c->near_first_stage)[0])
+			rm_buf_addf(b, " in stage %s", stage_name(r, c->near_first_stage));
+		rm_buf_adds(b, "\n");
+	}
+	if (judged && !r->ctrs.bind->near)
+		rm_buf_addf(b, "  within the build's %ld container%s with a limit: 0 readings below the smaller of %.0f MiB and 15 %% of its limit\n",
+			    judged, judged == 1 ? "" : "s", o->near_oom_mb);
 }
 
 /* Near-OOM and low-disk runs: samples, the first, the longest. */
@@ -128,6 +204,8 @@ static void text_runs(struct rm_buf *b, const struct report *r, const struct opt
 				    rs[i]->longest == 1 ? "" : "s", d);
 		}
 		rm_buf_adds(b, "\n");
+		if (i == 0)
+			text_ctr_near(b, r, o);
 	}
 }
 
@@ -248,7 +326,7 @@ static void cell(char *buf, size_t size, int prec, double v)
 static void text_stages(struct rm_buf *b, const struct report *r, const struct sty *c)
 {
 	const struct sys *s = r->sys;
-	int w = 5, energy = s->pk[PK_PKG_W].known, cg = s->cg_avail.known;
+	int w = 5, energy = s->pk[PK_PKG_W].known, cg = s->cg_avail.known, ctr = r->ctrs.bind != NULL;
 	char d[40], pu[16], ma[16], md[16], mc[16];
 
 	rm_buf_addf(b, "%sStages%s\n", c->b, c->off);
@@ -257,9 +335,9 @@ static void text_stages(struct rm_buf *b, const struct report *r, const struct s
 		if (r->stages[i].samples && l > w)
 			w = l > 32 ? 32 : l;
 	}
-	rm_buf_addf(b, "  %-*s %10s %8s %10s %10s %9s %9s %8s%s%s\n", w, "stage", "duration",
+	rm_buf_addf(b, "  %-*s %10s %8s %10s %10s %9s %9s %8s%s%s%s\n", w, "stage", "duration",
 		    "samples", "peak used", "min avail", "min disk", "compilers", "near-OOM",
-		    energy ? "  energy J" : "", cg ? "  cg avail" : "");
+		    energy ? "  energy J" : "", cg ? "  cg avail" : "", ctr ? "  ctr avail" : "");
 	for (int i = 0; i < r->nstages; i++) {
 		const struct stage *st = &r->stages[i];
 		if (!st->samples)
@@ -278,9 +356,21 @@ static void text_stages(struct rm_buf *b, const struct report *r, const struct s
 			rm_buf_addf(b, "  %8s", "-");
 		else if (cg)
 			rm_buf_addf(b, "  %8.0f", st->min_cg_avail);
+		if (ctr) {
+			double a = ctr_stage_avail(r, i);
+			if (isnan(a))
+				rm_buf_addf(b, "  %9s", "-");
+			else
+				rm_buf_addf(b, "  %9.0f", a / 1024);
+		}
 		rm_buf_adds(b, "\n");
 	}
-	rm_buf_adds(b, "  (memory in MiB, disk in GiB)\n\n");
+	if (in_containers(r))
+		rm_buf_adds(b, "  (memory in MiB, disk in GiB; peak used and min avail are the host's");
+	else
+		rm_buf_adds(b, "  (memory in MiB, disk in GiB)\n\n");
+	if (in_containers(r))
+		rm_buf_adds(b, ctr ? ", ctr avail the least any of the stage's containers had left by its limit)\n\n" : ")\n\n");
 }
 
 /* One container: who it is, where it ran, its limit, peak and kills. */
@@ -486,7 +576,10 @@ static void text_units(struct rm_buf *b, const struct report *r, const struct op
 	}
 	if (r->nperjob) {
 		rm_buf_addf(b, "%sMemory per compile job%s (p95 of compiler peaks per stage", c->b, c->off);
-		if (!isnan(r->ram_mb))
+		if (r->ctrs.bind)
+			rm_buf_addf(b, "; -j for the memory limit of the stage's container, where it ran in one, else %.0f MiB %s; %d cores",
+				    r->ram_mb, isnan(r->host_ram_mb) ? "RAM" : "cgroup limit", r->cores);
+		else if (!isnan(r->ram_mb))
 			rm_buf_addf(b, "; -j for %.0f MiB %s, %d cores", r->ram_mb,
 				    isnan(r->host_ram_mb) ? "RAM" : "cgroup limit", r->cores);
 		rm_buf_adds(b, ")\n");

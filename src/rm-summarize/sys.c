@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "containers.h"
 #include "oom.h"
 #include "sys.h"
 
@@ -601,6 +602,34 @@ static int cgroup_edge(struct report *r, const struct opts *o, const struct peak
 	return 1;
 }
 
+/*
+ * The build's containers, each judged on its own by its own limit: one
+ * that had less left than the smaller of --near-oom-mb and 15 % of its
+ * limit.  Returns 1 when one did.
+ */
+static int container_edges(struct report *r, const struct opts *o)
+{
+	const struct ctrs *cs = &r->ctrs;
+	int any = 0;
+
+	for (size_t i = 0; i < cs->n; i++) {
+		const struct ctr *c = &cs->v[i];
+		struct verdict *v;
+		if (!ctr_tied(c) || !c->near)
+			continue;
+		v = verdict_add(r, V_EDGE_CONTAINER);
+		v->ctr = c;
+		v->at = c->min_avail_epoch - r->sys->first_epoch;
+		v->stage = c->min_avail_stage;
+		v->n[0] = c->min_avail_kib / 1024;
+		v->n[1] = c->min_avail_limit / 1024;
+		v->n[2] = ctr_near_threshold(o, c->min_avail_limit) / 1024;
+		v->count = c->near;
+		any = 1;
+	}
+	return any;
+}
+
 /* The host ran short: available memory below --near-oom-mb, or swap in
  * use.  Returns 1 when given. */
 static int host_edge(struct report *r, const struct opts *o)
@@ -690,6 +719,7 @@ static void sys_verdicts(struct report *r, const struct opts *o)
 		problem = 1;
 	if (cgroup_edge(r, o, &s->pk[PK_MEM_AVAIL]) || host_edge(r, o))
 		problem = 1;
+	problem |= container_edges(r, o);
 	problem |= ram_bound(r, o);
 	problem |= disk_verdict(r, o);
 	/* "No problem" only where there were memory readings to judge; of
@@ -699,6 +729,10 @@ static void sys_verdicts(struct report *r, const struct opts *o)
 		v->n[0] = o->near_oom_mb;
 		v->n[1] = s->cg_avail.known ? s->cg_avail.v : NAN;
 		v->n[2] = s->pk[PK_DISK].known ? o->low_disk_gb : NAN;
+		/* The build's containers: the one with the least left. */
+		v->ctr = r->ctrs.bind;
+		v->n[3] = v->ctr ? v->ctr->min_avail_kib / 1024 : NAN;
+		v->n[4] = v->ctr ? v->ctr->min_avail_limit / 1024 : NAN;
 		v->flags = (s->pk[PK_SWAP].known ? VF_SWAP_KNOWN : 0) | (s->has_oom ? VF_OOM_KNOWN : 0);
 	}
 }

@@ -131,12 +131,46 @@ static void disk_falling(const struct verdict *v, char *buf, size_t size)
 		 t[2], t[3], t[4], t[5]);
 }
 
+/* " (safe -j 1 at 320 MiB per job)": the stage's advice from c's limit, or "". */
+static void ctr_jobs(const struct report *r, const struct ctr *c, int stage, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	for (size_t i = 0; i < r->nperjob; i++) {
+		const struct perjob *pj = &r->perjob[i];
+		if (pj->stage == stage && pj->ctr == c && pj->safe_j > 0)
+			snprintf(buf, size, " (safe -j %ld at %.0f MiB per job)", safe_jobs(r, pj), pj->suggest_mb);
+	}
+}
+
+/* A container of the build ran short by its own limit. */
+static void edge_container(const struct report *r, const struct verdict *v, char *buf, size_t size)
+{
+	char lim[40], thr[40], clock[32], w[CTX_RAW + 100], nm[200], jobs[80];
+
+	fmt_mib(v->n[1], lim, sizeof(lim));
+	fmt_mib(v->n[2], thr, sizeof(thr));
+	fmt_clock(v->at, clock, sizeof(clock));
+	where(r, v->stage, NULL, w, sizeof(w));
+	fmt_ctr_name(v->ctr, nm, sizeof(nm));
+	ctr_jobs(r, v->ctr, v->stage, jobs, sizeof(jobs));
+	snprintf(buf, size,
+		 "OOM edge: available within container %s fell to %.0f MiB of its %s limit at +%s%s (%ld reading%s below %s). Lower the memory per job for that stage%s, or raise the container's memory limit (docker run --memory).",
+		 nm, v->n[0], lim, clock, w, v->count, v->count == 1 ? "" : "s", thr, jobs);
+}
+
 static void ok(const struct verdict *v, char *buf, size_t size)
 {
-	char cg[120] = "", rest[160];
+	char cg[600] = "", rest[160];
 
 	if (!isnan(v->n[1]))
 		snprintf(cg, sizeof(cg), " (within the build's cgroup: lowest %.0f MiB of its limit)", v->n[1]);
+	if (v->ctr && !isnan(v->n[3])) {
+		char nm[200], lim[40];
+		fmt_ctr_name(v->ctr, nm, sizeof(nm));
+		fmt_mib(v->n[4], lim, sizeof(lim));
+		snprintf(cg + strlen(cg), sizeof(cg) - strlen(cg),
+			 " (within the build's containers: lowest %.0f MiB of the %s limit of %s)", v->n[3], lim, nm);
+	}
 	snprintf(rest, sizeof(rest), "%s, %s, ",
 		 v->flags & VF_SWAP_KNOWN ? "no swap in use" : "swap not recorded",
 		 v->flags & VF_OOM_KNOWN ? "no OOM kill" : "OOM kills not recorded");
@@ -182,6 +216,9 @@ void verdict_text(const struct report *r, const struct verdict *v, char *buf, si
 		break;
 	case V_OK:
 		ok(v, buf, size);
+		break;
+	case V_EDGE_CONTAINER:
+		edge_container(r, v, buf, size);
 		break;
 	}
 }
