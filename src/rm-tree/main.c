@@ -37,7 +37,7 @@
 const char prog[] = "rm-tree";
 #define OFF(f) offsetof(struct opts, f)
 enum { O_WATCH = RM_CLI_LONG, O_MATCH, O_NOCH, O_EXEC, O_TL, O_JOB, O_LOG, O_PSS, O_CG, O_MEMMAX,
-       O_ORPH, O_INCG, O_EXCL, O_ELSE, O_STATS, O_COMPILERS };
+       O_ORPH, O_INCG, O_EXCL, O_ELSE, O_STATS, O_COMPILERS, O_INIT };
 
 static const struct rm_cli_opt options[] = {
 	{ 'o', "columns", "LIST",
@@ -59,6 +59,10 @@ static const struct rm_cli_opt options[] = {
 	{ O_EXEC, "exec", NULL,
 	  .help = "run CMD in its own process group and follow it;\n"
 		  "exit with its status (128+N for signal N)" },
+	{ O_INIT, "init", NULL,
+	  .help = "run CMD as its init (a container's PID 1): pass\n"
+		  "TERM, INT and HUP on to it, reap every orphan,\n"
+		  "exit with its status; follow nothing" },
 	{ O_TL, "timeline", "FILE", .kind = RM_CLI_STRING, .off = OFF(timeline),
 	  .help = "a row per sample to FILE" },
 	{ O_JOB, "job", "FILE", .kind = RM_CLI_STRING, .off = OFF(job),
@@ -105,6 +109,7 @@ static const struct rm_cli cli = {
 		"--exec [-H] [-i] [--timeline] [--job] [--log]\n"
 		"[--stats] [--pss] [--cgroup] [--memory-max]\n"
 		"[--wait-orphans] -- CMD [ARG...]",
+		"--init -- CMD [ARG...]",
 		NULL,
 	},
 	"A process tree's memory and CPU: a snapshot (one row per process), a\n"
@@ -212,6 +217,18 @@ static void check_exec(struct opts *o, int match, int argc, char **argv)
 		o->interval = 0.5;
 }
 
+/* --init: CMD follows, and nothing else goes with it. */
+static void check_init(struct opts *o, int argc, char **argv)
+{
+	if (optind >= argc)
+		rm_cli_usage_error(&cli, "--init needs a command after --");
+	if (o->interval || o->count || o->watch_pid || o->timeline || o->job || o->log || o->pss ||
+	    o->cgroup || o->in_cgroup || o->nexclude || o->elsewhere || o->stats ||
+	    o->wait_orphans >= 0 || o->no_children || !o->header)
+		rm_cli_usage_error(&cli, "--init takes no other option");
+	o->argv = argv + optind;
+}
+
 /* Without --exec: the PIDs, the one selection, and no --exec-only option. */
 static void check_selection(struct opts *o, int match, int argc, char **argv)
 {
@@ -270,7 +287,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	/* Options may follow PIDs, but with --exec the first operand is CMD,
 	 * whose own options are never taken for ours. */
 	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-		if (strcmp(argv[i], "--exec") == 0)
+		if (strcmp(argv[i], "--exec") == 0 || strcmp(argv[i], "--init") == 0)
 			exec = 1;
 	/* The table stores the plain options; the rest are here. */
 	while ((c = rm_cli_next(&cli, exec ? RM_CLI_IN_ORDER : 0, argc, argv, o)) != -1) {
@@ -305,6 +322,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case O_EXEC:
 			exec = 1;
 			break;
+		case O_INIT:
+			o->init = 1;
+			break;
 		case O_MEMMAX:
 			if (rm_cg_parse_size(optarg, &o->mem_max) < 0)
 				rm_cli_usage_error(&cli, "invalid --memory-max '%s': a size such as 512M or 8G", optarg);
@@ -328,6 +348,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		}
 	}
 
+	if (o->init) {
+		check_init(o, argc, argv);
+		return;
+	}
 	if (exec)
 		check_exec(o, match, argc, argv);
 	else
@@ -351,6 +375,8 @@ int main(int argc, char **argv)
 	o.wait_orphans = -1;
 	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &o);
+	if (o.init)
+		return init_run(&o);
 	if (rm_proc_dirfd() < 0)
 		err(RM_EXIT_FAIL, "cannot open '%s'", rm_proc_root());
 	if (o.interval)

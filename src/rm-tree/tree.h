@@ -69,10 +69,13 @@ struct opts {
 	/* --exec: after CMD ends, wait for descendants that left its session:
 	 * < 0 not at all (default), 0 without a limit, > 0 at most SEC. */
 	double wait_orphans;
+	int init;                /* --init: CMD's init (init.c) */
 };
 
 int snapshot_run(const struct opts *o);
 int stream_run(const struct opts *o);
+/* --init: run o->argv as its init would; CMD's exit status. */
+int init_run(const struct opts *o);
 
 /* util.c.  Sanitize a command line read from /proc into a heap string
  * (NULL when empty or out of memory). */
