@@ -36,3 +36,60 @@ EOF
   run -0 jq -r '[.compile_units[].unit] | sort | join(" ")' <<<"$output"
   [ "$output" = "core/core_0.cpp src/util.c" ]
 }
+
+# The same build as rm-tree now writes it: the emulated column last.
+emulated_log_col() {
+  local h='pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,cmd,read_kib,write_kib,majflt,cpu_delay_ms,io_delay_ms,swapin_delay_ms,reclaim_delay_ms,thrash_delay_ms,source,scope,emulated'
+  {
+    echo "$h"
+    echo '100,1,make,0.000,20.000,4096,0.500,0.50,0,make -j2 core,,,,,,,,,exact,in,no'
+    echo '101,100,cc1plus,1.000,15.000,313352,14.000,13.90,0,/usr/libexec/qemu-binfmt/aarch64-binfmt-P /usr/lib/gcc/aarch64-linux-gnu/12/cc1plus /usr/lib/gcc/aarch64-linux-gnu/12/cc1plus -quiet -MD obj/core/core_0.d core/core_0.cpp -o /tmp/a.s,,,,,,,,,exact,in,yes'
+    # Registered under a name no pattern knows: rm-tree read it as an interpreter.
+    echo '102,100,as,15.000,16.000,20480,15.500,0.90,0,/opt/emu/box /usr/bin/as as -EL -o obj/core/core_0.o /tmp/a.s,,,,,,,,,exact,in,yes'
+    echo '103,100,cc1,1.000,15.000,163352,14.000,13.90,0,/usr/lib/gcc/x86_64-linux-gnu/12/cc1 -quiet -MD obj/n.d src/native.c -o /tmp/n.s,,,,,,,,,exact,in,no'
+    # Never read while alive: unknown.
+    echo '104,100,ld,16.000,16.100,8000,,0.10,0,,,,,,,,,,exact,in,'
+  } >"$1"
+}
+
+@test "rm-summarize marks every emulated process, unit, group and -j row, says once that emulated peaks include the emulator, and reads old logs as unknown" {
+  emulated_log_col "$BATS_TEST_TMPDIR/log.csv"
+  run -0 rm-summarize "$BATS_TEST_TMPDIR/log.csv"
+  echo "$output"
+  # Processes, By command, Heaviest compile units: the emulated ones marked.
+  [[ "$output" =~ cc1plus\ +core/core_0\.cpp\ \(emulated\) ]]
+  [[ "$output" =~ as\ +as\ -EL\ -o\ obj/core/core_0\.o\ /tmp/a\.s\ \(emulated\) ]]
+  [[ "$output" =~ cc1\ +src/native\.c$'\n' ]]
+  [[ "$output" =~ $'\n'\ \ cc1plus\ +1\ +306\.0\ +13\.90\ \(emulated\) ]]
+  [[ "$output" =~ 306\.0\ +-\ +cc1plus\ +core/core_0\.cpp\ \(emulated\) ]]
+  [[ "$output" =~ 159\.5\ +-\ +cc1\ +src/native\.c$'\n' ]]
+  # Memory per compile job: 3 compilers (cc1plus, cc1, ld), 1 emulated.
+  [[ "$output" =~ \(all\)\ +3\ .*\ \ \(1\ emulated\) ]]
+  # The note, once.
+  [ "$(grep -c "include the emulator's own memory" <<<"$output")" = 1 ]
+  [[ "$output" == *"2 processes ran emulated"* ]]
+  run -0 rm-summarize --json "$BATS_TEST_TMPDIR/log.csv"
+  run -0 jq -c '[.processes.top[] | [.pid, .emulated]], .processes.emulated,
+    ([.compile_units[] | [.unit, .emulated]] | sort), ([.groups[] | [.comm, .emulated]] | sort),
+    [.memory_per_job[] | .emulated], (.processes.emulated_note | test("native"))' <<<"$output"
+  echo "$output"
+  [ "${lines[0]}" = '[[101,true],[103,false],[102,true],[104,null],[100,false]]' ]
+  [ "${lines[1]}" = 2 ]
+  [ "${lines[2]}" = '[["core/core_0.cpp",true],["src/native.c",false]]' ]
+  [ "${lines[3]}" = '[["as",true],["cc1",false],["cc1plus",true],["ld",null],["make",false]]' ]
+  [ "${lines[4]}" = '[1]' ]
+  [ "${lines[5]}" = true ]
+  run -0 rm-summarize --markdown "$BATS_TEST_TMPDIR/log.csv"
+  [[ "$output" == *'| core/core\_0.cpp (emulated) | 306.0 |'* ]]
+  [[ "$output" == *'| 3 (1 emulated) | 306.0 |'* ]]
+  [[ "$output" == *"include the emulator's own memory"* ]]
+  # An exit log from before the column: every process unknown, no note.
+  emulated_log "$BATS_TEST_TMPDIR/old.csv"
+  run -0 rm-summarize --json "$BATS_TEST_TMPDIR/old.csv"
+  run -0 jq -c '([.processes.top[].emulated] | unique), .processes.emulated, .processes.emulated_note' <<<"$output"
+  [ "${lines[0]}" = '[null]' ]
+  [ "${lines[1]}" = 0 ]
+  [ "${lines[2]}" = null ]
+  run -0 rm-summarize "$BATS_TEST_TMPDIR/old.csv"
+  [[ "$output" != *emulated* ]]
+}

@@ -292,9 +292,32 @@ void md_proc_row(struct rm_buf *b, const struct proc *p)
 {
 	rm_buf_addf(b, "| %d | ", p->pid);
 	md_cell(b, p->comm);
+	rm_buf_adds(b, emu_mark(p->emulated));
 	rm_buf_addf(b, " | %.1f | ", mib(p->peak_kib));
-	md_cell(b, p->cmd);
+	md_cell(b, p->rcmd);
 	rm_buf_adds(b, " |\n");
+}
+
+const char *emu_mark(int emulated)
+{
+	return emulated == 1 ? " (emulated)" : "";
+}
+
+void emulated_note(struct rm_buf *b, const struct report *r, const char *lead)
+{
+	if (!r->nemulated)
+		return;
+	rm_buf_addf(b, "%s%zu process%s ran emulated, marked (emulated): argv[0] a binfmt_misc "
+		    "interpreter (qemu-user). The peaks of emulated processes include the "
+		    "emulator's own memory (qemu's translation cache): the same programs run "
+		    "natively peak lower, so size a native build's -j from a native run.\n",
+		    lead, r->nemulated, r->nemulated == 1 ? "" : "es");
+}
+
+void jkey_emulated(struct rm_buf *b, int *first, int emulated)
+{
+	jkey(b, first, "emulated");
+	rm_buf_adds(b, emulated == 1 ? "true" : emulated == 0 ? "false" : "null");
 }
 
 /* JSON helpers: a number or null, a key. */

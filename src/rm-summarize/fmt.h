@@ -73,6 +73,14 @@ const char *oom_cause(int constraint);
 
 /* Markdown table cells: | and the inline markup characters escaped. */
 void md_cell(struct rm_buf *b, const char *s);
+/* " (emulated)" for an emulated process (rm-tree's emulated = yes), else "". */
+const char *emu_mark(int emulated);
+/* The one sentence on emulated processes' peaks, when any ran (else
+ * nothing): what "(emulated)" means and that native peaks are lower. */
+void emulated_note(struct rm_buf *b, const struct report *r, const char *lead);
+/* "emulated": true, false or null (unknown). */
+void jkey_emulated(struct rm_buf *b, int *first, int emulated);
+
 /* A process as a row of the MD_PROC_HEAD table. */
 #define MD_PROC_HEAD "| PID | comm | peak MiB | cmd |\n|---|---|---|---|\n"
 void md_proc_row(struct rm_buf *b, const struct proc *p);

@@ -322,9 +322,12 @@ static void derive_lists(struct report *r)
 			g->count = 0;
 			g->peak_kib = 0;
 			g->cpu_s = 0;
+			g->emulated = v[i]->emulated;
 		}
 		g = &r->groups[r->ngroups - 1];
 		g->count++;
+		if (v[i]->emulated == 1 || (v[i]->emulated < 0 && g->emulated == 0))
+			g->emulated = v[i]->emulated;
 		if (!isnan(v[i]->peak_kib) && v[i]->peak_kib > g->peak_kib)
 			g->peak_kib = v[i]->peak_kib;
 		if (!isnan(v[i]->cpu_s))
@@ -354,6 +357,7 @@ static void derive_lists(struct report *r)
 			u->peak_kib = v[i]->peak_kib;
 			u->comm = v[i]->comm;
 			u->stage = v[i]->stage;
+			u->emulated = v[i]->emulated;
 		}
 	}
 	qsort(r->units, r->nunits, sizeof(*r->units), unit_cmp);
@@ -408,6 +412,7 @@ static void derive_perjob(struct report *r, const struct opts *o)
 			st->cpeaks = xrealloc(st->cpeaks, st->capcp * sizeof(double));
 		}
 		st->cpeaks[st->ncp++] = p->peak_kib;
+		st->ncp_emu += p->emulated == 1;
 	}
 	r->perjob = xmalloc((size_t)(r->nstages ? r->nstages : 1) * sizeof(*r->perjob));
 	for (int i = 0; i < r->nstages; i++) {
@@ -420,6 +425,7 @@ static void derive_perjob(struct report *r, const struct opts *o)
 		pj = &r->perjob[r->nperjob++];
 		pj->stage = i;
 		pj->n = st->ncp;
+		pj->nemu = st->ncp_emu;
 		rank = (size_t)ceil(0.95 * (double)st->ncp);
 		pj->p95_kib = st->cpeaks[(rank ? rank : 1) - 1];
 		pj->max_kib = st->cpeaks[st->ncp - 1];

@@ -15,11 +15,12 @@
 
 enum { XL_PID, XL_PPID, XL_COMM, XL_START, XL_END, XL_PEAK, XL_PEAK_AT, XL_CPU, XL_EXIT,
        XL_CMD, XL_READ, XL_WRITE, XL_MAJFLT, XL_DELAY, XL_SOURCE = XL_DELAY + 5, XL_SCOPE,
-       XL_N };
+       XL_EMULATED, XL_N };
 static const char *const xl_names[XL_N] = {
 	"pid", "ppid", "comm", "start_s", "end_s", "peak_rss_kib", "peak_at_s", "cpu_s",
 	"exit", "cmd", "read_kib", "write_kib", "majflt", "cpu_delay_ms", "io_delay_ms",
 	"swapin_delay_ms", "reclaim_delay_ms", "thrash_delay_ms", "source", "scope",
+	"emulated",
 };
 
 /* rm-tree --stats, one row. */
@@ -122,6 +123,18 @@ static int to_int(double v)
 	return v >= 0 && v <= 4194304 ? (int)v : 0;
 }
 
+/* The emulated column: 1 yes, 0 no, -1 empty, absent or anything else. */
+static int row_emulated(const struct rm_csv *c, int n)
+{
+	const struct rm_csv_field *f = pf(c, n, XL_EMULATED);
+
+	if (f && f->len == 3 && memcmp(f->p, "yes", 3) == 0)
+		return 1;
+	if (f && f->len == 2 && memcmp(f->p, "no", 2) == 0)
+		return 0;
+	return -1;
+}
+
 /* A row is in scope unless its scope column says "out". */
 static int row_in_scope(const struct rm_csv *c, int n)
 {
@@ -167,11 +180,16 @@ static void exitlog_row(struct report *r, const struct rm_csv *c, int n)
 	p->stage = -1;
 	p->peak_epoch = NAN;
 	p->compiler = rm_cu_is_compiler(p->comm);
+	p->emulated = row_emulated(c, n);
+	if (in && p->emulated == 1)
+		r->nemulated++;
 	/* An emulated process's command line starts with the interpreter
 	 * (qemu-user through binfmt_misc): its unit and what "unit or cmd"
-	 * shows are the real program's. */
-	p->rcmd = p->cmd + rm_cu_real_start(p->cmd, strlen(p->cmd), -1, -1);
-	if (p->compiler && rm_cu_source(p->cmd, strlen(p->cmd), unit, sizeof(unit)))
+	 * shows are the real program's.  rm-tree said whether argv[0] is an
+	 * interpreter; where it could not, its name says (qemu-*). */
+	p->rcmd = p->cmd + rm_cu_real_start(p->cmd, strlen(p->cmd), p->emulated, -1);
+	if (p->compiler &&
+	    rm_cu_source_as(p->cmd, strlen(p->cmd), p->emulated, -1, unit, sizeof(unit)))
 		p->unit = xstrndup(unit, strlen(unit));
 }
 

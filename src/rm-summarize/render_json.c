@@ -409,6 +409,7 @@ static void json_proc(struct rm_buf *b, const struct report *r, const struct pro
 	else
 		rm_buf_adds(b, "null");
 	jkey_str(b, &f, "cmd", p->cmd);
+	jkey_emulated(b, &f, p->emulated);
 	rm_buf_addc(b, '}');
 }
 
@@ -432,6 +433,18 @@ static void json_processes(struct rm_buf *b, const struct report *r, const struc
 	jkey_long(b, &g, "matching", (long)shown);
 	jkey_num(b, &g, "cpu_s", cpu, 2);
 	jkey_num(b, &g, "largest_peak_rss_kib", r->nproc ? r->order[0]->peak_kib : NAN, 0);
+	jkey_long(b, &g, "emulated", (long)r->nemulated);
+	jkey(b, &g, "emulated_note");
+	if (r->nemulated) {
+		struct rm_buf w = { 0 };
+		emulated_note(&w, r, "");
+		if (!w.oom && w.len)
+			w.p[w.len - 1] = '\0';   /* the newline */
+		rm_buf_json(b, w.oom ? "" : w.p);
+		rm_buf_free(&w);
+	} else {
+		rm_buf_adds(b, "null");
+	}
 	jkey(b, &g, "top");
 	rm_buf_addc(b, '[');
 	/* Every process unless --top says otherwise, as memwatch's. */
@@ -494,6 +507,7 @@ static void json_lists(struct rm_buf *b, int *f, const struct report *r, const s
 		jkey_long(b, &g, "count", r->groups[i].count);
 		jkey_num(b, &g, "peak_rss_kib", r->groups[i].peak_kib, 0);
 		jkey_num(b, &g, "cpu_s", r->groups[i].cpu_s, 2);
+		jkey_emulated(b, &g, r->groups[i].emulated);
 		rm_buf_addc(b, '}');
 	}
 	rm_buf_addc(b, ']');
@@ -507,6 +521,7 @@ static void json_lists(struct rm_buf *b, int *f, const struct report *r, const s
 		jkey_num(b, &g, "peak_rss_kib", r->units[i].peak_kib, 0);
 		jkey_long(b, &g, "count", r->units[i].count);
 		jstage(b, &g, r, r->units[i].stage);
+		jkey_emulated(b, &g, r->units[i].emulated);
 		rm_buf_addc(b, '}');
 	}
 	rm_buf_addc(b, ']');
@@ -521,6 +536,7 @@ static void json_perjob(struct rm_buf *b, const struct report *r)
 		rm_buf_adds(b, i ? ",{" : "{");
 		jstage(b, &g, r, pj->stage);
 		jkey_long(b, &g, "compilers", (long)pj->n);
+		jkey_long(b, &g, "emulated", (long)pj->nemu);
 		jkey_num(b, &g, "p95_rss_kib", pj->p95_kib, 0);
 		jkey_num(b, &g, "max_rss_kib", pj->max_kib, 0);
 		jkey_num(b, &g, "suggest_mb_per_job", pj->suggest_mb, 0);

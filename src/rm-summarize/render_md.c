@@ -148,6 +148,7 @@ static void md_lists(struct rm_buf *b, const struct report *r, const struct opts
 		for (size_t i = 0; i < r->nunits && i < (size_t)o->top; i++) {
 			rm_buf_adds(b, "| ");
 			md_cell(b, r->units[i].name);
+			rm_buf_adds(b, emu_mark(r->units[i].emulated));
 			rm_buf_addf(b, " | %.1f | ", mib(r->units[i].peak_kib));
 			md_cell(b, stage_name(r, r->units[i].stage));
 			rm_buf_adds(b, " |\n");
@@ -160,7 +161,10 @@ static void md_lists(struct rm_buf *b, const struct report *r, const struct opts
 			const struct perjob *pj = &r->perjob[i];
 			rm_buf_adds(b, "| ");
 			md_cell(b, stage_name(r, pj->stage)[0] ? stage_name(r, pj->stage) : "(none)");
-			rm_buf_addf(b, " | %zu | %.1f | %.0f | %ld | %s |\n", pj->n, mib(pj->p95_kib),
+			rm_buf_addf(b, " | %zu", pj->n);
+			if (pj->nemu)
+				rm_buf_addf(b, " (%zu emulated)", pj->nemu);
+			rm_buf_addf(b, " | %.1f | %.0f | %ld | %s |\n", mib(pj->p95_kib),
 				    pj->suggest_mb, safe_jobs(r, pj), pj->safe_j > 0 ? jobs_bound(r, pj) : "?");
 		}
 		rm_buf_adds(b, "\n");
@@ -188,6 +192,9 @@ void print_markdown(struct rm_buf *b, const struct report *r, const struct opts 
 	if (r->job.known)
 		md_job(b, &r->job);
 	md_lists(b, r, o);
+	emulated_note(b, r, "");
+	if (r->nemulated)
+		rm_buf_adds(b, "\n");
 	md_scope(b, r, o);
 	for (int i = 0; i < r->nverdicts; i++) {
 		char text[VERDICT_MAX];

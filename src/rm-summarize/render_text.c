@@ -516,6 +516,7 @@ static void text_procs(struct rm_buf *b, const struct report *r, const struct op
 	if (shown != r->nproc)
 		rm_buf_addf(b, "; %zu match the filters", shown);
 	rm_buf_adds(b, "\n");
+	emulated_note(b, r, "  ");
 	struct filt fl;
 	if (filtered(r, o, &fl)) {
 		rm_buf_adds(b, "  filters: ");
@@ -541,8 +542,9 @@ static void text_procs(struct rm_buf *b, const struct report *r, const struct op
 			snprintf(pk, sizeof(pk), isnan(p->peak_kib) ? "-" : "%.1f", mib(p->peak_kib));
 			snprintf(at, sizeof(at), isnan(p->peak_at) ? "-" : "%.2f", p->peak_at);
 			snprintf(cs, sizeof(cs), isnan(p->cpu_s) ? "-" : "%.2f", p->cpu_s);
-			rm_buf_addf(b, "  %7d %10s %10s %8s %6s  %-15s %.100s\n", p->pid, pk, at, cs,
-				    p->exit[0] ? p->exit : "-", p->comm, p->unit ? p->unit : p->rcmd);
+			rm_buf_addf(b, "  %7d %10s %10s %8s %6s  %-15s %.100s%s\n", p->pid, pk, at, cs,
+				    p->exit[0] ? p->exit : "-", p->comm, p->unit ? p->unit : p->rcmd,
+				    emu_mark(p->emulated));
 		}
 		if (listed < shown)
 			rm_buf_addf(b, "  ... %zu more (--top N, --csv FILE)\n", shown - listed);
@@ -551,8 +553,9 @@ static void text_procs(struct rm_buf *b, const struct report *r, const struct op
 		rm_buf_addf(b, "\n%sBy command%s\n  %-15s %6s %16s %10s\n", c->b, c->off, "comm",
 			    "count", "largest peak MiB", "total cpu s");
 		for (size_t i = 0; i < r->ngroups && i < (size_t)o->top; i++)
-			rm_buf_addf(b, "  %-15s %6ld %16.1f %10.2f\n", r->groups[i].comm,
-				    r->groups[i].count, mib(r->groups[i].peak_kib), r->groups[i].cpu_s);
+			rm_buf_addf(b, "  %-15s %6ld %16.1f %10.2f%s\n", r->groups[i].comm,
+				    r->groups[i].count, mib(r->groups[i].peak_kib), r->groups[i].cpu_s,
+				    emu_mark(r->groups[i].emulated));
 	}
 	rm_buf_adds(b, "\n");
 }
@@ -570,6 +573,7 @@ static void text_units(struct rm_buf *b, const struct report *r, const struct op
 				    u->comm, u->name);
 			if (u->count > 1)
 				rm_buf_addf(b, " (x%d)", u->count);
+			rm_buf_adds(b, emu_mark(u->emulated));
 			rm_buf_adds(b, "\n");
 		}
 		rm_buf_adds(b, "\n");
@@ -591,9 +595,12 @@ static void text_units(struct rm_buf *b, const struct report *r, const struct op
 			rm_buf_addf(b, "  %-16.32s %9zu %9.1f %9.1f %12.0f ", sn[0] ? sn : r->sys ? "(none)" : "(all)", pj->n,
 				    mib(pj->p95_kib), mib(pj->max_kib), pj->suggest_mb);
 			if (pj->safe_j > 0)
-				rm_buf_addf(b, "%8ld  %s\n", safe_jobs(r, pj), jobs_bound(r, pj));
+				rm_buf_addf(b, "%8ld  %s", safe_jobs(r, pj), jobs_bound(r, pj));
 			else
-				rm_buf_addf(b, "%8s\n", "?");
+				rm_buf_addf(b, "%8s", "?");
+			if (pj->nemu)
+				rm_buf_addf(b, "  (%zu emulated)", pj->nemu);
+			rm_buf_adds(b, "\n");
 		}
 		rm_buf_adds(b, "\n");
 	}

@@ -139,6 +139,7 @@ struct stage {
 	double min_cg_avail;   /* cg_mem_avail_mb, NaN without */
 	double *cpeaks;        /* compiler peaks (KiB) that fell in this stage */
 	size_t ncp, capcp;
+	size_t ncp_emu;        /* of them emulated (rm-tree's emulated = yes) */
 };
 
 struct seg {
@@ -218,6 +219,8 @@ struct proc {
 	double delay_ms[5];    /* cpu, io, swapin, reclaim, thrash */
 	char source[12];
 	int scope;             /* 1 in (or no scope column), 0 out */
+	int emulated;          /* rm-tree's emulated: 1 yes, 0 no, -1 unknown (empty,
+				* or an exit log from before the column) */
 };
 
 /* rm-tree --stats: how the process data was collected. */
@@ -259,17 +262,19 @@ struct unit {
 	const char *comm;
 	double peak_kib;
 	int stage, count;
+	int emulated;          /* of the process whose peak it is */
 };
 
 struct group {
 	const char *comm;
 	long count;
 	double peak_kib, cpu_s;
+	int emulated;          /* 1 any of them was, 0 none was, -1 not known */
 };
 
 struct perjob {
 	int stage;
-	size_t n;
+	size_t n, nemu;        /* compilers, of them emulated */
 	double p95_kib, max_kib;
 	double suggest_mb;
 	long safe_j;
@@ -322,6 +327,7 @@ struct report {
 	struct sys *sys;
 	struct proc *procs;
 	size_t nproc, capproc;
+	size_t nemulated;      /* in-scope processes rm-tree saw emulated */
 	int nexitlogs;
 	/* scope=out rows of the exit logs: elsewhere on this host. */
 	struct proc *others;

@@ -172,8 +172,8 @@ static void text_list(struct rm_buf *b, const struct report *r, const char *titl
 			snprintf(x, sizeof(x), "%.2f s", p->delay_ms[D_RECLAIM] / 1000.0);
 		else
 			fmt_kib(what == 0 ? p->write_kib : p->read_kib, x, sizeof(x));
-		rm_buf_addf(b, "    %12s  %7d %-15s %-16.32s %.80s\n", x, p->pid, p->comm, sn[0] ? sn : "-",
-			    p->unit ? p->unit : p->rcmd);
+		rm_buf_addf(b, "    %12s  %7d %-15s %-16.32s %.80s%s\n", x, p->pid, p->comm,
+			    sn[0] ? sn : "-", p->unit ? p->unit : p->rcmd, emu_mark(p->emulated));
 	}
 }
 
@@ -248,7 +248,8 @@ static void text_elsewhere(struct rm_buf *b, const struct report *r, const struc
 			const struct proc *p = r->oorder[i];
 			char pk[16];
 			snprintf(pk, sizeof(pk), isnan(p->peak_kib) ? "-" : "%.1f", mib(p->peak_kib));
-			rm_buf_addf(b, "    %7d %10s  %-15s %.100s\n", p->pid, pk, p->comm, p->cmd);
+			rm_buf_addf(b, "    %7d %10s  %-15s %.100s%s\n", p->pid, pk, p->comm, p->rcmd,
+				    emu_mark(p->emulated));
 		}
 	}
 	text_else_kills(b, r);
@@ -390,6 +391,7 @@ static void json_plist(struct rm_buf *b, const struct report *r, struct proc **v
 		jkey(b, &f, "unit");
 		jstr_or_null(b, p->unit);
 		jkey_str(b, &f, "cmd", p->cmd);
+		jkey_emulated(b, &f, p->emulated);
 		rm_buf_addc(b, '}');
 	}
 	rm_buf_addc(b, ']');

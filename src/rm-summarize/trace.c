@@ -281,6 +281,8 @@ static int write_procs(struct rm_buf *b, const struct report *r, const struct sc
 			rm_buf_json(b, p->cmd);
 		else
 			rm_buf_adds(b, "null");
+		rm_buf_adds(b, p->emulated == 1 ? ",\"emulated\":true" :
+			       p->emulated == 0 ? ",\"emulated\":false" : ",\"emulated\":null");
 		rm_buf_adds(b, "}}");
 		free(comm);
 	}
