@@ -302,7 +302,6 @@ PYEOF
   start_exporter "$PROM_DIR"
   local out="$BATS_TEST_TMPDIR/out" a b
   mkdir -p "$out" "$BATS_TEST_TMPDIR/logs"
-  echo "configure" >"$BATS_TEST_TMPDIR/logs/configure.log"
   sleep 30 &
   local job=$!
   KILL_PIDS+=("$job")
@@ -311,7 +310,10 @@ PYEOF
   local mon=$!
   KILL_PIDS+=("$mon")
   wait_for 10 test -s "$PROM_DIR/rm-tools.prom"
-  sleep 0.5
+  # The stage's log, written once the run has started (a log older than
+  # the run is an earlier build's, never the stage).
+  echo "configure" >"$BATS_TEST_TMPDIR/logs/configure.log"
+  wait_for 10 grep -q 'stage="configure"' "$PROM_DIR/rm-tools.prom"
   scrape "$BATS_TEST_TMPDIR/page1"
   # More memory in use and a new stage for the next few ticks.
   "$PY" -c 'import time; b = bytearray(256 << 20); b[::4096] = b"x" * len(b[::4096]); time.sleep(2)' &

@@ -390,3 +390,29 @@ EOF
     [ "$(csv_get <(printf '%s\n' "$output") elapsed_s)" = 0.000 ]
   done
 }
+
+@test "under a monitor (RM_T0), an earlier build's log is neither stage nor context; what the run appends to it is" {
+  local d="$BATS_TEST_TMPDIR/logs" t0 out="$BATS_TEST_TMPDIR/run.csv"
+  mkdir -p "$d"
+  echo "old build: linking libold.so" >"$d/build.log"
+  touch -d '-60 seconds' "$d/build.log"
+  t0=$(awk '{ printf "%.2f", $1 - 5 }' /proc/uptime) # the run began 5 s ago, after that log
+  RM_T0=$t0 run -0 rm-sample -n 1 --stage-log-dir "$d"
+  [ "$(csv_get <(printf '%s\n' "$output") stage)" = "" ]
+  [ "$(csv_get <(printf '%s\n' "$output") context)" = "" ]
+  # A probe with no run (no RM_T0) still shows the newest log, as before.
+  run -0 rm-sample -n 1 --stage-log-dir "$d"
+  [ "$(csv_get <(printf '%s\n' "$output") context)" = "old build: linking libold.so" ]
+  # The new build appends to the same log during the run: only its line.
+  RM_T0=$t0 rm-sample -i 0.1 -n 400 --stage-log-dir "$d" >"$out" &
+  local s=$!
+  KILL_PIDS+=("$s")
+  wait_for 30 grep -q '^[0-9].*,' "$out" # a row, not just the header
+  echo "[1/9] CXX src/new.cpp" >>"$d/build.log"
+  wait_for 30 grep -q 'src/new.cpp' "$out"
+  kill -TERM "$s"
+  wait "$s" || true
+  run -1 grep -q 'libold' "$out"
+  [ "$(csv_get "$out" stage 1)" = "" ]
+  grep -q ',build,\[1/9\] CXX src/new.cpp' "$out"
+}

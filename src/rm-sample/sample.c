@@ -51,15 +51,54 @@ static double pkg_prev;         /* monotonic time of the last RAPL reading */
 static struct rm_cg cgrp;       /* --cgroup-path */
 static int cg_cores;
 
+/*
+ * Under a monitor (RM_T0, its run's start as /proc/uptime seconds), the
+ * run's start on the clock file times are stamped with (the coarse
+ * realtime clock): a log last written before it, and what a log held
+ * then, is an earlier build's, never this run's context.  0: no RM_T0.
+ */
+static int run_start(struct timespec *since)
+{
+	const char *v = getenv("RM_T0");
+	struct timespec b, r;
+	double t0, back;
+	char *end;
+
+	if (!v || !*v)
+		return 0;
+	t0 = strtod(v, &end);
+	if (*end || !(t0 >= 0))
+		return 0;
+	clock_gettime(CLOCK_BOOTTIME, &b);
+	clock_gettime(CLOCK_REALTIME_COARSE, &r);
+	back = (double)b.tv_sec + (double)b.tv_nsec / 1e9 - t0;
+	if (!(back >= 0 && back < 366.0 * 86400))
+		return 0;
+	/* uptime's hundredths round down: since is at most 10 ms early. */
+	back += 0.01;
+	since->tv_sec = r.tv_sec - (time_t)back;
+	since->tv_nsec = r.tv_nsec - (long)((back - (double)(time_t)back) * 1e9);
+	if (since->tv_nsec < 0) {
+		since->tv_nsec += 1000000000L;
+		since->tv_sec--;
+	}
+	return 1;
+}
+
 /* Stage and context: what the build is doing now. */
 static void read_stage(const struct opts *o, struct state *s)
 {
 	char stage[RM_TEXT_MAX + 1] = "", skipped[256];
 	static int told_skip, told_link;
+	static struct rm_logwatch lw = { .ifd = -1 };
 	int have_log = 0, file_rc;
 
 	if (o->log_dir) {
-		static struct rm_logwatch lw = { .ifd = -1 };
+		if (!lw.started) {
+			struct timespec since;
+			if (run_start(&since))
+				rm_logwatch_since(&lw, since);
+		}
 		have_log = rm_logwatch_newest(&lw, o->log_dir, s->log_path, sizeof(s->log_path),
 					      stage, sizeof(stage), skipped, sizeof(skipped),
 					      &s->log_owner) == 0;
@@ -87,8 +126,8 @@ static void read_stage(const struct opts *o, struct state *s)
 	if (have_log) {
 		/* No match in the tail keeps the previous context. */
 		char ctx[RM_TEXT_MAX + 1];
-		if (rm_log_last_line(s->log_path, s->log_owner, o->has_re ? &o->ctx_re : NULL, ctx,
-				     sizeof(ctx)) == 1)
+		if (rm_logwatch_last_line(&lw, s->log_path, s->log_owner,
+					  o->has_re ? &o->ctx_re : NULL, ctx, sizeof(ctx)) == 1)
 			memcpy(s->context, ctx, sizeof(ctx));
 	}
 }
