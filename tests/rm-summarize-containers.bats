@@ -82,3 +82,26 @@ setup() {
   [[ "$output" == *"  within the build's 2 containers with a limit: 0 readings below the smaller of 4096 MiB and 15 % of its limit"* ]]
   [[ "$output" == *"- No headroom problem: available memory stayed above 4096 MiB (within the build's containers: lowest 790 MiB of the 1 GiB limit of aaaa11112222 (web)), no swap in use, no OOM kill, disk above 20 GiB."* ]]
 }
+
+@test "OOM in a tied container is the build's: the kernel log's cgroup names it, even when the exit log has the victim as another program's row" {
+  # The findings' default scope: the compilers are scope=out rows
+  # ("elsewhere on this host"); the containers CSV ties their container.
+  run -0 rm-summarize --kmsg "$C/r2.kmsg" "$C/r2-tied.csv" "$C/r2-untied.procs.csv" "$C/r2-tied.containers.csv"
+  [[ "$output" == *"OOM kills: 1 (and 1 elsewhere on this host)"* ]]
+  [[ "$output" == *"  at +0:13:15  stage app  1 kill, victim cc1plus (PID 15122) killed by the limit of cgroup /docker/61fa62343399bbb97fb4c3a7efd644ba9beffcd54cbedce3bef1f7228352333a (container 61fa62343399 (crossbuild-app))"* ]]
+  [[ "$output" == *"- OOM: the kernel killed 1 process of the build in container 61fa62343399 (crossbuild-app); the first at +0:13:15 (killed cc1plus (PID 15122)) in stage app, while: make: *** Waiting for unfinished jobs..... It was killed by the container's memory limit, 440 MiB, not for want of memory on the host: raise that limit (docker run --memory) or run fewer jobs in it."* ]]
+  [[ "$output" != *"No OOM kill in the build"* ]]
+  [[ "$output" != *"No headroom problem"* ]]
+  # With the build's own rows the victim's unit is named, and the advice comes from the container's limit.
+  run -0 rm-summarize --companions --kmsg "$C/r2.kmsg" "$C/r2-tied.csv"
+  [[ "$output" == *"(killed \`app/app_0.cpp\` (cc1plus, PID 15122)) in stage app"*"It was killed by the container's memory limit, 440 MiB, not for want of memory on the host: raise that limit (docker run --memory) or run fewer jobs in it (safe -j 1 at 320 MiB per job)."* ]]
+}
+
+@test "OOM in a tied container is the build's: its own oom_kill count rose, though neither the host's count nor the kernel log saw it" {
+  awk -F, 'BEGIN { OFS = "," } NR > 1 { $15 = 0 } { print }' "$C/r2-tied.csv" >"$BATS_TEST_TMPDIR/r.csv"
+  run -0 --separate-stderr rm-summarize --kmsg "$BATS_TEST_TMPDIR/none.kmsg" "$BATS_TEST_TMPDIR/r.csv" "$C/r2-tied.procs.csv" "$C/r2-tied.containers.csv"
+  [[ "$output" == *"OOM kills: 1 (by the oom_kill counts of the build's containers)
+  the build's container 61fa62343399 (crossbuild-app): its oom_kill count says 1 (at +0:13:15)"* ]]
+  [[ "$output" == *"- OOM: the kernel killed 1 process of the build in container 61fa62343399 (crossbuild-app); the first at +0:13:15 in stage app (its own oom_kill count rose; the kernel log names no victim). It was killed by the container's memory limit, 440 MiB"* ]]
+  [[ "$output" != *"OOM kills: 0"* ]]
+}

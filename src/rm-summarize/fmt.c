@@ -425,6 +425,16 @@ int host_peak(const struct report *r, int k)
 				    k == PK_LOAD || k == PK_CPU);
 }
 
+double ctr_limit_at(const struct ctr *c, double t)
+{
+	double lim = NAN;
+
+	for (int i = 0; i < c->nlimits; i++)
+		if (i == 0 || c->limit_at[i] <= t)
+			lim = c->limit[i];
+	return lim;
+}
+
 int ctr_lower(const struct ctr *c)
 {
 	return c->gone || !c->peak_col;

@@ -64,6 +64,8 @@ void fmt_ctr_name(const struct ctr *c, char *buf, size_t size);
  * system CSV's memory, swap, load and CPU are the host's (host_peak). */
 int in_containers(const struct report *r);
 int host_peak(const struct report *r, int k);
+/* Its memory limit at epoch t (KiB; the first one read before it), NaN: none. */
+double ctr_limit_at(const struct ctr *c, double t);
 /* The peak is a lower bound: gone since its last reading, or no
  * high-water mark from the kernel. */
 int ctr_lower(const struct ctr *c);

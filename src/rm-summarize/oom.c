@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "containers.h"
 #include "kmsg.h"
 #include "oom.h"
 
@@ -78,6 +79,19 @@ static int named_in(const struct proc *procs, size_t n, int pid, const char *nam
 }
 
 /*
+ * The container whose cgroup the victim was in (task_memcg), or whose
+ * limit it hit (oom_memcg), or -1.  A kill in a tied container's cgroup
+ * is the build's, whatever its PID: the exit log may hold it under a
+ * namespace's PID, or as another program's row (findings #13, #16).
+ */
+static int kill_ctr(const struct report *r, const struct rm_oom_kill *k)
+{
+	int c = containers_of_cgroup(r, k->task_memcg);
+
+	return c >= 0 ? c : containers_of_cgroup(r, k->oom_memcg);
+}
+
+/*
  * The kills of the kernel log that belong to the run, in log order, into
  * run[]: named by an exit log's row (scope from the row), or unnamed with
  * a log time in the run.  Returns how many.
@@ -92,13 +106,19 @@ static size_t kills_of_run(const struct report *r, struct kills *ks, size_t *run
 	for (size_t i = 0; i < ks->n; i++) {
 		struct kill *k = &ks->v[i];
 		char name[64];
+		int c = kill_ctr(r, &k->k);
 		/* Sanitized as the exit logs' comm is, to compare the two. */
 		rm_sanitize(k->k.name, strlen(k->k.name), name, sizeof(name));
 		memcpy(k->k.name, name, sizeof(name));
-		if (named_in(r->procs, r->nproc, k->k.pid, name)) {
+		if (c >= 0 && ctr_tied(&r->ctrs.v[c])) {
 			k->scope = 1;
 			k->matched = 1;
-		} else if (named_in(r->others, r->nothers, k->k.pid, name)) {
+		} else if (named_in(r->procs, r->nproc, k->k.pid, name)) {
+			k->scope = 1;
+			k->matched = 1;
+		} else if (named_in(r->others, r->nothers, k->k.pid, name) || c >= 0) {
+			/* Another program's row, or a container of the run not
+			 * tied to the build. */
 			k->scope = 0;
 			k->matched = 1;
 		} else {
@@ -163,6 +183,9 @@ void oom_attribute(struct report *r, const struct opts *o)
 			e->vpid[v] = k->k.pid;
 			memcpy(e->vname[v], k->k.name, sizeof(e->vname[v]));
 			e->vscope[v] = k->scope;
+			e->vctr[v] = kill_ctr(r, &k->k);
+			if (e->vctr[v] >= 0)
+				r->ctrs.v[e->vctr[v]].kmsg_kills++;
 			e->vcons[v] = k->k.constraint;
 			rm_sanitize(k->k.oom_memcg, strlen(k->k.oom_memcg), e->vmemcg[v],
 				    sizeof(e->vmemcg[v]));
@@ -199,6 +222,52 @@ static int first_victim(const struct oomev *e, int build)
 	return -1;
 }
 
+long oom_ctr_kills(const struct report *r, int tied, const struct ctr **first)
+{
+	const struct ctrs *cs = &r->ctrs;
+	long n = 0;
+
+	*first = NULL;
+	for (size_t i = 0; i < cs->n; i++) {
+		const struct ctr *c = &cs->v[i];
+		long k = c->oom_kills > c->kmsg_kills ? c->oom_kills : c->kmsg_kills;
+		if (ctr_tied(c) != tied || k <= 0)
+			continue;
+		n += k;
+		if (!*first || (c->nrises && (!(*first)->nrises || c->rise_at[0] < (*first)->rise_at[0])))
+			*first = c;
+	}
+	return n;
+}
+
+/*
+ * No kill of the build in the kernel log or the host's counter, but a
+ * tied container's own oom_kill count rose: the build's kill, at its
+ * first rise.  Returns 1 when given.
+ */
+static int ctr_kill_verdict(struct report *r)
+{
+	const struct sys *s = r->sys;
+	const struct ctr *c;
+	long n = oom_ctr_kills(r, 1, &c);
+	struct verdict *v;
+
+	if (n <= 0)
+		return 0;
+	v = verdict_add(r, V_OOM_CONTAINER);
+	v->ctr = c;
+	v->count = n;
+	if (c->nrises) {
+		v->at = c->rise_at[0] - s->first_epoch;
+		v->stage = stage_at(r, c->rise_at[0]);
+	}
+	if (s->oom_else > 0) {
+		v = verdict_add(r, V_OOM_ALSO_ELSEWHERE);
+		v->count = s->oom_else;
+	}
+	return 1;
+}
+
 /* The verdicts on OOM kills, as data; 1 when the build had one. */
 int oom_verdict(struct report *r)
 {
@@ -208,6 +277,8 @@ int oom_verdict(struct report *r)
 	struct verdict *v;
 	int vi = -1;
 
+	if (build <= 0 && ctr_kill_verdict(r))
+		return 1;
 	if (s->nev == 0)
 		return 0;
 	if (build <= 0) {
@@ -234,6 +305,19 @@ int oom_verdict(struct report *r)
 	v->ctx = e->ctx;
 	v->ev = e;
 	v->victim = first_victim(e, 1);
+	/* In a container of the build: its limit, not a cgroup's. */
+	if (v->victim >= 0 && e->vctr[v->victim] >= 0 && ctr_tied(&r->ctrs.v[e->vctr[v->victim]])) {
+		v->k = V_OOM_CONTAINER;
+		v->ctr = &r->ctrs.v[e->vctr[v->victim]];
+	} else if (v->victim < 0) {
+		/* The kernel log names no victim: a tied container's own
+		 * count says where it was. */
+		const struct ctr *c;
+		if (oom_ctr_kills(r, 1, &c) > 0) {
+			v->k = V_OOM_CONTAINER;
+			v->ctr = c;
+		}
+	}
 	if (s->oom_else > 0)
 		v->flags |= VF_OF_BUILD;
 	if (s->oom_else > 0) {

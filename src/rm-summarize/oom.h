@@ -16,5 +16,9 @@ void oom_attribute(struct report *r, const struct opts *o);
 int oom_verdict(struct report *r);
 long oom_build_kills(const struct sys *s);
 int oom_event_is_build(const struct oomev *e);
+/* OOM kills in the run's tied (1) or untied (0) containers: the larger of
+ * each one's oom_kill rises and its kernel-log kills; *first the
+ * container that rose first. */
+long oom_ctr_kills(const struct report *r, int tied, const struct ctr **first);
 
 #endif

@@ -235,6 +235,11 @@ static void text_oom_event(struct rm_buf *b, const struct report *r, const struc
 					    e->vmemcg[k][0] ? e->vmemcg[k] : "(not logged)");
 			else if (e->vcons[k] != RM_OOM_UNKNOWN && e->vcons[k] != RM_OOM_NONE)
 				rm_buf_addf(b, " %s", oom_cause(e->vcons[k]));
+			if (e->vctr[k] >= 0) {
+				char nm[200];
+				fmt_ctr_name(&r->ctrs.v[e->vctr[k]], nm, sizeof(nm));
+				rm_buf_addf(b, " (container %s)", nm);
+			}
 		}
 	} else if (s->kmsg_state < 0) {
 		rm_buf_addf(b, ", victim unknown (kernel log: %s)", kmsg_why(s->kmsg_errno));
@@ -246,18 +251,48 @@ static void text_oom_event(struct rm_buf *b, const struct report *r, const struc
 		rm_buf_addf(b, "    context: %s\n", e->ctx);
 }
 
+/* The containers' own oom_kill counts, where they rose. */
+static void text_ctr_ooms(struct rm_buf *b, const struct report *r)
+{
+	const struct ctrs *cs = &r->ctrs;
+
+	for (size_t i = 0; i < cs->n; i++) {
+		const struct ctr *c = &cs->v[i];
+		char nm[200], ooms[200];
+		if (!c->oom_kills || (!c->tied[0] && cs->ntied))
+			continue;
+		fmt_ctr_name(c, nm, sizeof(nm));
+		fmt_ctr_ooms(r, c, ooms, sizeof(ooms));
+		rm_buf_addf(b, "  %s %s: its oom_kill count says %s\n", c->tied[0] ? "the build's container" :
+			    "container (not tied to the build)", nm, ooms);
+	}
+}
+
 static void text_ooms(struct rm_buf *b, const struct report *r, const struct sty *c)
 {
 	const struct sys *s = r->sys;
 	long build;
 
-	if (!s->has_oom && s->col[SC_AVAIL] < 0 && s->col[SC_USED] < 0)
+	const struct ctr *first;
+	long ck = oom_ctr_kills(r, 1, &first);
+
+	if (!s->has_oom && s->col[SC_AVAIL] < 0 && s->col[SC_USED] < 0 && !ck)
 		return; /* not a memory CSV at all (rm-energy's): nothing to say */
+	build = s->has_oom ? oom_build_kills(s) : 0;
+	if (build <= 0 && ck > 0) {
+		/* The host's count saw none of them: the containers' own did. */
+		rm_buf_addf(b, "OOM kills: %s%ld%s (by the oom_kill counts of the build's containers)", c->red,
+			    ck, c->off);
+		if (s->oom_else > 0)
+			rm_buf_addf(b, " (and %ld elsewhere on this host)", s->oom_else);
+		rm_buf_adds(b, "\n");
+		text_ctr_ooms(b, r);
+		return;
+	}
 	if (!s->has_oom) {
 		rm_buf_adds(b, "OOM kills: not recorded (no oom_kills column)\n");
 		return;
 	}
-	build = oom_build_kills(s);
 	rm_buf_addf(b, "OOM kills: %s%ld%s", build ? c->red : "", build, build ? c->off : "");
 	/* Other programs' kills are not the build's: counted here, listed
 	 * under "Elsewhere on this host". */
@@ -267,6 +302,7 @@ static void text_ooms(struct rm_buf *b, const struct report *r, const struct sty
 	for (size_t i = 0; i < s->nev; i++)
 		if (oom_event_is_build(&s->ev[i]))
 			text_oom_event(b, r, &s->ev[i]);
+	text_ctr_ooms(b, r);
 }
 
 /* The disk: first and last, the fitted rate, a time to full. */

@@ -158,6 +158,48 @@ static void edge_container(const struct report *r, const struct verdict *v, char
 		 nm, v->n[0], lim, clock, w, v->count, v->count == 1 ? "" : "s", thr, jobs);
 }
 
+/* "`UNIT` (COMM, PID N)" from the build's row of the victim, else "COMM (PID N)". */
+static void victim_words(const struct report *r, const struct oomev *e, int k, char *buf, size_t size)
+{
+	for (size_t i = 0; i < r->nproc; i++) {
+		const struct proc *p = &r->procs[i];
+		if (p->pid == e->vpid[k] && !strncmp(p->comm, e->vname[k], 15) && p->unit) {
+			snprintf(buf, size, "`%s` (%s, PID %d)", p->unit, e->vname[k], e->vpid[k]);
+			return;
+		}
+	}
+	snprintf(buf, size, "%s (PID %d)", e->vname[k], e->vpid[k]);
+}
+
+/* A kill of the build in one of its containers: the container, its limit
+ * then, and the advice from that limit. */
+static void oom_container(const struct report *r, const struct verdict *v, char *buf, size_t size)
+{
+	const struct oomev *e = v->ev;
+	const struct ctr *c = v->ctr;
+	char nm[200], w[CTX_RAW + 200], clock[32], who[400] = "", lim[40] = "", jobs[80], limit[80] = "";
+	double t = e ? e->epoch : c->nrises ? c->rise_at[0] : NAN;
+	double l = ctr_limit_at(c, t);
+
+	fmt_ctr_name(c, nm, sizeof(nm));
+	fmt_clock(v->at, clock, sizeof(clock));
+	where(r, v->stage, v->ctx, w, sizeof(w));
+	if (e && v->victim >= 0) {
+		char vw[300];
+		victim_words(r, e, v->victim, vw, sizeof(vw));
+		snprintf(who, sizeof(who), " (killed %s)", vw);
+	}
+	if (!isnan(l)) {
+		fmt_mib(l / 1024, lim, sizeof(lim));
+		snprintf(limit, sizeof(limit), ", %s", lim);
+	}
+	ctr_jobs(r, c, v->stage, jobs, sizeof(jobs));
+	snprintf(buf, size,
+		 "OOM: the kernel killed %ld process%s of the build in container %s; the first at +%s%s%s%s. It was killed by the container's memory limit%s, not for want of memory on the host: raise that limit (docker run --memory) or run fewer jobs in it%s.",
+		 v->count, es(v->count), nm, clock, who, w,
+		 e ? "" : " (its own oom_kill count rose; the kernel log names no victim)", limit, jobs);
+}
+
 static void ok(const struct verdict *v, char *buf, size_t size)
 {
 	char cg[600] = "", rest[160];
@@ -219,6 +261,9 @@ void verdict_text(const struct report *r, const struct verdict *v, char *buf, si
 		break;
 	case V_EDGE_CONTAINER:
 		edge_container(r, v, buf, size);
+		break;
+	case V_OOM_CONTAINER:
+		oom_container(r, v, buf, size);
 		break;
 	}
 }
