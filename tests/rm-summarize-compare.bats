@@ -116,3 +116,65 @@ setup() {
   run -2 --separate-stderr rm-summarize --compare "$RUNS/resources-old.csv" "$RUNS/resources-old.csv"
   [[ "$stderr" == *"two different runs"* ]]
 }
+
+# ci_steps NAME...: the `run: |` blocks of the named steps of the GitHub
+# Actions job in docs/recipes.md, as one bash script, in the job's order.
+ci_steps() {
+  "$PY" - "$RM_TOP/docs/recipes.md" "$@" <<'PYEOF'
+import re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+yaml = text.split("## CI: monitor the build", 1)[1].split("```yaml\n", 1)[1].split("\n```", 1)[0]
+want, steps, name, body = sys.argv[2:], {}, None, None
+for ln in yaml.split("\n") + ["      - end"]:
+    m = re.match(r"      - (name: (.*)|uses: .*|end)$", ln)
+    if m:
+        if name is not None and body is not None:
+            steps[name] = "\n".join(body)
+        name, body = m.group(2), None
+    elif re.match(r"        run: \|$", ln):
+        body = []
+    elif body is not None and ln.startswith("          "):
+        body.append(ln[10:])
+    elif body is not None and ln.strip():
+        body = None if not ln.startswith("        ") else body
+for w in want:
+    if w not in steps:
+        sys.exit("no step %r with a run block in the CI recipe" % w)
+    print("set -e\n" + steps[w])
+PYEOF
+}
+
+@test "the CI recipe's job runs as written: the first run passes, the next with a heavier unit fails with exit 3 and says why" {
+  local w="$BATS_TEST_TMPDIR/job" steps="build under the monitor" rc
+  mkdir -p "$w/src" "$w/lib" "$w/bin" "$w/prev"
+  cp "$RM_BUILD/tests/memhog" "$w/bin/cc1plus"
+  cimake() {
+    printf '%s\n' 'all: a b' \
+      "a:; \$(CURDIR)/bin/cc1plus -m 30 -t 0.5 -- -quiet \$(CURDIR)/lib/a.cpp -o a.s" \
+      "b:; \$(CURDIR)/bin/cc1plus -m $1 -t 0.5 -- -quiet \$(CURDIR)/src/b.cpp -o b.s" >"$w/Makefile"
+  }
+  ci_steps "$steps" summary "compare with the previous run" >"$BATS_TEST_TMPDIR/steps.sh"
+  grep -q 'rm-monitor --out-dir rm-out' "$BATS_TEST_TMPDIR/steps.sh"
+  cimake 30
+  (cd "$w" && GITHUB_RUN_NUMBER=1 GITHUB_STEP_SUMMARY="$w/summary1.md" bash "$BATS_TEST_TMPDIR/steps.sh") \
+    >"$BATS_TEST_TMPDIR/run1.out" 2>&1
+  grep -q '^### Build resources: ' "$w/summary1.md"
+  grep -q '^no previous run to compare with' "$w/summary1.md"
+  # The artifact: this run's files, downloaded by the next run into prev/.
+  cp "$w"/rm-out/resources-build-1.* "$w/prev/"
+  rm -rf "$w/rm-out"
+  cimake 90
+  rc=0
+  (cd "$w" && GITHUB_RUN_NUMBER=2 GITHUB_STEP_SUMMARY="$w/summary2.md" bash "$BATS_TEST_TMPDIR/steps.sh") \
+    >"$BATS_TEST_TMPDIR/run2.out" 2>&1 || rc=$?
+  [ "$rc" = 3 ]
+  grep -q '^### Build resources compared' "$w/summary2.md"
+  grep -q '^- fail-on grow=10%: unit src/b.cpp grew ' "$w/summary2.md"
+  grep -q 'rm-summarize: fail-on grow=10%: unit src/b.cpp grew ' "$BATS_TEST_TMPDIR/run2.out"
+}
+
+@test "rm-monitor summarize passes --fail-on on: exit 3 with the line on stderr" {
+  run -3 --separate-stderr rm-monitor summarize --fail-on unit=64M "$RUNS/resources-heavy.csv"
+  [[ "$stderr" == *"fail-on unit=64M: unit "*"/src/b.cpp peaked at "* ]]
+  run -0 --separate-stderr rm-monitor summarize --fail-on unit=64M "$RUNS/resources-old.csv"
+}
