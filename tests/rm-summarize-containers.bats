@@ -105,3 +105,35 @@ setup() {
   [[ "$output" == *"- OOM: the kernel killed 1 process of the build in container 61fa62343399 (crossbuild-app); the first at +0:13:15 in stage app (its own oom_kill count rose; the kernel log names no victim). It was killed by the container's memory limit, 440 MiB"* ]]
   [[ "$output" != *"OOM kills: 0"* ]]
 }
+
+@test "no exact tie: container clients whose containers it could not tie: said plainly, the host's containers listed, never 'No OOM kill in the build' or 'No headroom problem'" {
+  # The findings' r2 with the default scope: the build is the docker clients.
+  run -0 rm-summarize --companions --kmsg "$C/r2.kmsg" "$C/r2-untied.csv"
+  [[ "$output" == *"Containers during the build (not tied to it): 4
+  the build ran 3 container clients whose containers could not be tied to it; --label rm-tools.run=\$RUN_ID or --cgroup-parent PARENT on each docker run ties them"* ]]
+  [[ "$output" == *"  61fa62343399 (crossbuild-app)  stage app  cgroup /docker/61fa62343399bbb97fb4c3a7efd644ba9beffcd54cbedce3bef1f7228352333a
+    limit 600 MiB, 440 MiB from +0:12:55; peak at least 439.0 MiB (last read at +0:13:15); OOM kills 1 (at +0:13:15)"* ]]
+  [[ "$output" == *"  9e8d7c6b5a49 (neighbour-db)  stage setup, core, app"* ]]
+  [[ "$output" == *"- A container not tied to the build was OOM-killed during it: 61fa62343399 (crossbuild-app), memory limit 440 MiB, 1 kill, the first at +0:13:15 (victim cc1plus, PID 15122) in stage app. The build ran container clients whose containers could not be tied to it, so this may have been the build's own kill"*"The kernel also killed 1 process elsewhere on this host."* ]]
+  [[ "$output" == *"- Containers not tied: the build ran 3 container clients (docker or podman run, create, start or exec) whose containers could not be tied to it"*"To tie them, add --label rm-tools.run=\$RUN_ID (or --cgroup-parent PARENT) to each docker run line."* ]]
+  [[ "$output" != *"No OOM kill in the build"* ]]
+  [[ "$output" != *"No headroom problem"* ]]
+  # Without the kill: still no headroom verdict for what it could not see.
+  awk -F, 'BEGIN { OFS = "," } NR > 1 { $11 = 0 } { print }' "$C/r2-untied.containers.csv" >"$BATS_TEST_TMPDIR/u.containers.csv"
+  run -0 rm-summarize "$C/r2-untied.csv" "$C/r2-untied.procs.csv" "$BATS_TEST_TMPDIR/u.containers.csv"
+  [[ "$output" == *"- Containers not tied: the build ran 3 container clients"* ]]
+  [[ "$output" != *"No headroom problem"* ]]
+  [[ "$output" != *"A container not tied to the build was OOM-killed"* ]]
+}
+
+@test "no exact tie: only docker/podman run, create, start and exec are container clients; other containers are the host's" {
+  local d=$BATS_TEST_TMPDIR
+  sed 's/docker run --rm --memory 600m/docker -H unix:\/\/\/x.sock ps -a --memory 600m/' "$C/r2-untied.procs.csv" >"$d/p.procs.csv"
+  run -0 rm-summarize "$C/r2-untied.csv" "$d/p.procs.csv" "$C/r2-untied.containers.csv"
+  [[ "$output" == *"Containers during the build (not tied to it): 4"* ]]
+  [[ "$output" != *"container clients"* ]]
+  [[ "$output" != *"Containers not tied"* ]]
+  sed 's/docker run --rm --memory 600m/podman --log-level info container create --memory 600m/' "$C/r2-untied.procs.csv" >"$d/p.procs.csv"
+  run -0 rm-summarize "$C/r2-untied.csv" "$d/p.procs.csv" "$C/r2-untied.containers.csv"
+  [[ "$output" == *"- Containers not tied: the build ran 3 container clients"* ]]
+}

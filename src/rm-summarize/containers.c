@@ -422,6 +422,11 @@ double ctr_near_threshold(const struct opts *o, double limit_kib)
 	return 0.15 * limit_kib < o->near_oom_mb * 1024 ? 0.15 * limit_kib : o->near_oom_mb * 1024;
 }
 
+int ctr_untied_clients(const struct report *r)
+{
+	return r->ctrs.known && r->ctrs.clients > 0 && r->ctrs.ntied == 0;
+}
+
 int ctr_binding(const struct report *r)
 {
 	return r->ctrs.bind != NULL;

@@ -31,6 +31,9 @@ double ctr_stage_avail(const struct report *r, int stage);
 /* Near-OOM within a container, as within a cgroup: below the smaller of
  * --near-oom-mb and 15 % of its limit (KiB). */
 double ctr_near_threshold(const struct opts *o, double limit_kib);
+/* The build ran container clients, and the companion ties none of the
+ * containers to it. */
+int ctr_untied_clients(const struct report *r);
 /* Is it a build whose memory is its containers' (a tied container with a limit)? */
 int ctr_binding(const struct report *r);
 

@@ -268,6 +268,45 @@ static int ctr_kill_verdict(struct report *r)
 	return 1;
 }
 
+/*
+ * The build ran container clients, none of whose containers could be
+ * tied, and a container of the run was OOM-killed: it may have been the
+ * build's, so it is never "no OOM kill in the build".  Returns 1 when
+ * given.
+ */
+static int untied_kill_verdict(struct report *r)
+{
+	const struct sys *s = r->sys;
+	const struct ctr *c;
+	long n = ctr_untied_clients(r) ? oom_ctr_kills(r, 0, &c) : 0, inctr = 0;
+	struct verdict *v;
+
+	if (n <= 0)
+		return 0;
+	v = verdict_add(r, V_OOM_UNTIED);
+	v->ctr = c;
+	v->count = n;
+	if (c->nrises) {
+		v->at = c->rise_at[0] - s->first_epoch;
+		v->stage = stage_at(r, c->rise_at[0]);
+	}
+	for (size_t i = 0; i < s->nev; i++)
+		for (int k = 0; k < s->ev[i].nv; k++) {
+			const struct oomev *e = &s->ev[i];
+			if (e->vctr[k] < 0)
+				continue;
+			inctr++;
+			if (&r->ctrs.v[e->vctr[k]] == c && !v->ev) {
+				v->ev = e;
+				v->victim = k;
+				v->at = e->epoch - s->first_epoch;
+				v->stage = e->stage;
+			}
+		}
+	v->n[0] = (double)(s->oom_else - inctr);
+	return 1;
+}
+
 /* The verdicts on OOM kills, as data; 1 when the build had one. */
 int oom_verdict(struct report *r)
 {
@@ -277,7 +316,7 @@ int oom_verdict(struct report *r)
 	struct verdict *v;
 	int vi = -1;
 
-	if (build <= 0 && ctr_kill_verdict(r))
+	if (build <= 0 && (ctr_kill_verdict(r) || untied_kill_verdict(r)))
 		return 1;
 	if (s->nev == 0)
 		return 0;

@@ -446,6 +446,10 @@ static void text_containers(struct rm_buf *b, const struct report *r, const stru
 	} else if (untied > 0) {
 		rm_buf_addf(b, "%sContainers during the build (not tied to it)%s: %ld\n", c->b, c->off,
 			    untied);
+		if (cs->clients)
+			rm_buf_addf(b, "  the build ran %ld container client%s whose containers could not be tied to it; "
+				    "--label rm-tools.run=$RUN_ID or --cgroup-parent PARENT on each docker run ties them\n",
+				    cs->clients, cs->clients == 1 ? "" : "s");
 		for (size_t i = 0; i < cs->n; i++)
 			text_ctr(b, r, &cs->v[i]);
 	} else {

@@ -113,7 +113,8 @@ const char *verdict_kind_name(enum verdict_kind k)
 		[V_OOM_ALSO_ELSEWHERE] = "oom-elsewhere", [V_EDGE_CGROUP] = "oom-edge",
 		[V_EDGE_HOST] = "oom-edge", [V_RAM_BOUND] = "ram-bound", [V_LOW_DISK] = "low-disk",
 		[V_DISK_FALLING] = "disk-falling", [V_OK] = "ok", [V_EDGE_CONTAINER] = "oom-edge",
-		[V_OOM_CONTAINER] = "oom-kill",
+		[V_OOM_CONTAINER] = "oom-kill", [V_OOM_UNTIED] = "oom-untied-container",
+		[V_CTR_UNTIED] = "containers-not-tied",
 	};
 	return names[k];
 }

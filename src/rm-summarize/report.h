@@ -298,13 +298,20 @@ struct perjob {
  *                   victim when the kernel log named it (count: the
  *                   build's kills), else at its oom_kill count's first
  *                   rise (count: the tied containers' kills)
+ *   V_OOM_UNTIED    the build ran container clients but none of its
+ *                   containers is tied, and one of the run's containers
+ *                   (ctr) was OOM-killed: count its kills, at its first,
+ *                   ev and victim when the kernel log named one; n[0]:
+ *                   the other kills elsewhere on this host
+ *   V_CTR_UNTIED    count: the build's container clients, none tied;
+ *                   n[0]: the containers that ran on the host meanwhile
  *   V_EDGE_CONTAINER a tied container (ctr) ran short by its own limit:
  *                   available n[0] MiB of its n[1] MiB limit (the
  *                   threshold n[2]); count: its readings below it
  */
 enum verdict_kind { V_OOM_ELSEWHERE, V_OOM_KILL, V_OOM_ALSO_ELSEWHERE, V_EDGE_CGROUP,
 		    V_EDGE_HOST, V_RAM_BOUND, V_LOW_DISK, V_DISK_FALLING, V_OK, V_EDGE_CONTAINER,
-		    V_OOM_CONTAINER };
+		    V_OOM_CONTAINER, V_OOM_UNTIED, V_CTR_UNTIED };
 enum { VD_RATE, VD_HI, VD_LO, VD_SPAN, VD_THR, VD_H_THR, VD_THR_LO, VD_THR_HI, VD_H_FULL,
        VD_FULL_LO, VD_FULL_HI, VD_N };
 #define VF_CLIMBING 1     /* V_EDGE_HOST: swap rose over the run */

@@ -720,6 +720,14 @@ static void sys_verdicts(struct report *r, const struct opts *o)
 	if (cgroup_edge(r, o, &s->pk[PK_MEM_AVAIL]) || host_edge(r, o))
 		problem = 1;
 	problem |= container_edges(r, o);
+	/* Container clients whose containers are not tied: their headroom
+	 * is not known, so it is never "no headroom problem". */
+	if (ctr_untied_clients(r)) {
+		struct verdict *v = verdict_add(r, V_CTR_UNTIED);
+		v->count = r->ctrs.clients;
+		v->n[0] = (double)r->ctrs.n;
+		problem = 1;
+	}
 	problem |= ram_bound(r, o);
 	problem |= disk_verdict(r, o);
 	/* "No problem" only where there were memory readings to judge; of

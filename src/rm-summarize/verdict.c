@@ -200,6 +200,37 @@ static void oom_container(const struct report *r, const struct verdict *v, char 
 		 e ? "" : " (its own oom_kill count rose; the kernel log names no victim)", limit, jobs);
 }
 
+/* A container of the run, not tied to the build, was OOM-killed during it. */
+static void oom_untied(const struct report *r, const struct verdict *v, char *buf, size_t size)
+{
+	const struct ctr *c = v->ctr;
+	const struct oomev *e = v->ev;
+	char nm[200], clock[32], w[200], who[300] = "", lim[40] = "none", also[160] = "";
+	double l = ctr_limit_at(c, e ? e->epoch : c->nrises ? c->rise_at[0] : NAN);
+
+	fmt_ctr_name(c, nm, sizeof(nm));
+	fmt_clock(v->at, clock, sizeof(clock));
+	where(r, v->stage, NULL, w, sizeof(w));
+	if (!isnan(l))
+		fmt_mib(l / 1024, lim, sizeof(lim));
+	if (e && v->victim >= 0)
+		snprintf(who, sizeof(who), " (victim %s, PID %d)", e->vname[v->victim], e->vpid[v->victim]);
+	if (v->n[0] > 0)
+		snprintf(also, sizeof(also), " The kernel also killed %.0f process%s elsewhere on this host.",
+			 v->n[0], v->n[0] == 1 ? "" : "es");
+	snprintf(buf, size,
+		 "A container not tied to the build was OOM-killed during it: %s, memory limit %s, %ld kill%s, the first at +%s%s%s. The build ran container clients whose containers could not be tied to it, so this may have been the build's own kill: tie them (see below) to know, and raise that container's limit or run fewer jobs in it.%s",
+		 nm, lim, v->count, v->count == 1 ? "" : "s", clock, who, w, also);
+}
+
+/* Container clients whose containers could not be tied to the build. */
+static void ctr_untied(const struct verdict *v, char *buf, size_t size)
+{
+	snprintf(buf, size,
+		 "Containers not tied: the build ran %ld container client%s (docker or podman run, create, start or exec) whose containers could not be tied to it, so its processes, headroom and OOM kills leave out what ran in them and no headroom verdict is given (%.0f container%s ran on this host during the build: see \"Containers during the build (not tied to it)\"). To tie them, add --label rm-tools.run=$RUN_ID (or --cgroup-parent PARENT) to each docker run line.",
+		 v->count, v->count == 1 ? "" : "s", v->n[0], v->n[0] == 1 ? "" : "s");
+}
+
 static void ok(const struct verdict *v, char *buf, size_t size)
 {
 	char cg[600] = "", rest[160];
@@ -264,6 +295,12 @@ void verdict_text(const struct report *r, const struct verdict *v, char *buf, si
 		break;
 	case V_OOM_CONTAINER:
 		oom_container(r, v, buf, size);
+		break;
+	case V_OOM_UNTIED:
+		oom_untied(r, v, buf, size);
+		break;
+	case V_CTR_UNTIED:
+		ctr_untied(v, buf, size);
 		break;
 	}
 }
