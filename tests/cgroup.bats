@@ -213,3 +213,50 @@ has_rows() { [[ -e "$1" ]] && (($(wc -l <"$1") > $2)); }
   [[ "$(csv_get "$d/out.csv" cg_mem_limit_mb 2)" == 256 ]]
   [[ "$(csv_get "$d/out.csv" cg_mem_limit_mb 40)" == 128 ]]
 }
+
+# A mountinfo of a busy node, and the fuzz corpus of lib/cgroup.
+
+# big_mountinfo DIR: a copy of the cgroup-v2 fixture whose mountinfo holds
+# 20,000 container mounts (about 2.6 MiB) before the cgroup2 line, as on a
+# busy k8s node.
+big_mountinfo() {
+  cp -r "$FIXTURES/cgroup-v2" "$1"
+  local mi="$1/proc/self/mountinfo" i
+  {
+    sed -n 1,2p "$FIXTURES/cgroup-v2/proc/self/mountinfo"
+    for ((i = 0; i < 20000; i++)); do
+      printf '%d 23 0:%d / /var/lib/kubelet/pods/%08d-aaaa-bbbb-cccc-dddddddddddd/volumes/kubernetes.io~projected/kube-api-access rw,relatime - tmpfs tmpfs rw,size=1024k\n' \
+        $((1000 + i)) $((100 + i)) "$i"
+    done
+    sed -n '3,$p' "$FIXTURES/cgroup-v2/proc/self/mountinfo"
+  } >"$mi"
+}
+
+@test "a mountinfo of 2.6 MiB (20,000 mounts before cgroup2) still finds the cgroup (lib/cgroup find_mount)" {
+  big_mountinfo "$BATS_TEST_TMPDIR/t"
+  (($(stat -c %s "$BATS_TEST_TMPDIR/t/proc/self/mountinfo") > 2000000))
+  export RM_PROC_ROOT="$BATS_TEST_TMPDIR/t/proc" RM_SYS_ROOT="$BATS_TEST_TMPDIR/t/sys"
+  run -0 --separate-stderr rm-sample --cgroup-path /build.slice/job -f jsonl
+  [ "$stderr" = "" ]
+  run -0 jq -c '[.cg_mem_used_mb, .cg_mem_limit_mb, .cg_mem_avail_mb]' <<<"$output"
+  [ "$output" = "[5632,8192,3072]" ]
+}
+
+@test "fuzz/run.sh seeds fz_cgroup with the cgroup fixtures (mountinfo, PID cgroup, memory.*, cpu.max), as the other targets get theirs" {
+  local d="$BATS_TEST_TMPDIR"
+  # A stand-in target: keeps a copy of the corpus it is given, exits 0.
+  printf '#!/bin/sh\nfor a; do :; done\ncp -r "$a" "%s/seen"\n' "$d" >"$d/fz_cgroup"
+  chmod +x "$d/fz_cgroup"
+  FUZZ_OUT="$d/out" FUZZ_SECONDS=1 FUZZ_JOBS=1 run -0 bash "$RM_TOP/tests/fuzz/run.sh" "$d/fz_cgroup"
+  local f seen_all=1
+  for f in proc/self/mountinfo proc/4243/cgroup sys/fs/cgroup/build.slice/job/memory.stat \
+    sys/fs/cgroup/build.slice/job/memory.events sys/fs/cgroup/build.slice/job/memory.max \
+    sys/fs/cgroup/build.slice/job/cpu.max; do
+    local hit=0 s
+    for s in "$d"/seen/fixture-*; do
+      cmp -s "$s" "$FIXTURES/cgroup-v2/$f" && hit=1
+    done
+    ((hit)) || { echo "not seeded: $f"; seen_all=0; }
+  done
+  ((seen_all))
+}

@@ -68,3 +68,13 @@ setup() {
   run -1 --separate-stderr bash -c 'rm-summarize "$1" >/dev/full' _ "$FIXTURES/summarize/seed-build.csv"
   [ "$stderr" = "rm-summarize: cannot write output: No space left on device" ]
 }
+
+@test "no command calls setlocale: numbers are parsed and printed in the C locale (the guard in lib/rmtools.h)" {
+  grep -q "Never call setlocale()" "$RM_TOP/lib/rmtools.h"
+  run grep -rn --include='*.c' --include='*.h' --exclude=rmtools.h 'setlocale *(' "$RM_TOP/src" "$RM_TOP/lib"
+  [ "$status" -eq 1 ]
+  # A German locale in the environment changes nothing.
+  LC_ALL=de_DE.UTF-8 LANG=de_DE.UTF-8 run -0 rm-summarize --json "$FIXTURES/summarize/seed-build.csv"
+  [[ "$output" != *[0-9],[0-9]*MiB* ]]
+  jq -e . <<<"$output" >/dev/null
+}

@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# rm-energy on the powercap fixture trees (this machine has no RAPL).
+# rm-energy on the powercap fixture trees (this machine has no RAPL), and
+# rm-energy -- CMD: what CMD inherits, -o, ^C in a terminal.
 # shellcheck disable=SC2016,SC2154  # awk and sh programs are single-quoted on purpose; bats sets stderr_lines
 
 setup() { load test_helper/common; }
@@ -407,4 +408,100 @@ intel-rapl:0:0,core,3000000,65712999613" ]
   [ "${lines[0]}" = "intel-rapl:0,package-0,18446744073709551615,262143328850" ]
   RM_SYS_ROOT=$root run -0 rm-energy -f jsonl
   [[ "$output" == *'"energy_uj":18446744073709551615,'* ]]
+}
+
+# What CMD inherits: the signal mask, ignored signals, the terminal.
+
+@test "rm-energy -- CMD: CMD gets the signal mask and the ignored SIGPIPE rm-energy was started with, as under time(1)" {
+  # The same grep, exec'd with SIGUSR1 blocked and SIGPIPE ignored:
+  # straight, then under rm-energy.  What CMD sees must not differ.
+  local py='import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+os.execvp(sys.argv[1], sys.argv[1:])'
+  run -0 "$PY" -c "$py" grep -E '^Sig(Blk|Ign)' /proc/self/status
+  local direct=$output
+  [[ "$direct" == *"SigBlk:"*"200"* ]]
+  run -0 --separate-stderr "$PY" -c "$py" rm-energy -- grep -E '^Sig(Blk|Ign)' /proc/self/status
+  [ "$output" = "$direct" ]
+}
+
+@test "rm-energy -o: written whole and renamed into place (a hard link is never written through), a symlink refused in the words every command uses" {
+  local d="$BATS_TEST_TMPDIR"
+  export RM_SYS_ROOT="$FIXTURES/powercap/intel1"
+  echo ORIGINAL >"$d/victim"
+  ln "$d/victim" "$d/e.csv"
+  run -0 --separate-stderr rm-energy -o "$d/e.csv" -- true
+  [ "$(cat "$d/victim")" = ORIGINAL ]
+  [ "$(head -1 "$d/e.csv")" = "elapsed_s,pkg_j,pkg_w,dram_j,dram_w,exit" ]
+  ln -s "$d/victim" "$d/link.csv"
+  run -1 --separate-stderr rm-energy -o "$d/link.csv" -- touch "$d/ran"
+  [ "$stderr" = "rm-energy: cannot write '$d/link.csv': a symbolic link, not followed" ]
+  [ ! -e "$d/ran" ]
+  [ "$(cat "$d/victim")" = ORIGINAL ]
+  # No temporary file is left behind; /dev/stdout is the inherited descriptor.
+  [ "$(find "$d" -name '.*' | wc -l)" -eq 0 ]
+  run -0 --separate-stderr rm-energy -o /dev/stdout -- true
+  [ "${lines[0]}" = "elapsed_s,pkg_j,pkg_w,dram_j,dram_w,exit" ]
+}
+
+# The driver of the rm-energy ^C test: rm-energy -- CMD on a new pty, as
+# in a terminal.  CMD (python) takes SIGINT and SIGTERM with sigwaitinfo
+# and logs each one's si_code and sender.  rm-energy is stopped while ^C is
+# typed, so CMD has logged the terminal's SIGINT before rm-energy can
+# pass anything on: a second SIGINT can never merge with the first.
+# Prints CMD's log, then rm-energy's exit status.
+ENERGY_PTY='import os, pty, signal, sys, time
+log = sys.argv[1]
+cmd = """import signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+f = open(sys.argv[1], "a", buffering=1)
+f.write("ready\\n")
+while True:
+    si = signal.sigwaitinfo({signal.SIGINT, signal.SIGTERM})
+    f.write("%s %d %s\\n" % (signal.Signals(si.si_signo).name, si.si_code, "us" if si.si_pid == int(sys.argv[2]) else si.si_pid))
+    if si.si_signo == signal.SIGTERM:
+        sys.exit(0)
+"""
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("rm-energy", ["rm-energy", "--", sys.executable, "-c", cmd, log, str(os.getpid())])
+def until(what, secs=20):
+    end = time.monotonic() + secs
+    while not what():
+        if time.monotonic() > end:
+            sys.exit("timed out: " + open(log).read())
+        try:
+            os.read(fd, 4096) if os.path.exists("/proc/%d" % pid) else None
+        except OSError:
+            pass
+        time.sleep(0.02)
+def lines():
+    return open(log).read().split("\n")[:-1] if os.path.exists(log) else []
+def state():
+    return open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0]
+def pending():
+    return [int(l.split()[1], 16) for l in open("/proc/%d/status" % pid) if l.startswith("ShdPnd")][0]
+os.set_blocking(fd, False)
+until(lambda: "ready" in lines())
+os.kill(pid, signal.SIGSTOP)
+until(lambda: state() == "T")
+os.write(fd, b"\x03")                      # ^C, from the terminal
+until(lambda: len(lines()) == 2)
+until(lambda: pending() & (1 << (signal.SIGINT - 1)))
+os.kill(pid, signal.SIGCONT)
+until(lambda: not pending() & (1 << (signal.SIGINT - 1)))
+os.kill(pid, signal.SIGINT)                # kill(1): SI_USER
+until(lambda: any(l.startswith("SIGINT 0") for l in lines()))
+os.kill(pid, signal.SIGTERM)
+_, st = os.waitpid(pid, 0)
+print("\n".join(lines()[1:]))
+print("exit", os.waitstatus_to_exitcode(st))
+'
+
+@test "rm-energy -- CMD in a terminal: ^C reaches CMD once (from the terminal), a kill(1) SIGINT is passed on once" {
+  local log="$BATS_TEST_TMPDIR/cmd.log"
+  run -0 timeout 60 "$PY" -c "$ENERGY_PTY" "$log"
+  # SI_KERNEL (128): the terminal's own; SI_USER (0) from rm-energy ("us").
+  [ "$output" = $'SIGINT 128 0\nSIGINT 0 us\nSIGTERM 0 us\nexit 0' ]
 }

@@ -285,3 +285,29 @@ EOF
   [ "${lines[0]}" = '{"card":"card0","driver":"amdgpu","busy_percent":42,"vram_used":2147483648,"vram_total":17163091968,"gtt_used":104857600,"gtt_total":16777216000}' ]
   [ "${lines[2]}" = '{"card":"card2","driver":"i915","busy_percent":null,"vram_used":null,"vram_total":null,"gtt_used":null,"gtt_total":null}' ]
 }
+
+@test "rm-gpu --watch-pid: one last row when the PID ends inside an interval, as rm-sample and rm-energy write" {
+  under_valgrind && skip "a 1 s PID ends before memcheck has started the watcher"
+  sleep 1 &
+  local pid=$!
+  RM_SYS_ROOT="$FIXTURES/drm/mixed" RM_NVML_LIB=/nonexistent/libnvidia-ml.so.1 \
+    run -0 --separate-stderr timeout 60 rm-gpu -i 30 --watch-pid "$pid"
+  # The header, every card at the start, every card again at the end.
+  local first
+  first=$(printf '%s\n' "${lines[@]}" | grep -c ',0\.000$')
+  ((first >= 3))
+  [ "${#lines[@]}" -eq $((1 + 2 * first)) ]
+  [ "$(printf '%s\n' "${lines[@]}" | grep -c '^card0,')" -eq 2 ]
+  # The last row is the PID's end, not a tick 30 s later.
+  awk -F, 'NR > 1 && $NF > 5 { exit 1 }' <<<"$output"
+}
+
+@test "rm-gpu --watch-pid of a PID that does not exist: exit 1, nothing lost to valgrind (the analyzer's leak)" {
+  command -v valgrind >/dev/null || skip "valgrind is not installed"
+  under_san && skip "valgrind cannot run an AddressSanitizer build (make check SAN=1)"
+  RM_SYS_ROOT="$FIXTURES/drm/mixed" RM_NVML_LIB=/nonexistent/libnvidia-ml.so.1 \
+    run -1 --separate-stderr valgrind -q --error-exitcode=99 --leak-check=full \
+    --errors-for-leak-kinds=definite "$RM_BUILD/bin/rm-gpu" -i 1 --watch-pid 4000000
+  [[ "$stderr" == *"rm-gpu: cannot watch PID 4000000: No such process"* ]]
+  [[ "$stderr" != *"definitely lost"* ]]
+}

@@ -402,3 +402,165 @@ EOF
   grep -Eq '^  [0-9]+ intervals over 3 ticks \(the sampler stopped or starved\), longest [0-9.]+ s$' \
     "$OUT/resources-stop.summary.txt"
 }
+
+# Its end by kill -9, run-ids used twice, inputs read once, stages
+# from logs, the seed columns.
+
+gone() {
+  ! kill -0 "$1" 2>/dev/null
+}
+
+@test "kill -9 of rm-monitor --watch-pid: rm-sample and rm-tree end with it; the next run removes its status dir" {
+  local build mon dead kids c rows tmp="$BATS_TEST_TMPDIR/tmp"
+  mkdir -p "$tmp"
+  sleep 300 &
+  build=$!
+  BG_PIDS="${BG_PIDS:-} $build"
+  TMPDIR="$tmp" rm-monitor --out-dir "$OUT" --run-id k9w --interval 0.05 --watch-pid "$build" \
+    </dev/null >/dev/null 2>"$BATS_TEST_TMPDIR/mon.err" &
+  mon=$!
+  BG_PIDS="${BG_PIDS:-} $mon"
+  wait_for 10 has_rows "$OUT/resources-k9w.csv"
+  wait_for 10 bash -c '[ "$(pgrep -c -P "$1")" -eq 2 ]' _ "$mon"
+  kids=$(pgrep -P "$mon")
+  [ -n "$(ls -A "$tmp")" ]
+  kill -KILL "$mon"
+  wait "$mon" || true
+  # Both watch the monitor as well as the build, which still runs.
+  for c in $kids; do
+    wait_for 10 gone "$c"
+  done
+  kill -0 "$build"
+  rows=$(wc -l <"$OUT/resources-k9w.csv")
+  [ "$(csv_cols "$OUT/resources-k9w.csv")" = "$(head -n 1 "$OUT/resources-k9w.csv" | tr ',' '\n' | wc -l)" ]
+  # The CSV stopped growing: no sampler is left to write to it.
+  run -1 pgrep -f "resources-k9w.csv"
+  [ "$(wc -l <"$OUT/resources-k9w.csv")" -eq "$rows" ]
+  # The next monitor run (any run-id) clears the dead run's status dir,
+  # and nothing else: not a live PID's, not a file.
+  mkdir "$tmp/rm-monitor.$$.Live01"
+  : >"$tmp/rm-monitor.$mon.File01"
+  dead=$mon
+  TMPDIR="$tmp" rm-monitor --out-dir "$OUT" --run-id next --interval 0.05 --watch-pid "$build" \
+    </dev/null >/dev/null 2>"$BATS_TEST_TMPDIR/mon2.err" &
+  mon=$!
+  BG_PIDS="${BG_PIDS:-} $mon"
+  wait_for 10 has_rows "$OUT/resources-next.csv"
+  kill "$build"
+  wait "$mon"
+  [ -s "$OUT/resources-next.summary.txt" ]
+  [ -d "$tmp/rm-monitor.$$.Live01" ] && [ -f "$tmp/rm-monitor.$dead.File01" ]
+  [ "$(find "$tmp" -mindepth 1 -maxdepth 1 | wc -l)" -eq 2 ]
+}
+
+# run_monitor ID ARGS...: one short monitored "build" (a 1 s sleep).
+run_monitor() {
+  local id=$1
+  shift
+  sleep 1 &
+  local b=$!
+  run -0 --separate-stderr rm-monitor --out-dir "$OUT" --run-id "$id" --interval 0.1 --watch-pid "$b" "$@"
+}
+
+# bats test_tags=slow
+@test "RM42: a reused run-id says which name it got; resources-ID.latest.* point at the newest run" {
+  run_monitor same
+  [ -z "$stderr" ]
+  [ "$(readlink "$OUT/resources-same.latest.csv")" = resources-same.csv ]
+  run_monitor same
+  [ "$stderr" = "rm-monitor: run-id 'same' was used before in '$OUT': this run's files are $OUT/resources-same-2.*" ]
+  local n
+  for n in csv procs.csv summary.txt summary.json stats.csv; do
+    [ "$(readlink "$OUT/resources-same.latest.$n")" = "resources-same-2.$n" ]
+  done
+  # "This run" when ids repeat: the .latest names.
+  run -0 jq -r '.files[0]' "$OUT/resources-same.latest.summary.json"
+  [ "$output" = "$OUT/resources-same-2.csv" ]
+  # Inputs may be symlinks: the .latest CSV summarizes (only outputs refuse links).
+  run -0 rm-summarize "$OUT/resources-same.latest.csv"
+  [[ "${lines[0]}" == "Build resources: $OUT/resources-same.latest.csv (rm-sample CSV)"* ]]
+  run -0 rm-monitor summarize --json "$OUT/resources-same.latest.csv"
+  [ "$(jq -r '.files | length' <<<"$output")" -ge 2 ]
+  # A third run moves every link; the earlier runs' files stay.
+  run_monitor same
+  [ "$(readlink "$OUT/resources-same.latest.summary.txt")" = resources-same-3.summary.txt ]
+  [ -s "$OUT/resources-same.summary.txt" ] && [ -s "$OUT/resources-same-2.summary.txt" ]
+  # No temporary link is left behind.
+  run -0 find "$OUT" -name '.rm-monitor*'
+  [ -z "$output" ]
+}
+
+@test "RM42: a file that is not a symlink at a .latest name is left alone, and said" {
+  mkdir -p "$OUT"
+  echo precious >"$OUT/resources-p.latest.csv"
+  run_monitor p --scope host
+  [ "$stderr" = "rm-monitor: '$OUT/resources-p.latest.csv' is not a symlink: left as it is" ]
+  [ "$(cat "$OUT/resources-p.latest.csv")" = precious ]
+  [ "$(readlink "$OUT/resources-p.latest.summary.txt")" = resources-p.summary.txt ]
+  [ ! -e "$OUT/resources-p.latest.stats.csv" ]
+}
+
+@test "RM32: rm-monitor summarize X.csv X.procs.csv reads each file once, however it is named" {
+  local d="$BATS_TEST_TMPDIR/r32"
+  mkdir -p "$d"
+  cp "$FIXTURES/fit/monitor.csv" "$d/resources-r.csv"
+  cp "$FIXTURES/fit/resources-demo.procs.csv" "$d/resources-r.procs.csv"
+  ln -s resources-r.procs.csv "$d/other-name.csv"
+  run -0 rm-monitor summarize "$d/resources-r.csv"
+  local once
+  once=$(grep '^Processes: ' <<<"$output")
+  [[ "$once" == "Processes: 21, "* ]]
+  cd "$d"
+  local second
+  for second in "$d/resources-r.procs.csv" ./resources-r.procs.csv other-name.csv "$d/../r32/resources-r.procs.csv"; do
+    run -0 rm-monitor summarize "$d/resources-r.csv" "$second"
+    [ "$(grep '^Processes: ' <<<"$output")" = "$once" ]
+  done
+  run -0 rm-monitor summarize --json resources-r.csv resources-r.procs.csv
+  [ "$(jq '.processes.count' <<<"$output")" = 21 ]
+}
+
+# bats test_tags=slow
+@test "stage: rm-monitor with a stage file never written stages by the logs, and the summary says so" {
+  local d="$BATS_TEST_TMPDIR/st"
+  mkdir -p "$d/logs"
+  cat >"$d/build.sh" <<'B'
+echo "rm -rf obj" >"$1/clean.log"
+sleep 0.8
+echo "cc -c big.c" >"$1/build.log"
+sleep 0.8
+B
+  bash "$d/build.sh" "$d/logs" &
+  local b=$!
+  run -0 rm-monitor --out-dir "$OUT" --run-id fb --interval 0.1 --stage-file "$d/stage" \
+    --stage-log-dir "$d/logs" --watch-pid "$b"
+  run -0 "$PY" -c 'import csv, sys
+print(" ".join(sorted({r["stage"] for r in csv.DictReader(open(sys.argv[1]))})))' "$OUT/resources-fb.csv"
+  [[ "$output" == "build clean" || "$output" == " build clean" ]]
+  run -0 grep -c "note     stage from the newest log's name in [0-9]* rows: the stage file was missing or empty" "$OUT/resources-fb.summary.txt"
+  run -0 jq '.stage_fallback_rows' "$OUT/resources-fb.summary.json"
+  ((output >= 5))
+  run -0 jq -r '[.system.stages[].stage] | map(select(. != "(none)" and . != "")) | join(" ")' "$OUT/resources-fb.summary.json"
+  [ "$output" = "clean build" ]
+  # A stage file that is written: no fallback, no note (0 in the JSON).
+  printf 'base\n' >"$d/stage"
+  sleep 0.5 &
+  run -0 rm-monitor --out-dir "$OUT" --run-id fb2 --interval 0.1 --stage-file "$d/stage" \
+    --stage-log-dir "$d/logs" --watch-pid "$!"
+  run -1 grep -c "stage from the newest log" "$OUT/resources-fb2.summary.txt"
+  [ "$(jq '.stage_fallback_rows' "$OUT/resources-fb2.summary.json")" = 0 ]
+  # Without a stage file there is nothing to fall back from: null.
+  [ "$(rm-summarize --json "$OUT/resources-fb2.csv" | jq '.stage_fallback_rows')" = null ]
+}
+
+@test "RM44: rm-monitor --seed-columns passes it to rm-sample; the summary reads the file as a seed CSV" {
+  sleep 1 &
+  run -0 rm-monitor --out-dir "$OUT" --run-id sc --interval 0.2 --seed-columns --watch-pid "$!"
+  run -0 head -n 1 "$OUT/resources-sc.csv"
+  [ "$output" = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context" ]
+  [ "$(csv_cols "$OUT/resources-sc.csv")" = 14 ]
+  run -0 head -n 2 "$OUT/resources-sc.summary.txt"
+  [[ "${lines[0]}" == *"(seed monitor CSV)" ]]
+  run -2 --separate-stderr rm-monitor --out-dir "$OUT" --seed-columns --gpu
+  [ ! -e "$OUT/resources-sc-2.csv" ]
+}

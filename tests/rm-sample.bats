@@ -11,6 +11,9 @@ teardown() {
   for p in "${KILL_PIDS[@]:-}"; do
     [[ -n "$p" ]] && kill "$p" 2>/dev/null
   done
+  for p in ${BG_PIDS:-}; do
+    kill -KILL "$p" 2>/dev/null || true
+  done
   return 0
 }
 
@@ -415,4 +418,134 @@ EOF
   run -1 grep -q 'libold' "$out"
   [ "$(csv_get "$out" stage 1)" = "" ]
   grep -q ',build,\[1/9\] CXX src/new.cpp' "$out"
+}
+
+# --watch-pid given more than once.
+
+# A row of data (not just the header) in a CSV.
+has_rows() {
+  [[ -f "$1" ]] && (($(wc -l <"$1") >= 2))
+}
+
+gone() {
+  ! kill -0 "$1" 2>/dev/null
+}
+
+# rm-sample watching two sleeps ends when the one named KILLED (1 or 2)
+# ends, after one last row, exit 0; the other sleep is left running.
+watch_two() {
+  local a b s rc=0
+  sleep 300 &
+  a=$!
+  sleep 300 &
+  b=$!
+  BG_PIDS="${BG_PIDS:-} $a $b"
+  rm-sample -i 0.05 --watch-pid "$a" --watch-pid "$b" -o "$BATS_TEST_TMPDIR/w$1.csv" 2>"$BATS_TEST_TMPDIR/w$1.err" &
+  s=$!
+  BG_PIDS="${BG_PIDS:-} $s"
+  wait_for 10 has_rows "$BATS_TEST_TMPDIR/w$1.csv"
+  if (($1 == 1)); then kill "$a"; else kill "$b"; fi
+  wait_for 10 gone "$s"
+  wait "$s" || rc=$?
+  [ "$rc" -eq 0 ]
+  [ ! -s "$BATS_TEST_TMPDIR/w$1.err" ]
+  if (($1 == 1)); then kill -0 "$b"; else kill -0 "$a"; fi
+}
+
+@test "rm-sample --watch-pid twice: it ends when either PID ends, the first or the last named" {
+  watch_two 1
+  watch_two 2
+}
+
+@test "rm-sample --watch-pid of two PIDs, one gone: exit 1 naming it" {
+  local live dead
+  sleep 300 &
+  live=$!
+  BG_PIDS="${BG_PIDS:-} $live"
+  true &
+  dead=$!
+  wait "$dead"
+  run -1 --separate-stderr timeout 20 rm-sample -i 1 --watch-pid "$dead" --watch-pid "$live"
+  [ "$stderr" = "rm-sample: cannot watch PID $dead: No such process" ]
+  run -2 --separate-stderr rm-sample -i 1 --watch-pid "$live" --watch-pid x
+  [[ "$stderr" == "rm-sample: invalid PID 'x' for --watch-pid"* ]]
+}
+
+@test "stage: a stage file missing or empty falls back to the newest log's name; names are trimmed" {
+  local d="$BATS_TEST_TMPDIR/st"
+  mkdir -p "$d/logs"
+  echo "cc -c a.c" >"$d/logs/clean.log"
+  run -0 rm-sample --stage-file "$d/never" --stage-log-dir "$d/logs"
+  [ "$(csv_get <(printf '%s\n' "$output") stage)" = clean ]
+  : >"$d/stage"
+  run -0 rm-sample --stage-file "$d/stage" --stage-log-dir "$d/logs"
+  [ "$(csv_get <(printf '%s\n' "$output") stage)" = clean ]
+  printf ' \t \n' >"$d/stage"
+  run -0 rm-sample --stage-file "$d/stage" --stage-log-dir "$d/logs"
+  [ "$(csv_get <(printf '%s\n' "$output") stage)" = clean ]
+  # A written stage file wins, its name trimmed of spaces and tabs.
+  printf '  torch \t\nsecond line\n' >"$d/stage"
+  run -0 rm-sample --stage-file "$d/stage" --stage-log-dir "$d/logs"
+  [ "$(csv_get <(printf '%s\n' "$output") stage)" = torch ]
+  run -0 rm-sample --stage-file "$d/stage"
+  [ "$(csv_get <(printf '%s\n' "$output") stage)" = torch ]
+  # A log's name is trimmed too.
+  echo x >"$d/logs/ spaced .log"
+  run -0 rm-sample --stage-log-dir "$d/logs"
+  [ "$(csv_get <(printf '%s\n' "$output") stage)" = spaced ]
+}
+
+# shape FIELD: the format class of one CSV field as the seed printed it.
+shape() {
+  local f=$1
+  if [[ "$f" =~ ^-?[0-9]+$ ]]; then echo int
+  elif [[ "$f" =~ ^[0-9]+\.[0-9][0-9]$ ]]; then echo dec2
+  elif [[ "$f" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$ ]]; then echo iso
+  elif [[ "$f" =~ ^\".*\"$ ]]; then echo quoted
+  else echo "other:$f"
+  fi
+}
+
+# shapes LINE: the shapes of a row's fields, split as awk -F, splits them.
+shapes() {
+  local -a f
+  IFS=, read -r -a f <<<"$1"
+  local x
+  for x in "${f[@]}"; do shape "$x"; done | tr '\n' ' '
+}
+
+@test "RM44/RM6: rm-sample --seed-columns writes the seed's 14 columns in the seed's printf formats" {
+  local d="$BATS_TEST_TMPDIR/seed"
+  mkdir -p "$d/logs" "$d/out"
+  echo "[ 12/6233] Building CXX object aten/foo.cpp.o" >"$d/logs/torch.log"
+  # The seed's own script (its printf) for two ticks.
+  sleep 1.5 &
+  bash "$FIXTURES/summarize/seed-resource-monitor.bash" --out-dir "$d/out" --run-id s \
+    --interval 1 --stage-log-dir "$d/logs" --watch-pid "$!"
+  local seed_head seed_row
+  seed_head=$(head -n 1 "$d/out/resources-s.csv")
+  seed_row=$(sed -n 2p "$d/out/resources-s.csv")
+  run -0 rm-sample --seed-columns --stage-log-dir "$d/logs" -i 0.2 -n 2
+  [ "${lines[0]}" = "$seed_head" ]
+  [ "$(shapes "${lines[1]}")" = "$(shapes "$seed_row")" ]
+  [ "$(shapes "${lines[2]}")" = "$(shapes "$seed_row")" ]
+  [ "$(shapes "${lines[1]}")" = "int iso int dec2 int int int int int int int int other:torch quoted " ]
+  # What awk and shell arithmetic on the seed's file did, they do on ours.
+  [ "$(awk -F, 'NR == 2 { print NF, $NF }' <<<"$output")" = '14 "[ 12/6233] Building CXX object aten/foo.cpp.o"' ]
+  local epoch=${lines[1]%%,*}
+  (( epoch - 1700000000 > 0 ))
+  # The same second in epoch and iso.
+  [ "$(date -u -d "@$epoch" +%FT%TZ)" = "$(cut -d, -f2 <<<"${lines[1]}")" ]
+  # A context with quotes is quoted as the seed quoted it.
+  echo 'say "hi", then' >>"$d/logs/torch.log"
+  run -0 rm-sample --seed-columns -H --stage-log-dir "$d/logs"
+  [[ "$output" == *',torch,"say ""hi"", then"' ]]
+  # Without it: the seed's 14 first and in order, new columns after, epoch in ms.
+  run -0 rm-sample
+  [[ "${lines[0]}" == "$seed_head,"* ]]
+  [[ "${lines[1]%%,*}" =~ ^[0-9]+\.[0-9]{3}$ ]]
+  # Nothing the 14 columns cannot hold.
+  run -2 --separate-stderr rm-sample --seed-columns --energy
+  [[ "$stderr" == "rm-sample: --seed-columns writes the seed's 14 CSV columns: not with -f, --energy, --gpu or --cgroup-path"* ]]
+  run -2 rm-sample --seed-columns -f jsonl
 }

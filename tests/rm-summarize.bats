@@ -54,7 +54,7 @@ setup() {
   [ "$output" = '[1,8,"torch"]' ]
 }
 
-@test "disk: first and last, and no rate or time to full from 165 s (tests/mondrop.bats has the fitted ones)" {
+@test "disk: first and last, and no rate or time to full from 165 s (the fitted ones are at the end of this file)" {
   run -0 rm-summarize --json "$F/seed-build.csv"
   run -0 jq -r '.system.disk | "\(.first_gb) \(.last_gb) \(.rate_gb_per_hour) \(.hours_to_full)"' <<<"$output"
   [ "$output" = "50 18.5 null null" ]
@@ -492,4 +492,102 @@ PY
   [[ "$output" =~ "make "\ +4\  ]]
   [[ "$output" != *"(none)"* ]]
   [[ "$output" =~ "40.0  make "\ +"cc1 "\ +"src/x0.c" ]]
+}
+
+@test "--kmsg: nothing past 256 MiB is read (a sparse 300 MiB log after a real record), said once, exit 0 (reliability.md's bound)" {
+  under_valgrind && skip "reads 256 MiB: minutes under memcheck"
+  local F="$FIXTURES/summarize/scope" k="$BATS_TEST_TMPDIR/big.kmsg"
+  cp "$F/memcg-build.kmsg" "$k"
+  truncate -s 300M "$k"
+  run -0 --separate-stderr timeout 120 rm-summarize --kmsg "$k" "$F/memcg-build.csv"
+  [ "$stderr" = "rm-summarize: --kmsg '$k': over 256 MiB, not read further" ]
+  [[ "$output" == *"(kernel log: over 256 MiB, not read further)"* ]]
+}
+
+# Readings that were never recorded.
+
+# sys_csv FILE MEM_AVAIL SWAP DISK_AVAIL: three rm-sample rows with those
+# values (empty for no reading).
+sys_csv() {
+  local i
+  {
+    echo 'epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,oom_kills'
+    for i in 0 1 2; do
+      echo "$((1796283588 + i)),x,$i,1,5,400,$2,2,$3,$4,${4:+19},0,,,0"
+    done
+  } >"$1"
+}
+
+@test "rm-summarize: available memory not recorded, swap in use: 'not recorded', never nan, in text, Markdown and JSON" {
+  local f="$BATS_TEST_TMPDIR/noavail.csv"
+  sys_csv "$f" "" 100 50
+  run -0 rm-summarize "$f"
+  [[ "$output" != *nan* ]]
+  [[ "$output" == *"OOM edge: swap in use up to 100 MiB (available memory not recorded), at +0:00:00."* ]]
+  [[ "$output" == *"Near-OOM (available below 4096 MiB): not recorded"* ]]
+  run -0 rm-summarize --markdown "$f"
+  [[ "$output" != *nan* ]]
+  [[ "$output" == *"Near-OOM below 4096 MiB available: not recorded."* ]]
+  [[ "$output" == *"(available memory not recorded)"* ]]
+  [[ "$output" == *"| (none) | 0:00:02 | 3 | 400 | - | 50.00 | 0 | 0 |"* ]]
+  run -0 rm-summarize --json "$f"
+  [[ "$output" != *[Nn]a[Nn]* ]]
+  jq -e '.system.near_oom.samples == null and .system.low_disk.samples == 0' <<<"$output" >/dev/null
+  jq -e '.verdicts[0].text | test("available memory not recorded")' <<<"$output" >/dev/null
+}
+
+@test "rm-summarize: no disk readings: 'disk not recorded', never 'disk above N GiB' nor a low-disk count" {
+  local f="$BATS_TEST_TMPDIR/nodisk.csv"
+  sys_csv "$f" 20000 0 ""
+  run -0 rm-summarize "$f"
+  [[ "$output" != *"disk above"* && "$output" != *nan* ]]
+  [[ "$output" == *"No headroom problem: available memory stayed above 4096 MiB, no swap in use, no OOM kill, disk not recorded."* ]]
+  [[ "$output" == *"Low disk (available below 20 GiB): not recorded"* ]]
+  run -0 rm-summarize --markdown "$f"
+  [[ "$output" != *"disk above"* && "$output" != *nan* ]]
+  [[ "$output" == *"Low disk below 20 GiB: not recorded."* ]]
+  [[ "$output" == *"| (none) | 0:00:02 | 3 | 400 | 20000 | - | 0 | 0 |"* ]]
+  run -0 rm-summarize --json "$f"
+  jq -e '.system.low_disk.samples == null and .system.near_oom.samples == 0' <<<"$output" >/dev/null
+  jq -e '.verdicts[0].text | test("disk not recorded")' <<<"$output" >/dev/null
+  # With readings, the same words as before.
+  sys_csv "$f" 20000 0 50
+  run -0 rm-summarize "$f"
+  [[ "$output" == *"no OOM kill, disk above 20 GiB."* ]]
+  [[ "$output" == *"Low disk (available below 20 GiB): 0 samples"* ]]
+}
+
+# The disk rate, fitted only over a long enough window.
+
+@test "disk: a 25 s run gets no rate and no verdict; it says why" {
+  run -0 rm-summarize "$FIXTURES/diskfit/short-25s.csv"
+  [[ "$output" == *$'\nDisk: 78.79 -> 78.57 GiB available; no rate from 25.0 s and 26 samples (it needs 10 min and 20)\n'* ]]
+  [[ "$output" != *"Disk falling"* ]]
+  [[ "$output" != *"full in"* ]]
+  run -0 rm-summarize --json "$FIXTURES/diskfit/short-25s.csv"
+  [ "$(jq -c '.system.disk | [.fit_seconds, .fit_samples, .rate_gb_per_hour, .rate_ci95_gb_per_hour, .hours_to_full]' <<<"$output")" = '[25,26,null,null,null]' ]
+  [ "$(jq -r '[.verdicts[].kind] | join(" ")' <<<"$output")" = ok ]
+}
+
+@test "disk: a steady 15 min fall is fitted with a 95 % interval, and the verdict gives it" {
+  run -0 rm-summarize "$FIXTURES/diskfit/fall-15m.csv"
+  [[ "$output" == *$'\nDisk: 60.01 -> 50.01 GiB available, -39.99 GiB/h (95 % interval -40.07 to -39.92 over 15m00s); full in 1h15m01s (1h14m53s to 1h15m09s) at that rate\n'* ]]
+  [[ "$output" == *"  - Disk falling: 39.99 GiB/h (95 % interval 39.92 to 40.07, fitted over 15m00s and 31 samples); at that rate it crosses the 20 GiB threshold in 45m01s (44m56s to 45m06s) and is full in 1h15m01s (1h14m53s to 1h15m09s). Prune build caches before the next run."* ]]
+  run -0 rm-summarize --json "$FIXTURES/diskfit/fall-15m.csv"
+  [ "$(jq -c '.system.disk | [.rate_gb_per_hour, .rate_ci95_gb_per_hour, .hours_to_full, .hours_to_threshold]' <<<"$output")" = '[-39.994,[-40.067,-39.922],1.25,0.75]' ]
+  [ "$(jq -r '[.verdicts[].kind] | join(" ")' <<<"$output")" = disk-falling ]
+  # The same fall in 10 samples (one every 90 s): fewer than 20, no rate.
+  awk 'NR % 3 == 1' "$FIXTURES/diskfit/fall-15m.csv" >"$BATS_TEST_TMPDIR/sparse.csv"
+  run -0 rm-summarize --json "$BATS_TEST_TMPDIR/sparse.csv"
+  [ "$(jq -c '.system.disk | [.fit_samples, .rate_gb_per_hour]' <<<"$output")" = '[10,null]' ]
+  [ "$(jq -r '[.verdicts[].kind] | join(" ")' <<<"$output")" = ok ]
+}
+
+@test "disk: a noisy flat disk over 20 min has an interval across zero: no time to full, no verdict" {
+  run -0 rm-summarize "$FIXTURES/diskfit/flat-noisy.csv"
+  [[ "$output" == *$'\nDisk: 50.30 -> 49.75 GiB available, -0.06 GiB/h (95 % interval -0.77 to +0.65 over 20m00s)\n'* ]]
+  [[ "$output" != *"full in"* && "$output" != *"Disk falling"* ]]
+  run -0 rm-summarize --json "$FIXTURES/diskfit/flat-noisy.csv"
+  [ "$(jq -c '.system.disk | [.rate_ci95_gb_per_hour, .hours_to_full, .hours_to_full_ci95, .hours_to_threshold]' <<<"$output")" = '[[-0.771,0.652],null,null,null]' ]
+  [ "$(jq -r '[.verdicts[].kind] | join(" ")' <<<"$output")" = ok ]
 }
