@@ -137,3 +137,39 @@ setup() {
   run -0 rm-summarize "$C/r2-untied.csv" "$d/p.procs.csv" "$C/r2-untied.containers.csv"
   [[ "$output" == *"- Containers not tied: the build ran 3 container clients"* ]]
 }
+
+@test "JSON: a containers array with every field, the binding container, and the -j advice from its limit" {
+  run -0 rm-summarize --json --companions --kmsg "$C/r2.kmsg" "$C/r2-tied.csv"
+  local j=$output
+  run -0 jq -c '.containers[] | select(.short_id == "61fa62343399") | [.id, .name, .cgroup, .tied, .stages, .gone, .limit_kib, [.limits[] | [.limit_kib, .from.elapsed_s]], .limit_changes, .peak_kib, .peak_lower_bound, .last_read.elapsed_s, .min_avail_kib, .min_avail_at.elapsed_s, .near_oom_readings, .oom_kills, [.oom_rises[] | [.kills, .at.elapsed_s]], .kernel_log_kills]' <<<"$j"
+  [ "$output" = '["61fa62343399bbb97fb4c3a7efd644ba9beffcd54cbedce3bef1f7228352333a","crossbuild-app","/docker/61fa62343399bbb97fb4c3a7efd644ba9beffcd54cbedce3bef1f7228352333a","label",["app"],true,450560,[[614400,555],[450560,775]],1,449536,true,795,6000,790,4,1,[[1,795]],1]' ]
+  run -0 jq -c '[(.containers | length), .containers_tied, .container_clients, .binding_container, .peaks_of, (.containers[] | select(.name == "neighbour-db") | [.tied, .peak_lower_bound, .peak_kib])]' <<<"$j"
+  [ "$output" = '[4,3,3,"61fa62343399","host",[null,false,310000]]' ]
+  run -0 jq -c '[.memory_per_job[] | [.stage, .safe_jobs, .bound_by, .budget_mb, .container]], [.system.stages[].min_container_avail_mb], [.verdicts[] | .kind]' <<<"$j"
+  [ "$output" = '[["core",1,"container 1b29e0a7c4d5 memory",600,"1b29e0a7c4d5"],["app",1,"container 61fa62343399 memory",440,"61fa62343399"]]
+[591,112,6]
+["oom-kill","oom-elsewhere","oom-edge"]' ]
+  run -0 jq -r '.verdicts[0].text' <<<"$j"
+  [[ "$output" == "OOM: the kernel killed 1 process of the build in container 61fa62343399 (crossbuild-app);"*"440 MiB"*"(safe -j 1 at 320 MiB per job)." ]]
+  # Untied: the same containers, tied null, and the two verdicts.
+  run -0 rm-summarize --json --companions --kmsg "$C/r2.kmsg" "$C/r2-untied.csv"
+  run -0 jq -c '[.containers_tied, .container_clients, .binding_container, [.containers[].tied], [.verdicts[].kind]]' <<<"$output"
+  [ "$output" = '[0,3,null,[null,null,null,null],["oom-untied-container","containers-not-tied"]]' ]
+}
+
+@test "Markdown: the containers table, the binding headroom, host peaks marked, and the same verdicts" {
+  run -0 rm-summarize --markdown --companions --kmsg "$C/r2.kmsg" "$C/r2-tied.csv"
+  [[ "$output" == *"Within the build's containers, by each one's limit: 4 readings, in 1 container."* ]]
+  [[ "$output" == *"| max memory used (host) | 2766 MiB (11.5 %) |"* ]]
+  [[ "$output" == *"| min available (container) | 6 MiB of 440 MiB | +0:13:10 | app | 61fa62343399 (crossbuild-app) |"* ]]
+  [[ "$output" == *"| near-OOM | container min avail MiB |"*"| app | 0:04:30 | 55 | 2746 | 21359 | 74.90 | 2 | 0 | 6 |"* ]]
+  [[ "$output" == *"**Containers of the build**: 3 (and 1 on this host not tied to the build)"* ]]
+  [[ "$output" == *"| 61fa62343399 | crossbuild-app | app | label | /docker/61fa62343399bbb97fb4c3a7efd644ba9beffcd54cbedce3bef1f7228352333a | 600 MiB, 440 MiB from +0:12:55 | at least 439.0 MiB (last read at +0:13:15) | 1 (at +0:13:15) |"* ]]
+  [[ "$output" == *"| app | 2 | 282.9 | 320 | 1 | container 61fa62343399 memory |"* ]]
+  [[ "$output" == *"- OOM: the kernel killed 1 process of the build in container 61fa62343399 (crossbuild-app)"* ]]
+  run -0 rm-summarize --markdown --companions --kmsg "$C/r2.kmsg" "$C/r2-untied.csv"
+  [[ "$output" == *"**Containers during the build (not tied to it)**: 4. The build ran 3 container clients whose containers could not be tied to it"* ]]
+  [[ "$output" == *"- A container not tied to the build was OOM-killed during it: 61fa62343399 (crossbuild-app)"* ]]
+  [[ "$output" != *"No OOM kill in the build"* ]]
+  [[ "$output" != *"No headroom problem"* ]]
+}

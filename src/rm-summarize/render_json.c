@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "containers.h"
 #include "fmt.h"
 #include "kmsg.h"
 #include "oom.h"
@@ -257,6 +258,8 @@ static void json_stages(struct rm_buf *b, const struct report *r)
 		jkey_long(b, &g, "near_oom_samples", st->near_oom);
 		if (s->cg_avail.known)
 			jkey_num(b, &g, "min_cg_mem_avail_mb", st->min_cg_avail, 0);
+		if (r->ctrs.bind)
+			jkey_num(b, &g, "min_container_avail_mb", ctr_stage_avail(r, i) / 1024, 0);
 		jkey_num(b, &g, "energy_j", st->energy_j, 1);
 		rm_buf_addc(b, '}');
 	}
@@ -544,6 +547,11 @@ static void json_perjob(struct rm_buf *b, const struct report *r)
 		jkey_num(b, &g, "memory_jobs", fits ? (double)pj->safe_j : NAN, 0);
 		jkey(b, &g, "bound_by");
 		jstr_or_null(b, fits ? jobs_bound(r, pj) : NULL);
+		if (r->ctrs.known) {
+			jkey_num(b, &g, "budget_mb", pj->budget_mb, 0);
+			jkey(b, &g, "container");
+			jstr_or_null(b, pj->ctr ? pj->ctr->shortid : NULL);
+		}
 		rm_buf_addc(b, '}');
 	}
 	rm_buf_addc(b, ']');
@@ -586,6 +594,117 @@ static void json_head(struct rm_buf *b, int *f, const struct report *r, const st
 	jkey_count(b, f, "stage_fallback_rows", o->stage_fallback >= 0, o->stage_fallback);
 }
 
+/* {"epoch","iso","elapsed_s"} of a container's time, null when not known. */
+static void jctime(struct rm_buf *b, const struct report *r, double epoch)
+{
+	int g = 1;
+
+	if (isnan(epoch)) {
+		rm_buf_adds(b, "null");
+		return;
+	}
+	rm_buf_addc(b, '{');
+	jkey_num(b, &g, "epoch", epoch, 3);
+	jkey(b, &g, "iso");
+	jiso(b, epoch);
+	jkey_num(b, &g, "elapsed_s", r->sys ? epoch - r->sys->first_epoch : NAN, 3);
+	rm_buf_addc(b, '}');
+}
+
+/* A container's limits over time and its oom_kills rises. */
+static void json_ctr_series(struct rm_buf *b, int *g, const struct report *r, const struct ctr *c)
+{
+	jkey(b, g, "limits");
+	rm_buf_addc(b, '[');
+	for (int i = 0; i < c->nlimits; i++) {
+		int h = 1;
+		rm_buf_adds(b, i ? ",{" : "{");
+		jkey_num(b, &h, "limit_kib", c->limit[i], 0);
+		jkey(b, &h, "from");
+		jctime(b, r, c->limit_at[i]);
+		rm_buf_addc(b, '}');
+	}
+	rm_buf_addc(b, ']');
+	jkey_long(b, g, "limit_changes", c->limit_changes);
+	jkey(b, g, "oom_rises");
+	rm_buf_addc(b, '[');
+	for (int i = 0; i < c->nrises; i++) {
+		int h = 1;
+		rm_buf_adds(b, i ? ",{" : "{");
+		jkey_long(b, &h, "kills", c->rise_n[i]);
+		jkey(b, &h, "at");
+		jctime(b, r, c->rise_at[i]);
+		rm_buf_addc(b, '}');
+	}
+	rm_buf_addc(b, ']');
+}
+
+/* One container, every fact the text tells of it. */
+static void json_ctr(struct rm_buf *b, const struct report *r, const struct ctr *c)
+{
+	int g = 1;
+
+	rm_buf_addc(b, '{');
+	jkey_str(b, &g, "id", c->id);
+	jkey_str(b, &g, "short_id", c->shortid);
+	jkey(b, &g, "name");
+	jstr_or_null(b, c->name);
+	jkey_str(b, &g, "cgroup", c->cgroup);
+	jkey(b, &g, "tied");
+	jstr_or_null(b, c->tied);
+	jkey(b, &g, "stages");
+	rm_buf_addc(b, '[');
+	for (int i = 0; i < c->nst; i++) {
+		if (i)
+			rm_buf_addc(b, ',');
+		rm_buf_json(b, stage_name(r, c->st[i].stage));
+	}
+	rm_buf_addc(b, ']');
+	jkey(b, &g, "first");
+	jctime(b, r, c->first_epoch);
+	jkey(b, &g, "last_read");
+	jctime(b, r, c->last_read);
+	jkey(b, &g, "gone");
+	rm_buf_adds(b, c->gone ? "true" : "false");
+	jkey_num(b, &g, "limit_kib", c->nlimits ? c->limit_cur : NAN, 0);
+	json_ctr_series(b, &g, r, c);
+	jkey_num(b, &g, "peak_kib", c->peak_kib, 0);
+	jkey(b, &g, "peak_lower_bound");
+	rm_buf_adds(b, ctr_lower(c) ? "true" : "false");
+	jkey(b, &g, "peak_at");
+	jctime(b, r, c->peak_epoch);
+	jkey_num(b, &g, "min_avail_kib", c->min_avail_kib, 0);
+	jkey(b, &g, "min_avail_at");
+	jctime(b, r, c->min_avail_epoch);
+	jkey_long(b, &g, "near_oom_readings", c->near);
+	jkey_long(b, &g, "oom_kills", c->oom_kills);
+	jkey_long(b, &g, "kernel_log_kills", c->kmsg_kills);
+	rm_buf_addc(b, '}');
+}
+
+/* The containers companion: every container, and the build's clients. */
+static void json_containers(struct rm_buf *b, int *f, const struct report *r)
+{
+	const struct ctrs *cs = &r->ctrs;
+
+	if (!cs->known)
+		return;
+	jkey(b, f, "containers");
+	rm_buf_addc(b, '[');
+	for (size_t i = 0; i < cs->n; i++) {
+		if (i)
+			rm_buf_addc(b, ',');
+		json_ctr(b, r, &cs->v[i]);
+	}
+	rm_buf_addc(b, ']');
+	jkey_long(b, f, "containers_tied", cs->ntied);
+	jkey_long(b, f, "container_clients", cs->clients);
+	jkey(b, f, "binding_container");
+	jstr_or_null(b, cs->bind ? cs->bind->shortid : NULL);
+	jkey(b, f, "peaks_of");
+	rm_buf_adds(b, in_containers(r) ? "\"host\"" : "\"build\"");
+}
+
 void print_json(struct rm_buf *b, const struct report *r, const struct opts *o)
 {
 	int f = 1;
@@ -609,6 +728,7 @@ void print_json(struct rm_buf *b, const struct report *r, const struct opts *o)
 	jkey(b, &f, "memory_per_job");
 	json_perjob(b, r);
 	json_scope(b, &f, r, o);
+	json_containers(b, &f, r);
 	jkey(b, &f, "verdicts");
 	json_verdicts(b, r);
 	rm_buf_adds(b, "}\n");

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "containers.h"
 #include "fmt.h"
 #include "kmsg.h"
 #include "oom.h"
@@ -14,8 +15,11 @@
 #include "verdict.h"
 
 /* The heading and the one-paragraph summary of the run. */
-static void md_run(struct rm_buf *b, const struct sys *s, const struct opts *o)
+static void md_run(struct rm_buf *b, const struct report *r, const struct opts *o)
 {
+	const struct sys *s = r->sys;
+	const struct ctr *first;
+	long ck = oom_ctr_kills(r, 1, &first), near = 0, ns = 0;
 	char d[40];
 
 	fmt_dur(s->last_epoch - s->first_epoch, d, sizeof(d));
@@ -27,6 +31,14 @@ static void md_run(struct rm_buf *b, const struct sys *s, const struct opts *o)
 		rm_buf_addf(b, "%ld samples. ", s->near.samples);
 	else
 		rm_buf_adds(b, "not recorded. ");
+	for (size_t i = 0; i < r->ctrs.n; i++)
+		if (r->ctrs.v[i].tied[0] && !isnan(r->ctrs.v[i].min_avail_kib)) {
+			near += r->ctrs.v[i].near;
+			ns += r->ctrs.v[i].near > 0;
+		}
+	if (r->ctrs.bind)
+		rm_buf_addf(b, "Within the build's containers, by each one's limit: %ld reading%s, in %ld container%s. ",
+			    near, near == 1 ? "" : "s", ns, ns == 1 ? "" : "s");
 	rm_buf_addf(b, "Low disk below %g GiB: ", o->low_disk_gb);
 	if (s->pk[PK_DISK].known)
 		rm_buf_addf(b, "%ld samples. OOM kills: ", s->low.samples);
@@ -35,7 +47,9 @@ static void md_run(struct rm_buf *b, const struct sys *s, const struct opts *o)
 	if (o->rows_lost > 0)
 		rm_buf_addf(b, "%ld rows lost from %s (the monitor could not write them). ",
 			    o->rows_lost, o->rows_lost_from ? o->rows_lost_from : "(unknown)");
-	if (s->has_oom && s->oom_else > 0)
+	if (ck > 0 && !(s->has_oom && oom_build_kills(s) > 0))
+		rm_buf_addf(b, "%ld (by the oom_kill counts of the build's containers).\n\n", ck);
+	else if (s->has_oom && s->oom_else > 0)
 		rm_buf_addf(b, "%ld (and %ld elsewhere on this host).\n\n", oom_build_kills(s), s->oom_else);
 	else if (s->has_oom)
 		rm_buf_addf(b, "%ld.\n\n", oom_build_kills(s));
@@ -69,8 +83,16 @@ static void md_peaks(struct rm_buf *b, const struct report *r)
 		if (!peak_applies(s, k) || !p->known)
 			continue;
 		fmt_val(k, p->v, p->aux, v, sizeof(v));
-		rm_buf_addf(b, "| %s | %s", peak_label(k), v);
+		rm_buf_addf(b, "| %s%s | %s", peak_label(k), host_peak(r, k) ? " (host)" : "", v);
 		md_when(b, r, p->epoch, p->stage, p->ctx);
+	}
+	if (r->ctrs.bind) {
+		const struct ctr *c = r->ctrs.bind;
+		char nm[200];
+		fmt_ctr_name(c, nm, sizeof(nm));
+		rm_buf_addf(b, "| min available (container) | %.0f MiB of %.0f MiB", c->min_avail_kib / 1024,
+			    c->min_avail_limit / 1024);
+		md_when(b, r, c->min_avail_epoch, c->min_avail_stage, nm);
 	}
 	for (size_t i = 0; i < s->nev; i++) {
 		const struct oomev *e = &s->ev[i];
@@ -87,6 +109,13 @@ static void md_peaks(struct rm_buf *b, const struct report *r)
 				rm_buf_adds(b, ", killed by the limit of cgroup ");
 				md_cell(b, e->vmemcg[k]);
 			}
+			if (e->vctr[k] >= 0) {
+				char nm[200];
+				fmt_ctr_name(&r->ctrs.v[e->vctr[k]], nm, sizeof(nm));
+				rm_buf_adds(b, " (container ");
+				md_cell(b, nm);
+				rm_buf_adds(b, ")");
+			}
 		}
 		md_when(b, r, e->epoch, e->stage, e->ctx);
 	}
@@ -98,8 +127,11 @@ static void md_stages(struct rm_buf *b, const struct report *r)
 	char d[40];
 
 	rm_buf_adds(b, "\n| stage | duration | samples | peak used MiB | min avail MiB | min disk GiB | max compilers | near-OOM |");
-	rm_buf_adds(b, s->cg_avail.known ? " cgroup min avail MiB |\n" : "\n");
-	rm_buf_adds(b, s->cg_avail.known ? "|---|---|---|---|---|---|---|---|---|\n" : "|---|---|---|---|---|---|---|---|\n");
+	rm_buf_adds(b, s->cg_avail.known ? " cgroup min avail MiB |" : "");
+	rm_buf_adds(b, r->ctrs.bind ? " container min avail MiB |\n" : "\n");
+	rm_buf_adds(b, "|---|---|---|---|---|---|---|---|");
+	rm_buf_adds(b, s->cg_avail.known ? "---|" : "");
+	rm_buf_adds(b, r->ctrs.bind ? "---|\n" : "\n");
 	for (int i = 0; i < r->nstages; i++) {
 		const struct stage *st = &r->stages[i];
 		if (!st->samples)
@@ -116,7 +148,57 @@ static void md_stages(struct rm_buf *b, const struct report *r)
 		rm_buf_addf(b, "%ld |", st->near_oom);
 		if (s->cg_avail.known)
 			rm_buf_addf(b, isnan(st->min_cg_avail) ? " - |" : " %.0f |", st->min_cg_avail);
+		if (r->ctrs.bind) {
+			double a = ctr_stage_avail(r, i);
+			rm_buf_addf(b, isnan(a) ? " - |" : " %.0f |", a / 1024);
+		}
 		rm_buf_adds(b, "\n");
+	}
+	rm_buf_adds(b, "\n");
+}
+
+/* The containers companion: the build's containers, or, when it ties
+ * none, those of the host during the build. */
+static void md_containers(struct rm_buf *b, const struct report *r)
+{
+	const struct ctrs *cs = &r->ctrs;
+	long untied = (long)cs->n - cs->ntied;
+
+	if (cs->ntied)
+		rm_buf_addf(b, "**Containers of the build**: %ld", cs->ntied);
+	else
+		rm_buf_addf(b, "**Containers during the build (not tied to it)**: %ld", untied);
+	if (cs->ntied && untied > 0)
+		rm_buf_addf(b, " (and %ld on this host not tied to the build)", untied);
+	if (!cs->ntied && cs->clients)
+		rm_buf_addf(b, ". The build ran %ld container client%s whose containers could not be tied to it; "
+			    "`--label rm-tools.run=$RUN_ID` or `--cgroup-parent PARENT` on each `docker run` ties them.",
+			    cs->clients, cs->clients == 1 ? "" : "s");
+	rm_buf_adds(b, "\n\n| container | name | stages | tied | cgroup | limit | peak | OOM kills |\n|---|---|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < cs->n; i++) {
+		const struct ctr *c = &cs->v[i];
+		char st[400], lim[400], pk[120], ooms[200];
+		if (cs->ntied && !c->tied[0])
+			continue;
+		fmt_ctr_stages(r, c, st, sizeof(st));
+		fmt_ctr_limit(r, c, lim, sizeof(lim));
+		fmt_ctr_peak(r, c, pk, sizeof(pk));
+		fmt_ctr_ooms(r, c, ooms, sizeof(ooms));
+		rm_buf_addf(b, "| %s | ", c->shortid);
+		md_cell(b, c->name);
+		rm_buf_adds(b, " | ");
+		md_cell(b, st);
+		rm_buf_adds(b, " | ");
+		md_cell(b, c->tied[0] ? c->tied : "-");
+		rm_buf_adds(b, " | ");
+		md_cell(b, c->cgroup);
+		rm_buf_adds(b, " | ");
+		md_cell(b, lim);
+		rm_buf_adds(b, " | ");
+		md_cell(b, pk);
+		rm_buf_adds(b, " | ");
+		md_cell(b, ooms);
+		rm_buf_adds(b, " |\n");
 	}
 	rm_buf_adds(b, "\n");
 }
@@ -185,10 +267,12 @@ static void md_lists(struct rm_buf *b, const struct report *r, const struct opts
 void print_markdown(struct rm_buf *b, const struct report *r, const struct opts *o)
 {
 	if (r->sys) {
-		md_run(b, r->sys, o);
+		md_run(b, r, o);
 		md_peaks(b, r);
 		md_stages(b, r);
 	}
+	if (r->ctrs.known)
+		md_containers(b, r);
 	if (r->job.known)
 		md_job(b, &r->job);
 	md_lists(b, r, o);
