@@ -178,3 +178,71 @@ PYEOF
   [[ "$stderr" == *"fail-on unit=64M: unit "*"/src/b.cpp peaked at "* ]]
   run -0 --separate-stderr rm-monitor summarize --fail-on unit=64M "$RUNS/resources-old.csv"
 }
+
+@test "every monitored run leaves resources-ID.run.csv; rm-monitor history lists them oldest first" {
+  local f
+  for f in old same heavy; do
+    run -0 csv_get "$RUNS/resources-$f.run.csv" run_id
+    [ "$output" = "$f" ]
+  done
+  run -0 csv_get "$RUNS/resources-heavy.run.csv" heaviest_unit
+  [[ "$output" == */ci/job2/proj/src/b.cpp ]]
+  run -0 csv_get "$RUNS/resources-heavy.run.csv" oom_kills
+  [ "$output" = 0 ]
+  run -0 rm-monitor history --out-dir "$RUNS"
+  [[ "${lines[0]}" == "Runs in $RUNS (3, oldest first;"* ]]
+  [[ "${lines[2]}" == *" old "* && "${lines[3]}" == *" same "* && "${lines[4]}" == *" heavy "* ]]
+  run -0 rm-monitor history --out-dir "$RUNS" --json
+  run -0 jq -r '[.runs[].run_id] | join(" ")' <<<"$output"
+  [ "$output" = "old same heavy" ]
+}
+
+@test "history: a series (ID-N, date-made ids) gets the change of its peak; hostile files in the dir are skipped, never hang" {
+  local h="$BATS_TEST_TMPDIR/hist"
+  mkdir -p "$h"
+  cp "$RUNS/resources-old.run.csv" "$h/resources-build-41.run.csv"
+  cp "$RUNS/resources-heavy.run.csv" "$h/resources-build-42.run.csv"
+  sed -i '2s/^heavy,/build-42,/; 2s/^old,/build-41,/' "$h"/resources-build-4?.run.csv
+  sed -i '2s/^old,/build-41,/' "$h/resources-build-41.run.csv"
+  ln -s /etc/shadow "$h/resources-evil.run.csv"
+  mkfifo "$h/resources-fifo.run.csv"
+  printf 'run_id,start_epoch,heaviest_unit\n"x\033[31my",1,"a\033]0;b"\n' >"$h/resources-esc.run.csv"
+  run -0 --separate-stderr timeout 20 rm-summarize --history "$h" --csv -
+  run -0 csv_get <(printf '%s\n' "$output") series 3
+  [ "$output" = build ]
+  run -0 timeout 20 rm-summarize --history "$h" --csv -
+  run -0 "$PY" -c 'import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+ids = [r["run_id"] for r in rows]
+assert ids == ["xy", "build-41", "build-42"], ids
+assert rows[1]["peak_change_mib"] == "", rows[1]
+assert float(rows[2]["peak_change_mib"]) != 0, rows[2]
+assert "\x1b" not in open(sys.argv[1]).read()' <(printf '%s\n' "$output")
+  run -0 timeout 20 rm-summarize --history "$h"
+  [[ "$output" != *$'\033'* && "$output" != *root:* ]]
+  run -2 --separate-stderr rm-summarize --history "$h" "$RUNS/resources-old.csv"
+}
+
+@test "--compare of two exit logs: a unit added, one removed, one ambiguous, in text and JSON" {
+  local a="$BATS_TEST_TMPDIR/a.procs.csv" b="$BATS_TEST_TMPDIR/b.procs.csv"
+  {
+    echo 'pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,cmd'
+    echo '10,1,cc1plus,0,1,10240,0.5,1,0,cc1plus -quiet /w1/p/src/a.cpp -o a.s'
+    echo '11,1,cc1plus,0,1,20480,0.5,1,0,cc1plus -quiet /w1/p/src/gone.cpp -o g.s'
+    echo '12,1,cc1plus,0,1,30720,0.5,1,0,cc1plus -quiet /w1/p/util/x.cpp -o x.s'
+  } >"$a"
+  {
+    echo 'pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,cmd'
+    echo '20,1,cc1plus,0,1,11264,0.5,1,0,cc1plus -quiet /w2/q/src/a.cpp -o a.s'
+    echo '21,1,cc1plus,0,1,40960,0.5,1,0,cc1plus -quiet /w2/q/src/new.cpp -o n.s'
+    echo '22,1,cc1plus,0,1,30720,0.5,1,0,cc1plus -quiet /w2/q/one/util/x.cpp -o x.s'
+    echo '23,1,cc1plus,0,1,30720,0.5,1,0,cc1plus -quiet /w2/q/two/util/x.cpp -o x.s'
+  } >"$b"
+  run -0 rm-summarize --compare --json "$a" "$b"
+  run -0 jq -r '.units[] | "\(.unit) \(.status)"' <<<"$output"
+  [ "${lines[0]}" = "src/a.cpp matched" ]
+  [[ "$output" == *"src/new.cpp added"* && "$output" == *"src/gone.cpp removed"* ]]
+  [[ "$output" == *"util/x.cpp ambiguous"* ]]
+  run -0 rm-summarize --compare "$a" "$b"
+  [[ "$output" == *"ambiguous"*"util/x.cpp (2 units of the new run end so)"* ]]
+}

@@ -411,7 +411,10 @@ void jkey_long(struct rm_buf *b, int *first, const char *k, long v)
 void jkey_str(struct rm_buf *b, int *first, const char *k, const char *s)
 {
 	jkey(b, first, k);
-	rm_buf_json(b, s);
+	if (s)
+		rm_buf_json(b, s);
+	else
+		rm_buf_adds(b, "null");
 }
 
 int in_containers(const struct report *r)

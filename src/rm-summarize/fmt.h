@@ -96,7 +96,7 @@ void jtime(struct rm_buf *b, int *first, const struct sys *s, double epoch);
 void jstage(struct rm_buf *b, int *first, const struct report *r, int stage);
 void jexit(struct rm_buf *b, const char *e);
 void jstr_or_null(struct rm_buf *b, const char *s);
-/* A key and its value in one call. */
+/* A key and its value in one call (a NULL string is null). */
 void jkey_num(struct rm_buf *b, int *first, const char *k, double v, int prec);
 void jkey_long(struct rm_buf *b, int *first, const char *k, long v);
 void jkey_str(struct rm_buf *b, int *first, const char *k, const char *s);

@@ -37,6 +37,7 @@
 #include "compare.h"
 #include "csvout.h"
 #include "gate.h"
+#include "history.h"
 #include "model.h"
 #include "outfile.h"
 #include "render_json.h"
@@ -52,12 +53,14 @@ struct opts g_opt;
 static const char *out_path;   /* -o FILE */
 static int compare;            /* --compare OLD NEW */
 static struct gate gate;       /* --fail-on LIST */
+static const char *run_csv;    /* --run-csv FILE */
+static const char *history;    /* --history DIR */
 
 #define OFF(f) offsetof(struct opts, f)
 /* O_SAMPLER_STATUS to O_CHECK in runinfo.h's order: RI_STATUS ... RI_CHECK. */
 enum { O_JSON = RM_CLI_LONG, O_MD, O_SVG, O_CSV, O_TRACE, O_NEAR, O_LOW, O_INC, O_EXC, O_TOP,
        O_CORES, O_KMSG, O_LOST, O_LOST_FROM, O_STAGE_FB, O_SAMPLER_STATUS, O_GAP_NOTE,
-       O_COMPANIONS, O_KEEP_ERROR, O_CHECK, O_SERIES, O_COMPARE, O_FAIL_ON };
+       O_COMPANIONS, O_KEEP_ERROR, O_CHECK, O_SERIES, O_COMPARE, O_FAIL_ON, O_RUN_CSV, O_HISTORY };
 
 static const struct rm_cli_opt options[] = {
 	{ O_JSON, "json", NULL, .kind = RM_CLI_TRUE, .off = OFF(json),
@@ -120,6 +123,13 @@ static const struct rm_cli_opt options[] = {
 	  .help = "exit 3 when a condition holds: oom, near-oom, swap,\n"
 		  "low-disk, peak=SIZE, unit=SIZE, used=SIZE, and with\n"
 		  "--compare grow=PCT, grow-time=PCT, grow-cpu=PCT" },
+	{ O_RUN_CSV, "run-csv", "FILE",
+	  .help = "the run in one CSV row (start, duration, exit, peak\n"
+		  "memory, OOM kills, heaviest unit) for --history" },
+	{ O_HISTORY, "history", "DIR",
+	  .help = "list the runs of DIR from their .run.csv files,\n"
+		  "oldest first, with the change of each peak (--json;\n"
+		  "--csv FILE for the rows); reads no FILE" },
 	RM_CLI_END,
 };
 
@@ -133,6 +143,7 @@ static const struct rm_cli cli = {
 		"[--stage-fallback] [--sampler-status]... [--gap-note]...\n"
 		"[--companions] [--keep-error] [--check] [--fail-on] [-o] FILE...",
 		"--compare [--json | --markdown] [--fail-on] [-o] OLD NEW",
+		"--history DIR [--json | --csv FILE]",
 		NULL,
 	},
 	"Summarize rm-sample and seed monitor CSVs (peaks with time, stage and\n"
@@ -227,6 +238,12 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case O_COMPARE:
 			compare = 1;
 			break;
+		case O_RUN_CSV:
+			run_csv = optarg;
+			break;
+		case O_HISTORY:
+			history = optarg;
+			break;
 		case O_FAIL_ON: {
 			char why[200];
 			if (gate_parse(&gate, optarg, why, sizeof(why)) < 0)
@@ -254,6 +271,13 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		runinfo_opt(O_COMPANIONS - O_SAMPLER_STATUS, NULL);
 	if (runinfo_check)
 		exit(RM_EXIT_OK);
+	if (history) {
+		if (optind < argc || compare || o->markdown || o->svg || o->trace || run_csv)
+			rm_cli_usage_error(&cli, "--history DIR reads no FILE and takes only --json or --csv");
+		if (o->json && o->csv)
+			rm_cli_usage_error(&cli, "--history: --json or --csv, not both");
+		return;
+	}
 	if (optind >= argc)
 		rm_cli_usage_error(&cli, "no input files");
 	if (!out_path && !o->json && !o->markdown && isatty(STDOUT_FILENO) && !getenv("NO_COLOR")) {
@@ -326,13 +350,13 @@ static int out_finish(int status)
  */
 static void check_outputs(const struct input *in, int nin)
 {
-	const char *outs[2] = { g_opt.svg, g_opt.csv };
-	const char *flags[2] = { "--svg", "--csv" };
+	const char *outs[3] = { g_opt.svg, g_opt.csv, run_csv };
+	const char *flags[3] = { "--svg", "--csv", "--run-csv" };
 	struct stat st;
 
 	if (g_opt.svg && g_opt.csv && rm_out_same_path(g_opt.svg, g_opt.csv))
 		rm_cli_usage_error(&cli, "--svg and --csv name the same file");
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 3; k++) {
 		if (!outs[k] || rm_out_stat(outs[k], &st) < 0 || !S_ISREG(st.st_mode))
 			continue;
 		for (int i = 0; i < nin; i++)
@@ -371,6 +395,13 @@ static int write_files(const struct report *reps, int nrep)
 			}
 			done_trace = 1;
 		}
+	}
+	for (int k = 0; k < nrep && status == RM_EXIT_OK && run_csv; k++) {
+		if (write_run_csv(&reps[k], run_csv) < 0) {
+			warnx("cannot write '%s': %s", run_csv, write_why(errno));
+			status = RM_EXIT_FAIL;
+		}
+		break;  /* the first report's run */
 	}
 	if (status == RM_EXIT_OK && g_opt.csv && !done_csv) {
 		warnx("--csv: no rm-tree exit log among the inputs");
@@ -547,6 +578,8 @@ int main(int argc, char **argv)
 	rm_set_prog(prog);
 	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &g_opt);
+	if (history)
+		return rm_finish_stdout(print_history(history, &g_opt));
 	if (compare && argc - optind != 2)
 		rm_cli_usage_error(&cli, "--compare takes two runs: OLD NEW");
 	newrun = compare ? argv[optind + 1] : NULL;
