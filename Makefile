@@ -135,8 +135,12 @@ fuzz: $(FUZZ_BIN)
 # The suite: C unit tests, every bats test not tagged slow (files that
 # share no state side by side), shellcheck.  check-long: the tests tagged
 # slow (`# bats test_tags=slow`).  Last line: N passed, N failed, N skipped.
+# make check T=NAME: only tests/NAME.bats and the unit tests of the lib
+# modules NAME's command links (T=rm-gpu: rm-gpu.bats, t_gpu, t_tick...);
+# T may name several files.
+T =
 check: all $(UNIT_BIN) $(TEST_HELPERS) $(STUBS)
-	@RM_BUILD=$(BUILD) RM_FLAVOR=$(FLAVOR) VALGRIND=$(VALGRIND) bash tests/run.sh
+	@RM_BUILD=$(BUILD) RM_FLAVOR=$(FLAVOR) VALGRIND=$(VALGRIND) bash tests/run.sh $(foreach t,$(T),--for $(t))
 
 check-long: all $(TEST_HELPERS) $(STUBS)
 	@RM_BUILD=$(BUILD) RM_FLAVOR=$(FLAVOR) VALGRIND=$(VALGRIND) bash tests/run.sh --long

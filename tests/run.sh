@@ -3,11 +3,16 @@
 # Prints every TAP line and ends with one line
 # "N passed, N failed, N skipped".
 #
-# usage: bash tests/run.sh [--long] [FILE.bats...]
+# usage: bash tests/run.sh [--long] [--for NAME]... [FILE.bats...]
 #   (none)   `make check`: the unit tests, every bats test not tagged slow,
 #            and shellcheck on every shell script.
 #   --long   `make check-long`: only the bats tests tagged slow
 #            (`# bats test_tags=slow` on the line before @test).
+#   --for NAME  `make check T=NAME`: tests/NAME.bats, and the unit tests
+#            of the lib modules NAME's command links (the command: the
+#            longest leading part of NAME that is one, so rm-tree-exact is
+#            rm-tree's; none for a subject such as cli or trust).
+#   --units NAME  print the unit tests --for NAME runs, one a line, and exit.
 #   FILE...  only these bats files (no unit tests, no shellcheck).
 #
 # Environment:
@@ -86,6 +91,80 @@ run_group() {
   fi
 }
 
+# units_for NAME: the unit tests (t_M binaries in the build) of the lib
+# modules the command of NAME links, one a line.  The modules are read
+# from the objects' symbols: the command's own undefined symbols, then
+# those of every lib object they pull in, as the linker does.  t_M tests
+# lib/M.c; a unit test named after no module (t_parsers, t_regress) tests
+# the modules whose functions its source (and what it includes: the fuzz
+# targets in t_regress) calls.
+units_for() {
+  local name=$1 cmd='' p o t
+  local -a objs
+  p=${name}
+  while [[ -n "${p}" ]]; do
+    if [[ -f "src/${p}.c" || -d "src/${p}" ]]; then
+      cmd=${p}
+      break
+    fi
+    [[ "${p}" == *-* ]] || break
+    p=${p%-*}
+  done
+  [[ -n "${cmd}" ]] || return 0
+  if [[ -d "src/${cmd}" ]]; then
+    objs=("${build}/src/${cmd}"/*.o)
+  else
+    objs=("${build}/src/${cmd}.o")
+  fi
+  {
+    for o in "${build}"/lib/*.o; do
+      p=${o##*/}
+      nm --defined-only "${o}" | awk -v m="${p%.o}" '$2 ~ /^[TDRB]$/ { print "D", m, $3 }'
+      nm -u "${o}" | awk -v m="${p%.o}" '$1 == "U" { print "U", m, $2 }'
+    done
+    nm -u "${objs[@]}" | awk '$1 == "U" { print "U @cmd", $2 }'
+    for t in "${build}"/tests/t_*; do
+      [[ -x "${t}" ]] || continue
+      p=${t##*/t_}
+      if [[ -f "lib/${p}.c" ]]; then
+        echo "M t_${p} ${p}"
+      elif [[ -f "tests/unit/t_${p}.c" ]]; then
+        # Its source and the sources it includes (t_regress: the fuzz targets').
+        local -a srcs=("tests/unit/t_${p}.c")
+        while IFS= read -r o; do
+          srcs+=("tests/unit/${o}")
+        done < <(sed -n 's/^#include "\(\.\.\/[^"]*\)"/\1/p' "tests/unit/t_${p}.c")
+        grep -oh 'rm_[A-Za-z0-9_]*' "${srcs[@]}" | sort -u | sed "s/^/S t_${p} /"
+      fi
+    done
+  } | awk '
+    $1 == "D" { def[$3] = $2 }
+    $1 == "U" { need[$2] = need[$2] " " $3 }
+    $1 == "M" { unit[$2] = unit[$2] " " $3 }
+    $1 == "S" { sym[$2] = sym[$2] " " $3 }
+    END {
+      linked["@cmd"] = 1
+      do {
+        more = 0
+        for (m in linked) {
+          n = split(need[m], s, " ")
+          for (i = 1; i <= n; i++)
+            if ((s[i] in def) && !(def[s[i]] in linked)) { linked[def[s[i]]] = 1; more = 1 }
+        }
+      } while (more)
+      for (u in sym) {
+        n = split(sym[u], s, " ")
+        for (i = 1; i <= n; i++)
+          if (s[i] in def) unit[u] = unit[u] " " def[s[i]]
+      }
+      for (u in unit) {
+        n = split(unit[u], s, " ")
+        for (i = 1; i <= n; i++)
+          if (s[i] in linked) { print u; break }
+      }
+    }' | sort
+}
+
 # watch_group NAME PID: while bats PID runs, keep a list of its processes,
 # for the diagnostic when the suite timeout kills it.
 watch_group() {
@@ -139,6 +218,7 @@ bats_files() {
 
 main() {
   local top build passed=0 failed=0 skipped=0 t urc long=0 filter='!slow' files=() whole=1
+  local fors=() units=()
   top=$(cd "$(dirname "$0")/.." && pwd)
   build=${RM_BUILD:-build/std}
   build=${build#"${top}"/}
@@ -146,7 +226,19 @@ main() {
   while (($# > 0)); do
     case $1 in
       --long) long=1 filter=slow ;;
-      -*) err "unknown option '$1' (usage: bash tests/run.sh [--long] [FILE.bats...])"; exit 2 ;;
+      --for)
+        if [[ -z "${2:-}" || ! -f "${top}/tests/${2%.bats}.bats" ]]; then
+          err "--for '${2:-}': no tests/${2:-NAME}.bats (the names: $(cd "${top}/tests" && printf '%s ' *.bats | sed 's/\.bats//g; s/ $//'))"
+          exit 2
+        fi
+        fors+=("${2%.bats}") files+=("tests/${2%.bats}.bats") whole=0
+        shift
+        ;;
+      --units)
+        units_for "${2:-}"
+        exit 0
+        ;;
+      -*) err "unknown option '$1' (usage: bash tests/run.sh [--long] [--for NAME]... [--units NAME] [FILE.bats...])"; exit 2 ;;
       *) files+=("$1") whole=0 ;;
     esac
     shift
@@ -185,10 +277,23 @@ main() {
     fi
   fi
 
+  if ((long == 0 && whole)); then
+    for t in "${build}"/tests/t_*; do
+      [[ -x "${t}" ]] && units+=("${t}")
+    done
+  elif ((long == 0)); then
+    local f u
+    for f in "${fors[@]}"; do
+      while IFS= read -r u; do
+        units+=("${build}/tests/${u}")
+      done < <(units_for "${f}")
+    done
+    mapfile -t units < <(printf '%s\n' "${units[@]}" | sort -u | sed '/^$/d')
+  fi
+
   {
-    if ((long == 0 && whole)); then
-      for t in "${build}"/tests/t_*; do
-        [[ -x "${t}" ]] || continue
+    if ((${#units[@]} > 0)); then
+      for t in "${units[@]}"; do
         echo "# unit: ${t##*/}"
         urc=0
         timeout --kill-after=10 "${RM_TEST_TIMEOUT}" "${t}" 2>&1 || urc=$?

@@ -2,7 +2,8 @@
 # The test runner itself (tests/run.sh, tests/test_helper/common.bash): slow
 # tests only in make check-long, a hung test killed and reported, a root
 # test that skips as root under CI failing, the valgrind stand-ins first on
-# PATH.  Each runs tests/run.sh on a small bats file in tests/fixtures/suite.
+# PATH, make check T=NAME.  Each runs tests/run.sh on a small bats file in
+# tests/fixtures/suite, or on a real one.
 
 setup() {
   load test_helper/common
@@ -71,4 +72,29 @@ suite() {
   # Without them, bin/ comes first.
   run -0 suite PATH="/usr/bin:/bin" EXPECT_RM_SAMPLE="$RM_TOP/bin/rm-sample" \
     bats --tap "$S/path.bats"
+}
+
+@test "make check T=NAME: only tests/NAME.bats, and the unit tests of the lib modules NAME's command links" {
+  # The units, as the objects' symbols say: rm-gpu links lib/gpu and
+  # lib/tick, not lib/csvread or lib/kmsg; rm-summarize the other way round.
+  run -0 suite bash tests/run.sh --units rm-gpu
+  [[ "$output" == *t_gpu* && "$output" == *t_tick* && "$output" == *t_cli* ]]
+  [[ "$output" != *t_csvread* && "$output" != *t_kmsg* && "$output" != *t_procev* ]]
+  run -0 suite bash tests/run.sh --units rm-summarize
+  [[ "$output" == *t_csvread* && "$output" == *t_kmsg* && "$output" != *t_gpu* ]]
+  # A command's other files are its: rm-tree-exact runs rm-tree's units.
+  run -0 suite bash tests/run.sh --units rm-tree-exact
+  [[ "$output" == *t_procev* && "$output" == *t_ptree* ]]
+  # A subject file runs alone, with no unit test.
+  run -0 suite bash tests/run.sh --units cli
+  [ "$output" = "" ]
+  run -0 suite bash tests/run.sh --for cli
+  [[ "$output" != *"# unit:"* && "$output" != *"shellcheck"* ]]
+  [ "${lines[-1]}" = "$(bats --count tests/cli.bats) passed, 0 failed, 0 skipped" ]
+  # A name with no file is refused, the names listed.
+  run -2 suite bash tests/run.sh --for no-such-file
+  [[ "$output" == *"--for 'no-such-file': no tests/no-such-file.bats (the names: "*" rm-gpu "* ]]
+  # make passes T on.
+  run -0 make -n check T="rm-gpu cli"
+  [[ "$output" == *"tests/run.sh --for rm-gpu --for cli"* ]]
 }
