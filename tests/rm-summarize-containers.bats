@@ -173,3 +173,16 @@ setup() {
   [[ "$output" != *"No OOM kill in the build"* ]]
   [[ "$output" != *"No headroom problem"* ]]
 }
+
+@test "containers companion: a container shorter than a tick, seen only in its gone row, has a lower bound and its OOM kill" {
+  local d=$BATS_TEST_TMPDIR
+  head -4 "$C/r2-tied.csv" >"$d/s.csv"
+  {
+    echo "epoch,elapsed_s,id,name,cgroup,tied,limit_kib,usage_kib,peak_kib,failcnt,oom_kills,state"
+    echo "1796311765.000,5.000,cccc55556666eeee,quick,/docker/cccc55556666eeee,cidfile,102400,90000,102000,7,1,gone"
+  } >"$d/s.containers.csv"
+  run -0 rm-summarize --companions "$d/s.csv"
+  [[ "$output" == *"  cccc55556666 (quick)  stage setup  tied by cidfile  cgroup /docker/cccc55556666eeee
+    limit 100 MiB; peak at least 99.6 MiB (last read at +0:00:05); OOM kills 1 (at +0:00:05)"* ]]
+  [[ "$output" == *"- OOM: the kernel killed 1 process of the build in container cccc55556666 (quick); the first at +0:00:05 in stage setup (its own oom_kill count rose; the kernel log names no victim). It was killed by the container's memory limit, 100 MiB"* ]]
+}

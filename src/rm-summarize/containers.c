@@ -261,8 +261,9 @@ int containers_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 	if (isnan(k->last_epoch) || t > k->last_epoch)
 		k->last_epoch = t;
 	k->gone = state[0] == 'g';
-	/* A gone row repeats the last values: nothing new was read. */
-	if (!k->gone)
+	/* A gone row repeats the last values: nothing new was read, unless
+	 * it is all there is (a container shorter than a tick). */
+	if (!k->gone || isnan(k->last_read))
 		readings(r, k, c, n, t);
 	return 0;
 }
