@@ -149,12 +149,17 @@ setup() {
   [ "$output" = '[["core",1,"container 1b29e0a7c4d5 memory",600,"1b29e0a7c4d5"],["app",1,"container 61fa62343399 memory",440,"61fa62343399"]]
 [591,112,6]
 ["oom-kill","oom-elsewhere","oom-edge"]' ]
+  run -0 jq -c '.system.oom_kills | [.count, .in_build_containers, .in_untied_containers, [.events[].victims[] | [.pid, .container]]]' <<<"$j"
+  [ "$output" = '[1,1,0,[[15122,"61fa62343399"]]]' ]
   run -0 jq -r '.verdicts[0].text' <<<"$j"
   [[ "$output" == "OOM: the kernel killed 1 process of the build in container 61fa62343399 (crossbuild-app);"*"440 MiB"*"(safe -j 1 at 320 MiB per job)." ]]
   # Untied: the same containers, tied null, and the two verdicts.
   run -0 rm-summarize --json --companions --kmsg "$C/r2.kmsg" "$C/r2-untied.csv"
   run -0 jq -c '[.containers_tied, .container_clients, .binding_container, [.containers[].tied], [.verdicts[].kind]]' <<<"$output"
   [ "$output" = '[0,3,null,[null,null,null,null],["oom-untied-container","containers-not-tied"]]' ]
+  run -0 rm-summarize --json --companions --kmsg "$C/r2.kmsg" "$C/r2-untied.csv"
+  run -0 jq -c '.system.oom_kills | [.count, .elsewhere, .in_build_containers, .in_untied_containers]' <<<"$output"
+  [ "$output" = '[0,2,0,1]' ]
 }
 
 @test "Markdown: the containers table, the binding headroom, host peaks marked, and the same verdicts" {

@@ -132,7 +132,7 @@ static void json_runs(struct rm_buf *b, int *f, const struct report *r, const st
 	}
 }
 
-static void json_victims(struct rm_buf *b, const struct oomev *e)
+static void json_victims(struct rm_buf *b, const struct report *r, const struct oomev *e)
 {
 	rm_buf_addc(b, '[');
 	for (int k = 0, n = 0; k < e->nv; k++) {
@@ -147,6 +147,11 @@ static void json_victims(struct rm_buf *b, const struct oomev *e)
 		jstr_or_null(b, cn);
 		rm_buf_adds(b, ",\"oom_memcg\":");
 		jstr_or_null(b, e->vmemcg[k]);
+		/* The container it was killed in (the companion's short ID). */
+		if (r->ctrs.known) {
+			rm_buf_adds(b, ",\"container\":");
+			jstr_or_null(b, e->vctr[k] >= 0 ? r->ctrs.v[e->vctr[k]].shortid : NULL);
+		}
 		rm_buf_addc(b, '}');
 	}
 	rm_buf_addc(b, ']');
@@ -164,6 +169,12 @@ static void json_ooms(struct rm_buf *b, const struct report *r)
 	rm_buf_addc(b, '{');
 	jkey_long(b, &g, "count", oom_build_kills(s));
 	jkey_long(b, &g, "elsewhere", s->oom_else);
+	if (r->ctrs.known) {
+		/* The containers' own oom_kill counts (and kernel-log kills). */
+		const struct ctr *first;
+		jkey_long(b, &g, "in_build_containers", oom_ctr_kills(r, 1, &first));
+		jkey_long(b, &g, "in_untied_containers", oom_ctr_kills(r, 0, &first));
+	}
 	jkey_str(b, &g, "kernel_log",
 		 s->kmsg_state > 0 ? "read" : s->kmsg_state < 0 ? kmsg_why(s->kmsg_errno) : "not needed");
 	jkey(b, &g, "events");
@@ -181,7 +192,7 @@ static void json_ooms(struct rm_buf *b, const struct report *r)
 		jstage(b, &h, r, e->stage);
 		jkey_str(b, &h, "context", e->ctx);
 		jkey(b, &h, "victims");
-		json_victims(b, e);
+		json_victims(b, r, e);
 		rm_buf_addc(b, '}');
 	}
 	rm_buf_adds(b, "]}");
