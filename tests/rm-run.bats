@@ -553,3 +553,16 @@ rows_once() {
   run -125 --separate-stderr bin/rm-run --memory-max 1G -- touch ran
   [ "$stderr" = "rm-tree: --memory-max: cannot make a memory cgroup: stub" ]
 }
+
+@test "--fail-on: a condition that holds exits 3 when CMD succeeded, CMD's own failure wins, a bad list stops before CMD runs" {
+  local hog="$RM_BUILD/tests/memhog" mark="$BATS_TEST_TMPDIR/ran"
+  run -3 --separate-stderr rm-run --quiet --fail-on peak=8M -- "$hog" -m 24 -t 0.3
+  [[ "$stderr" == *"fail-on peak=8M: the largest process peaked at "*" MiB: memhog"* ]]
+  run -0 --separate-stderr rm-run --quiet --fail-on peak=512M -- "$hog" -m 24 -t 0.3
+  [[ "$stderr" != *fail-on* ]]
+  run -7 --separate-stderr rm-run --quiet --fail-on peak=8M -- sh -c "'$hog' -m 24 -t 0.3; exit 7"
+  [[ "$stderr" == *"fail-on peak=8M: "* ]]
+  run -2 --separate-stderr rm-run --fail-on 'peak=lots' -- touch "$mark"
+  [[ "$stderr" == *"invalid --fail-on 'peak=lots'"* ]]
+  [ ! -e "$mark" ]
+}
