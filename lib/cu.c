@@ -54,7 +54,7 @@ static const char *const linkers[] = {
 };
 
 /*
- * The one list of compiler and linker process names (issue 14): what
+ * The one list of compiler and linker process names: what
  * rm-sample counts in its compilers column by default, what rm-tree
  * --compilers prints for rm-monitor, and what rm-summarize treats as a
  * compiler.  The union of the three lists the tools once had each.

@@ -1,5 +1,11 @@
 /*
  * httpd: see httpd.h.
+ *
+ * This file is long because the request parser and the server it feeds
+ * are one bounded unit (every limit in httpd.h is enforced by one or the
+ * other).  The parts stand in order: the pure parser (rm_http_parse, the
+ * fuzzed part, no I/O), the query and address parsers, the server
+ * (connections, replies, the poll hooks), then the peer's uid.
  */
 #include <arpa/inet.h>
 #include <errno.h>

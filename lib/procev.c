@@ -6,6 +6,11 @@
  * irq_count and irq_delay_total at the end, versions 16 and 17 append
  * only), not from the build machine's header: a v15 header would put
  * every field after cpu_delay_total elsewhere.
+ *
+ * This file is long because the proc connector and taskstats share one
+ * netlink layer (the socket, the bounded receive, the attribute walk):
+ * in three files that layer would be exported for two callers.  The
+ * parsers (rm_pe_parse, rm_ts_parse) are pure and come first.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -114,7 +114,7 @@ double rm_now_epoch(void);
 double rm_now_mono(void);
 
 /*
- * One origin for every file of a monitor run (F10): RM_T0 in the
+ * One origin for every file of a monitor run: RM_T0 in the
  * environment is the CLOCK_BOOTTIME second (what /proc/uptime prints
  * first) that is elapsed 0, so elapsed_s, start_s and end_s of rm-sample
  * and rm-tree line up.  rm_t0_shift returns how long before the monotonic

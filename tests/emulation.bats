@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Emulated processes (qemu-user through binfmt_misc, issue 19 item 3):
+# Emulated processes (qemu-user through binfmt_misc):
 # named by the real program's arguments and marked emulated.  The exit
 # logs here carry command lines in the kernel's binfmt forms (see
 # tests/fixtures/cu/qemu-*.argv and ../shared/findings/qemu-container.md).

@@ -303,7 +303,7 @@ sys.exit(sys.argv[2] not in {r["stage"] for r in csv.DictReader(open(sys.argv[1]
   [[ "${lines[0]}" == "# rm-plot: gnuplot script for monitor.csv" ]]
 }
 
-@test "rm-plot draws an rm-tree timeline: the job's memory and process count over time (MW53)" {
+@test "rm-plot draws an rm-tree timeline: the job's memory and process count over time" {
   run -0 --separate-stderr rm-plot --script -o "$BATS_TEST_TMPDIR/tl.png" "$TL"
   [[ -z "$stderr" && "$output" == *'layout 2,1'* ]]
   [[ "$output" == *'set ylabel "job memory (MiB)"'*'title "job RSS"'* ]]

@@ -20,7 +20,7 @@ bare_path() {
   printf '%s' "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 }
 
-@test "RM1: resource-monitor.sh copied or symlinked into an orchestrator tree finds rm-monitor" {
+@test "resource-monitor.sh copied or symlinked into an orchestrator tree finds rm-monitor" {
   mkdir -p "$ORCH"
   # Copied, rm-monitor on PATH: the orchestrator's call works.
   cp "$RM_TOP/bin/resource-monitor.sh" "$ORCH/"
@@ -45,7 +45,7 @@ bare_path() {
   [ -s "$OUT/resources-rm1.summary.txt" ]
 }
 
-@test "RM1: after make install PREFIX=DIR, resource-monitor.sh copied or symlinked runs the installed rm-monitor" {
+@test "after make install PREFIX=DIR, resource-monitor.sh copied or symlinked runs the installed rm-monitor" {
   local inst="$BATS_TEST_TMPDIR/inst"
   make -s -C "$RM_TOP" --no-print-directory install PREFIX="$inst" >/dev/null
   mkdir -p "$ORCH"

@@ -52,14 +52,14 @@ has_rows() {
   run -2 --separate-stderr rm-monitor --out-dir "$OUT" --procs-interval 100000
   [[ "$stderr" == "rm-monitor: invalid --procs-interval '100000'"* ]]
   run -2 --separate-stderr rm-monitor --out-dir "$OUT" --context-match '('
-  # EREs grep -E takes but regcomp(3) does not (F7): refused at once.
+  # EREs grep -E takes but regcomp(3) does not: refused at once.
   run -2 --separate-stderr rm-monitor --out-dir "$OUT" --context-match '(?i)error'
   [[ "$stderr" == "rm-sample: invalid --context-match '(?i)error': "* ]]
   run -1 --separate-stderr rm-monitor --out-dir "$OUT" --disk-path /nonexistent
   [ "$stderr" = "rm-sample: cannot read disk path '/nonexistent': No such file or directory" ]
   run -1 --separate-stderr rm-monitor --out-dir "$OUT" --prom-dir /nonexistent
   [ "$stderr" = "rm-sample: cannot write --prom-file '/nonexistent/rm-tools.prom': No such file or directory" ]
-  # A run-id no file name can hold (F9): at once, in words.
+  # A run-id no file name can hold: at once, in words.
   run -2 --separate-stderr rm-monitor --out-dir "$OUT" --run-id "$(printf 'x%.0s' {1..300})"
   [ "${stderr_lines[0]}" = "rm-monitor: invalid --run-id: file name too long" ]
   run -2 --separate-stderr rm-monitor --bogus
@@ -314,7 +314,7 @@ EOF
   jq -e '.system.oom_kills.events[0].victims[0].name == "oomer"' "$OUT/resources-oom.summary.json" >/dev/null
 }
 
-@test "kill -9 of rm-sample while the build runs: restarted, the gap in the summary (F7)" {
+@test "kill -9 of rm-sample while the build runs: restarted, the gap in the summary" {
   sleep 30 &
   local build=$! old new
   BG_PIDS="$build"
@@ -338,7 +338,7 @@ EOF
   [ "$(csv_cols "$OUT/resources-k9s.csv")" = "$(head -n 1 "$OUT/resources-k9s.csv" | tr ',' '\n' | wc -l)" ]
 }
 
-@test "a watched PID that ends while the monitor starts: still a row and a real summary (F13)" {
+@test "a watched PID that ends while the monitor starts: still a row and a real summary" {
   # The build ends the moment the run's sampler starts.
   bash -c 'while ! pgrep -f "resources-[r]ace[.]csv" >/dev/null; do sleep 0.01; done' &
   local build=$!
@@ -346,7 +346,7 @@ EOF
   has_rows "$OUT/resources-race.csv"
   grep -q '^Build resources: ' "$OUT/resources-race.summary.txt"
   jq -e '.system.samples >= 1' "$OUT/resources-race.summary.json"
-  # As root nothing it writes is readable by others (F3), whatever the umask.
+  # As root nothing it writes is readable by others, whatever the umask.
   if [ "$(id -u)" -eq 0 ]; then
     local f
     for f in "$OUT"/resources-race.*; do
@@ -386,7 +386,7 @@ EOF
   [ "$stderr" = "rm-monitor: 'mkdir' not found in PATH '$d'" ]
 }
 
-@test "a stopped sampler leaves a gap the text summary reports (F7)" {
+@test "a stopped sampler leaves a gap the text summary reports" {
   start_monitor --out-dir "$OUT" --run-id stop --interval 0.05
   wait_for 10 has_rows "$OUT/resources-stop.csv"
   local s
@@ -463,7 +463,7 @@ run_monitor() {
 }
 
 # bats test_tags=slow
-@test "RM42: a reused run-id says which name it got; resources-ID.latest.* point at the newest run" {
+@test "a reused run-id says which name it got; resources-ID.latest.* point at the newest run" {
   run_monitor same
   [ -z "$stderr" ]
   [ "$(readlink "$OUT/resources-same.latest.csv")" = resources-same.csv ]
@@ -490,7 +490,7 @@ run_monitor() {
   [ -z "$output" ]
 }
 
-@test "RM42: a file that is not a symlink at a .latest name is left alone, and said" {
+@test "a file that is not a symlink at a .latest name is left alone, and said" {
   mkdir -p "$OUT"
   echo precious >"$OUT/resources-p.latest.csv"
   run_monitor p --scope host
@@ -500,7 +500,7 @@ run_monitor() {
   [ ! -e "$OUT/resources-p.latest.stats.csv" ]
 }
 
-@test "RM32: rm-monitor summarize X.csv X.procs.csv reads each file once, however it is named" {
+@test "rm-monitor summarize X.csv X.procs.csv reads each file once, however it is named" {
   local d="$BATS_TEST_TMPDIR/r32"
   mkdir -p "$d"
   cp "$FIXTURES/fit/monitor.csv" "$d/resources-r.csv"
@@ -553,7 +553,7 @@ print(" ".join(sorted({r["stage"] for r in csv.DictReader(open(sys.argv[1]))})))
   [ "$(rm-summarize --json "$OUT/resources-fb2.csv" | jq '.stage_fallback_rows')" = null ]
 }
 
-@test "RM44: rm-monitor --seed-columns passes it to rm-sample; the summary reads the file as a seed CSV" {
+@test "rm-monitor --seed-columns passes it to rm-sample; the summary reads the file as a seed CSV" {
   sleep 1 &
   run -0 rm-monitor --out-dir "$OUT" --run-id sc --interval 0.2 --seed-columns --watch-pid "$!"
   run -0 head -n 1 "$OUT/resources-sc.csv"

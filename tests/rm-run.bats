@@ -157,7 +157,7 @@ orphan_pid() {
   sed -n 's/^  still running after CMD ended: \([0-9]*\) .*/\1/p' "$1" | head -1
 }
 
-@test "a daemon left by CMD (setsid) is listed, not waited for (F1/B3)" {
+@test "a daemon left by CMD (setsid) is listed, not waited for" {
   local d="$BATS_TEST_TMPDIR" rc=0 pid
   timeout 60 rm-run -- bash -c \
     '(setsid sleep 300 </dev/null >/dev/null 2>&1 &); echo build done; exit 0' \
@@ -208,12 +208,12 @@ orphan_pid() {
   grep -q "still running after CMD ended: $orphan sleep" "$d/sum"
 }
 
-@test "CMD gets rm-run's stdin, as under time(1) (B1)" {
+@test "CMD gets rm-run's stdin, as under time(1)" {
   run -0 --separate-stderr rm-run --quiet -- cat <<< "hi"
   [ "$output" = "hi" ]
 }
 
-@test "CMD gets the resource limits rm-run was started with (F12/B2)" {
+@test "CMD gets the resource limits rm-run was started with" {
   local hard
   hard=$(ulimit -Hn)
   [[ "$hard" == unlimited || "$hard" -gt 1024 ]] || skip "hard NOFILE limit is $hard: nothing to raise"
@@ -223,7 +223,7 @@ orphan_pid() {
   [ "$output" = "1000" ]
 }
 
-@test "-o FILE is written whole and renamed into place, never through a link (F2)" {
+@test "-o FILE is written whole and renamed into place, never through a link" {
   local d="$BATS_TEST_TMPDIR"
   echo ORIGINAL > "$d/victim"
   # A hard link at the target: the old code truncated and wrote through it.
@@ -232,7 +232,7 @@ orphan_pid() {
   [ "$(cat "$d/victim")" = "ORIGINAL" ]
   grep -q "^Job: true" "$d/sum.txt"
   # A symlink at the target is refused, in the words every command uses,
-  # before the command runs (MW42).
+  # before the command runs.
   ln -s "$d/victim" "$d/link.txt"
   run -1 --separate-stderr rm-run -o "$d/link.txt" -- true
   [ "$stderr" = "rm-run: cannot write -o '$d/link.txt': a symbolic link, not followed; nothing was run" ]
@@ -244,7 +244,7 @@ orphan_pid() {
   run -0 --separate-stderr rm-run -o /dev/stdout -- true
   [[ "$output" == "Job: true"* ]]
   # The summary may not replace a file rm-run reads back: refused before
-  # the command runs (MW42).
+  # the command runs.
   run -2 --separate-stderr rm-run -o "$d/tl.csv" --timeline "$d/tl.csv" -- touch "$d/ran"
   [ "${stderr_lines[0]}" = "rm-run: '$d/tl.csv' is named for two outputs" ]
   [ ! -e "$d/tl.csv" ] && [ ! -e "$d/ran" ]
@@ -276,7 +276,7 @@ sleeps() {
   printf 'wait'
 }
 
-@test "MW4: -o - puts the summary alone on stdout, CMD's stdout on stderr; --json alone stays on stderr" {
+@test "-o - puts the summary alone on stdout, CMD's stdout on stderr; --json alone stays on stderr" {
   run -0 --separate-stderr rm-run --json -o - -- sh -c 'echo CMDOUT'
   [[ "$stderr" == *CMDOUT* ]]
   echo "$output" | jq -e '.job.exit == 0'
@@ -298,7 +298,7 @@ table_rows() {
   grep -Ec '^ +[0-9]+ +([0-9.]+|-) +([0-9.]+|-) +([0-9.]+|-) +'
 }
 
-@test "MW9: --top N and --top all; the text keeps 10, the JSON lists every process" {
+@test "--top N and --top all; the text keeps 10, the JSON lists every process" {
   rm-run -i 0.1 -o all.json --json -- sh -c "$(sleeps 13)"
   jq -e '.processes.count == 14 and (.processes.top | length) == 14' all.json
   run -0 --separate-stderr rm-run -o - -- sh -c "$(sleeps 13)"
@@ -314,7 +314,7 @@ table_rows() {
   [ ! -e ran ]
 }
 
-@test "MW10: with --timeline the JSON carries every timeline point" {
+@test "with --timeline the JSON carries every timeline point" {
   rm-run -i 0.1 --timeline tl.csv --json -o run.json -- "$MEMHOG" -m 8 -t 0.6
   rows=$(($(wc -l <tl.csv) - 1))
   [ "$rows" -ge 2 ]
@@ -327,7 +327,7 @@ table_rows() {
   [ "$el" != "" ]
 }
 
-@test "MW6: the job's start and end in ISO 8601 next to the epochs, in text and JSON" {
+@test "the job's start and end in ISO 8601 next to the epochs, in text and JSON" {
   rm-run --json -o run.json -- true
   jq -e '.job.start | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$")' run.json
   jq -e '(.job.start_epoch | floor | todate | .[0:19]) == (.job.start | .[0:19])' run.json
@@ -336,7 +336,7 @@ table_rows() {
   [[ "${lines[2]}" =~ ^\ \ started\ [0-9-]{10}T[0-9:.]{12}Z,\ ended\ [0-9-]{10}T[0-9:.]{12}Z\ \(epoch\ [0-9]+\.[0-9]{3}\ to\ [0-9]+\.[0-9]{3}\)$ ]]
 }
 
-@test "MW11/MW25: the filters' patterns, matched count and left-out peaks in text and JSON; the CSV stays plain" {
+@test "the filters' patterns, matched count and left-out peaks in text and JSON; the CSV stays plain" {
   rm-tree --exec -i 0.1 --log log.csv --job job.csv -- sh -c "$(sleeps 3)" 2>/dev/null
   rm-summarize --json --top all log.csv job.csv >all.json
   rm-summarize --json --include '^sleep$' --csv f.csv log.csv job.csv >f.json
@@ -355,7 +355,7 @@ table_rows() {
   [[ "$output" == *"  filters: --include 'sleep' --exclude '^sh'; 2 of 3 processes match; the 1 left out peaked at "*" MiB together"* ]]
 }
 
-@test "MW24: filters that match nothing: a warning with the names seen and what to try" {
+@test "filters that match nothing: a warning with the names seen and what to try" {
   run -0 --separate-stderr rm-run --include zzz -- sh -c "$(sleeps 1)"
   [[ "$stderr" == *"  warning: no process matches --include 'zzz': the 2 processes are in the totals but none is listed."* ]]
   [[ "$stderr" == *"names seen: "*sleep* ]]
@@ -368,7 +368,7 @@ table_rows() {
   echo "$stderr" | jq -e '.filter.matched_count == 0 and (.filter.warning | test("no process matches --include .zzz. --exclude .x."))'
 }
 
-@test "MW3: -i takes units; a bare -i of 50 or more is taken as seconds, with a word on stderr" {
+@test "-i takes units; a bare -i of 50 or more is taken as seconds, with a word on stderr" {
   run -0 --separate-stderr rm-run -i 200ms -o /dev/null -- true
   [ -z "$stderr" ] || [[ "$stderr" != *"taking -i"* ]]
   run -0 --separate-stderr rm-run -i 1.5s -o /dev/null -- true
@@ -388,7 +388,7 @@ man_awk() {
   sed -n "/^awk -F, 'NR == 1 { print \"$1/,/' [a-z]*\\.csv\$/p" "$RM_TOP/docs/rm-run.1" | sed 's/\\e/\\/g'
 }
 
-@test "MW14/MW15: the awk lines of rm-run(1) turn our --csv and --timeline into memwatch's columns" {
+@test "the awk lines of rm-run(1) turn our --csv and --timeline into memwatch's columns" {
   rm-run -i 0.1 --csv procs.csv --timeline timeline.csv -o /dev/null -- sh -c "$MEMHOG -m 8 -t 0.5 & wait"
   prog=$(man_awk pid,ppid,command)
   [ -n "$prog" ]
@@ -416,7 +416,7 @@ rows_once() {
 }
 
 # bats test_tags=slow
-@test "MW31: one row per process, sampled and exact: zombies reaped by rm-tree, children reaped before their fork event" {
+@test "one row per process, sampled and exact: zombies reaped by rm-tree, children reaped before their fork event" {
   local mode i
   for mode in 1 ''; do
     for i in 1 2 3 4 5 6 7 8; do
@@ -441,7 +441,7 @@ rows_once() {
 }
 
 # bats test_tags=slow
-@test "MW31: children met by a scan as zombies before their fork events were read are still listed, once" {
+@test "children met by a scan as zombies before their fork events were read are still listed, once" {
   # Busy loops of our own make the race (scan before events) likely.
   HOGS=()
   local mode _ n
@@ -462,7 +462,7 @@ rows_once() {
   done
 }
 
-@test "MW42: every output path is checked before CMD starts: exit 1, the path named, nothing run" {
+@test "every output path is checked before CMD starts: exit 1, the path named, nothing run" {
   run -1 --separate-stderr rm-run --csv /nonexistent/x.csv -- touch ran
   [ "$stderr" = "rm-run: cannot write --csv '/nonexistent/x.csv': no directory '/nonexistent'; nothing was run" ]
   run -1 --separate-stderr rm-run --timeline /proc/x.csv -- touch ran
@@ -479,7 +479,7 @@ rows_once() {
   [ "$(head -1 new.csv)" = "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,unit,cmd" ]
 }
 
-@test "MW42: an output that fails later is reported, the summary kept, and the status says so" {
+@test "an output that fails later is reported, the summary kept, and the status says so" {
   [ -w /dev/full ] || skip "no /dev/full"
   run -1 --separate-stderr rm-run --csv /dev/full -- echo ran
   [ "$output" = ran ]

@@ -361,7 +361,7 @@ EOF
   [[ "${stderr_lines[0]}" == "rm-sample: invalid --prom-label '9x=1'"* ]]
 }
 
-@test "loadavg 1e70 prints every digit and nothing else (F4); nan and inf are empty in CSV, null in JSON, no Prometheus sample (B9)" {
+@test "loadavg 1e70 prints every digit and nothing else; nan and inf are empty in CSV, null in JSON, no Prometheus sample" {
   local d="$BATS_TEST_TMPDIR/proc"
   cp -a "$FIXTURES/proc-old" "$d"
   printf '1e70 0.00 0.00 1/1 1\n' >"$d/loadavg"
@@ -514,7 +514,7 @@ shapes() {
   for x in "${f[@]}"; do shape "$x"; done | tr '\n' ' '
 }
 
-@test "RM44/RM6: rm-sample --seed-columns writes the seed's 14 columns in the seed's printf formats" {
+@test "rm-sample --seed-columns writes the seed's 14 columns in the seed's printf formats" {
   local d="$BATS_TEST_TMPDIR/seed"
   mkdir -p "$d/logs" "$d/out"
   echo "[ 12/6233] Building CXX object aten/foo.cpp.o" >"$d/logs/torch.log"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# rm-summarize's shape (issue 14): one model, renderers that only format
+# rm-summarize's shape: one model, renderers that only format
 # it, no circles among its files, short functions; and err(3)-style
 # messages that name the program whatever the binary is called.
 

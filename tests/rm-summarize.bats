@@ -343,7 +343,7 @@ EOF
   [ "${stderr_lines[0]}" = "rm-summarize: '-' (standard input) given twice" ]
 }
 
-@test "--svg and --csv refuse to overwrite an input, or each other, and leave it whole (F5)" {
+@test "--svg and --csv refuse to overwrite an input, or each other, and leave it whole" {
   mkdir "$BATS_TEST_TMPDIR/w"
   cp "$F/seed-build.csv" "$BATS_TEST_TMPDIR/w/run.csv"
   cp "$F/exitlog.csv" "$BATS_TEST_TMPDIR/w/el.csv"
@@ -373,7 +373,7 @@ EOF
   [ "$output" = "el-link.csv el.csv link.svg new.csv new.svg run.csv " ]
 }
 
-@test "--svg onto an existing file on a full filesystem: exit 1, the old file whole (F5)" {
+@test "--svg onto an existing file on a full filesystem: exit 1, the old file whole" {
   local mnt="$BATS_TEST_TMPDIR/fs"
   mkdir -p "$mnt"
   mount -t tmpfs -o size=16k rm-sum "$mnt" 2>"$BATS_TEST_TMPDIR/mount.err" ||
@@ -420,7 +420,7 @@ stepped() {
   }' >"$1"
 }
 
-@test "a wall-clock step mid-run: durations, rates, stages and energy from elapsed_s, never negative (F10)" {
+@test "a wall-clock step mid-run: durations, rates, stages and energy from elapsed_s, never negative" {
   local f="$BATS_TEST_TMPDIR/jump.csv"
   stepped "$f"
   run -0 --separate-stderr rm-summarize "$f"
@@ -438,7 +438,7 @@ stepped() {
   [ "$(jq -c '[.system.duration_s, .system.samples]' <<<"$output")" = "[3611,24]" ]
 }
 
-@test "CSVs without elapsed_s (the seed's) time by epoch; impossible epochs are skipped, never printed as a year -292275055 (F10)" {
+@test "CSVs without elapsed_s (the seed's) time by epoch; impossible epochs are skipped, never printed as a year -292275055" {
   local f="$BATS_TEST_TMPDIR/odd.csv"
   head -3 "$F/seed-build.csv" >"$f"
   # Epochs no clock can give, as a hostile or broken file holds them.
@@ -453,7 +453,7 @@ stepped() {
   [ "$(jq -c '[.system.duration_s, .system.skipped_rows]' <<<"$output")" = "[165,2]" ]
 }
 
-@test "oom_kills from hostile input: the total saturates instead of overflowing (F11)" {
+@test "oom_kills from hostile input: the total saturates instead of overflowing" {
   local f="$BATS_TEST_TMPDIR/oom.csv"
   awk 'BEGIN {
     print "epoch,elapsed_s,mem_avail_mb,oom_kills"

@@ -399,10 +399,12 @@ EOF
   [ "$(echo "${lines[1]}" | cut -d, -f5)" = "" ]
 }
 
-# Issue 14: the parts of rm-tree stand in one order.  snap.c and stream.c
-# took prog and cmd_dup from main.c, and events.c and stream.c called
-# each other; now main.c uses the parts, stream.c uses events.c and
-# cgroup.c, and util.c serves them all.  Read from the objects' symbols.
+# The parts of rm-tree stand in one order, so that each can be read
+# without those above it: main.c uses the parts, the stream's loop uses
+# job.c, probe.c and rows.c in that order, all of them events.c and
+# cgroup.c, and util.c serves them all; nothing reaches back into main.c
+# (snap.c and stream.c once took prog and cmd_dup from it, and events.c
+# and stream.c called each other).  Read from the objects' symbols.
 @test "rm-tree's parts call one way: nothing reaches back into main.c, and no two parts into each other" {
   local d="$RM_BUILD/src/rm-tree" a b edges=''
   [[ -f "$d/main.o" ]] || skip "no objects in $d"

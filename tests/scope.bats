@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Scope (issue 10 §3 §4, issue 12 B6): only the build's processes and OOM
+# Scope: only the build's processes and OOM
 # kills are charged to the build; other programs' go under "Elsewhere on
 # this host"; a memory cgroup's kill is worded as such; the kernel log is
 # matched by PID and name, its time only orders kills; every read of
@@ -177,7 +177,7 @@ new_memcg() {
   echo "$2M" >"$CG/memory.limit_in_bytes"
 }
 
-# The end-to-end tests that need rm-tree's scope options (issue 10 §3).
+# The end-to-end tests that need rm-tree's scope options.
 need_scope_tree() {
   rm-tree --help 2>/dev/null | grep -q -- --exclude-tree ||
     skip "this rm-tree has no --exclude-tree (scope options not built in)"

@@ -224,7 +224,7 @@ PYEOF
   [[ "${output}" == ok ]]
 }
 
-@test "an out-dir full from the start: the lost rows on stderr, exit 1, no bash write errors (F8)" {
+@test "an out-dir full from the start: the lost rows on stderr, exit 1, no bash write errors" {
   need rm-monitor
   MNT="${BATS_TEST_TMPDIR}/tiny"
   mkdir -p "${MNT}"
@@ -322,7 +322,7 @@ PYEOF
 
 # --- stage file and logs: never through a symlink, never another user's ----
 
-@test "the stage file and stage logs are never read through a symlink, nor a log of another owner (F3)" {
+@test "the stage file and stage logs are never read through a symlink, nor a log of another owner" {
   local d="$BATS_TEST_TMPDIR"
   mkdir -p "$d/logs"
   echo 'building foo' > "$d/logs/compile.log"

@@ -304,7 +304,7 @@ EOF
   local -a failed=()
   # try DESCRIPTION STATUS CMD...: CMD must exit STATUS with a message
   # naming the path, the victim intact (rm-run checks every output path
-  # before the command starts, MW42: exit 1, nothing run).  Every command
+  # before the command starts: exit 1, nothing run).  Every command
   # is tried; the failures are listed at the end.
   try() {
     echo precious >"${victim}"

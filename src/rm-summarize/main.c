@@ -549,7 +549,7 @@ static int print_reports(const struct report *reps, int nrep, int *gated)
 }
 
 /* Filters that match nothing: the summary says so, but with -o it is in
- * a file; a word on stderr too (MW24). */
+ * a file; a word on stderr too. */
 static void warn_filtered_out(const struct report *reps, int nrep)
 {
 	for (int k = 0; k < nrep; k++) {

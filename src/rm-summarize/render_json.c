@@ -1,6 +1,10 @@
 /*
  * render_json.c: a report as one JSON object a line.  It formats the
  * model (report.h) and nothing else; a number not known is null, never 0.
+ *
+ * This file is long because it names every key of the JSON report once,
+ * section by section in the order they are printed (print_json at the
+ * end), so that a reader looking for a key (jq's users) finds it here.
  */
 #include <stdio.h>
 #include <stdlib.h>

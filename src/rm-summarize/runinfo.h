@@ -5,7 +5,7 @@
  * Its five options are in main.c's table.  Beyond --help: the status
  * files are summed (rows lost, the first lost, rows staged by the log's
  * name, gaps, the longest gap); every file is read once under whatever
- * name (RM32), and --companions adds X.csv's companions.
+ * name, and --companions adds X.csv's companions.
  *
  * It depends on lib only; main.c calls it and passes what it needs.
  */

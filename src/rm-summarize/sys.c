@@ -4,6 +4,11 @@
  * with rows except the stage table and its change points, and the OOM
  * kills; the SVG series are kept in a fixed number of time buckets that
  * double their width when the run outgrows them.
+ *
+ * This file is long because one pass over the rows feeds every fold
+ * (peaks, runs, stages, cgroup, OOM, energy, disk) and the verdicts read
+ * what those folds kept: each fold is short and the file reads top down,
+ * row in (sys_row), then the disk fit, then the verdicts (sys_finish).
  */
 #include <errno.h>
 #include <limits.h>
@@ -306,7 +311,7 @@ static int cgroup_fold(struct sys *s, struct stage *st, const struct row *w, dou
 #define EPOCH_MAX 253402300800.0
 
 /*
- * The row's time on one monotonic axis (F10/B5): the epoch of the first
+ * The row's time on one monotonic axis: the epoch of the first
  * timed row plus the elapsed_s offset, when the CSV has elapsed_s (a
  * clock step moves epoch, never elapsed_s); epoch alone in CSVs without
  * it (the seed's).  Every interval is measured on this axis; epoch is
@@ -328,7 +333,7 @@ static double row_time(struct sys *s, const struct row *w)
 	return s->origin + el;
 }
 
-/* a + b for input-fed counts: saturates instead of overflowing (F11). */
+/* a + b for input-fed counts: saturates instead of overflowing. */
 static long add_sat(long a, double b)
 {
 	if (!(b > 0))

@@ -24,6 +24,12 @@
  * process had threads.  Threads' CPU, I/O and faults are summed, the
  * high-water mark (one per mm) is their max, the delays come from the
  * aggregate when there is one.
+ *
+ * This file is long because it does four jobs for now: the hot/cold
+ * wake-up filter, membership from fork and exec, taskstats records into
+ * rows, and --elsewhere with --stats.  The process table's state machine
+ * (docs/HACKING.md) is what splits it: membership and records become
+ * transitions of one table, and this file keeps the event sources.
  */
 #include <err.h>
 #include <errno.h>

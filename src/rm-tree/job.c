@@ -147,7 +147,7 @@ void reap(struct stream *s, double el)
 /*
  * After an event pump: a child reaped before its fork event was read is
  * met again by that event, as a member with its parent's name and no
- * process behind it.  Its row is written already (MW31): drop the node,
+ * process behind it.  Its row is written already (one row per process): drop the node,
  * and the count it added.
  */
 void drop_ghosts(struct stream *s)

@@ -194,7 +194,7 @@ static int sample(struct stream *s, struct rm_pnode *n, double el)
 	struct rm_pstat st;
 
 	/* A descriptor kept from before an exec may fail to read: open the
-	 * file again before taking the process for gone (MW31: it was met
+	 * file again before taking the process for gone (else it was met
 	 * again as a new process, and listed twice). */
 	if ((rm_pfile_read(&n->stat_fd, n->pid, "stat", buf, sizeof(buf), 1) <= 0 ||
 	     rm_pstat_parse(buf, &st) < 0 || st.starttime != n->start) &&
@@ -216,7 +216,7 @@ static int sample(struct stream *s, struct rm_pnode *n, double el)
 		memcpy(n->comm, st.comm, sizeof(n->comm));   /* its name at exit */
 		end_member(s, n, el);
 		/* Its row is written: if it comes to us to reap (its parent
-		 * left it), it is not the job's a second time (MW31). */
+		 * left it), it is not the job's a second time. */
 		n->ended = 1;
 		return -1;
 	}
@@ -256,7 +256,7 @@ static struct rm_pnode *meet(struct stream *s, int pid, double el)
 	 * still the job's: it joins and the reaper writes its row.  So is a
 	 * member's zombie child, met by a scan before its fork event was
 	 * read (a loaded machine): as an outsider it would never join, and
-	 * its exit record would be dropped (MW31: rows lost). */
+	 * its exit record would be dropped (rows lost). */
 	struct rm_pnode *parent = rm_ptree_find(&s->t, st.ppid);
 	int members_zombie = parent && parent->member && !parent->ended;
 	if ((st.flags & RM_PF_KTHREAD) ||
@@ -401,7 +401,7 @@ void scan(struct stream *s, double el)
 		n = s->gone.v[i];
 		/* A listing of /proc can miss a live pid (one mid-exec): a
 		 * member still there is kept, not ended and met again as a
-		 * new process (MW31: it was listed twice). */
+		 * new process (it was listed twice). */
 		if (n->member && rm_pstat_read(n->pid, &st) == 0 && st.starttime == n->start) {
 			n->seen = s->t.gen;
 			continue;

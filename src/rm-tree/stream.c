@@ -185,7 +185,7 @@ static int stream_finish(struct stream *s)
 	free(s->fresh.v);
 	free(s->gone.v);
 	/* --exec: CMD's status, but not a success when an output it was
-	 * asked for could not be written (said above, MW42). */
+	 * asked for could not be written (said above). */
 	if (s->exec) {
 		int rc = rm_exit_column(s->root_status);
 		return rc == 0 && s->status == RM_EXIT_FAIL ? RM_EXIT_FAIL : rc;

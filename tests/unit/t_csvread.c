@@ -122,7 +122,7 @@ static void test_blank_lines(void)
 static void test_cut_last(void)
 {
 	check_all_splits("a,b\n1,2", "a|b\n1|2$\n");
-	/* A quote open at the end is an error naming its line (F13). */
+	/* A quote open at the end is an error naming its line. */
 	check_all_splits("a,b\n1,\"open", "a|b\n!Q2\n");
 	/* A final CR is a line end, not a cut. */
 	check_all_splits("a,b\r", "a|b\n");

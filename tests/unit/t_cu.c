@@ -152,8 +152,7 @@ static void test_compiler_ere(void)
 	CHECK_STR(small, "^(cc1|c");
 }
 
-/* Under qemu-user through binfmt_misc (issue 19 item 3; finding #3 of
- * qemu-container.md): argv[0] is the interpreter, then the binary's
+/* Under qemu-user through binfmt_misc: argv[0] is the interpreter, then the binary's
  * path, then with flag P the original argv0. */
 static void test_emulated(void)
 {

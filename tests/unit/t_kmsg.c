@@ -198,7 +198,7 @@ static void test_cgroup_path_with_task_keeps_victim_name(void)
 	unlink(path);
 }
 
-/* issue 12: "--kmsg /dev/zero never returns".  Every read is bounded: a
+/* "--kmsg /dev/zero" must return.  Every read is bounded: a
  * device with no kernel log record is refused with EBADMSG. */
 static void test_read_bounded(void)
 {

@@ -266,7 +266,7 @@ static void iso_time(void)
 	CHECK_STR(buf, "2023-11-14T22:13:21.000Z");
 	rm_fmt_iso(0.25, buf, sizeof(buf));
 	CHECK_STR(buf, "1970-01-01T00:00:00.250Z");
-	/* Impossible times (F10): no overflowing cast, no year -292275055. */
+	/* Impossible times: no overflowing cast, no year -292275055. */
 	rm_fmt_iso(99999999999999999.0, buf, sizeof(buf));
 	CHECK_STR(buf, "?");
 	rm_fmt_iso(-99999999999999999.0, buf, sizeof(buf));
@@ -278,7 +278,7 @@ static void iso_time(void)
 }
 
 /*
- * B10: files whose length depends on the machine are read whole.  A
+ * Files whose length depends on the machine are read whole.  A
  * generated proc root: /proc/stat with a 200 KiB intr line before btime
  * (a host with many MSI-X vectors), a 120 KiB mountinfo with the cgroup2
  * line last (a k8s node), and a file past the 16 MiB cap.
