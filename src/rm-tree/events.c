@@ -1037,7 +1037,7 @@ void events_stats(int final)
 {
 	const struct opts *o = E.h.o;
 	struct rm_outfile of = { .fd = -1 };
-	char why[256] = "", row[512];
+	char why[256] = "", row[4800];
 	int len;
 
 	if (final && E.lost)
@@ -1045,7 +1045,8 @@ void events_stats(int final)
 			   "each was followed by a /proc scan", (unsigned long long)E.lost);
 	if (!o->stats)
 		return;
-	len = snprintf(row, sizeof(row), "mode,events_lost,resyncs,delayacct,taskstats_error\n"
+	len = snprintf(row, sizeof(row), "mode,events_lost,resyncs,delayacct,taskstats_error,"
+		       "pid_ns,cgroup_ns,cgroup\n"
 		       "%s,%llu,%llu,", E.exact ? "exact" : "sampled",
 		       (unsigned long long)E.lost, (unsigned long long)E.resyncs);
 	if (E.delayacct >= 0)
@@ -1060,7 +1061,7 @@ void events_stats(int final)
 				*c = ';';
 		len += snprintf(row + len, sizeof(row) - (size_t)len, "%s", q);
 	}
-	len += snprintf(row + len, sizeof(row) - (size_t)len, "\n");
+	len += snprintf(row + len, sizeof(row) - (size_t)len, "%s\n", where_cols(o));
 	/* Written whole each time, beside its target, never through a link. */
 	if (rm_out_open(o->stats, &of, why, sizeof(why)) < 0 ||
 	    write(of.fd, row, (size_t)len) != len) {

@@ -88,7 +88,8 @@ static const struct rm_cli_opt options[] = {
 	  .help = "also rows (scope out) for processes outside the\n"
 		  "selection whose peak reached KIB (default 102400)" },
 	{ O_STATS, "stats", "FILE", .kind = RM_CLI_STRING, .off = OFF(stats),
-	  .help = "mode,events_lost,resyncs,delayacct,taskstats_error" },
+	  .help = "mode,events_lost,resyncs,delayacct,taskstats_error,\n"
+		  "pid_ns,cgroup_ns,cgroup" },
 	{ 'H', "no-header", NULL, .kind = RM_CLI_FALSE, .off = OFF(header),
 	  .help = "no CSV header line" },
 	RM_CLI_HELP_OPT,

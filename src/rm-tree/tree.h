@@ -76,6 +76,8 @@ int snapshot_run(const struct opts *o);
 int stream_run(const struct opts *o);
 /* --init: run o->argv as its init would; CMD's exit status. */
 int init_run(const struct opts *o);
+/* where.c: ",PID_NS,CGROUP_NS,CGROUP", the --stats row's last three fields. */
+const char *where_cols(const struct opts *o);
 
 /* util.c.  Sanitize a command line read from /proc into a heap string
  * (NULL when empty or out of memory). */
