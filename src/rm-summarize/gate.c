@@ -191,8 +191,9 @@ static void oom_first_victim(const struct report *r, char *buf, size_t size)
 			const char *unit = NULL;
 			if (e->vscope[k] == 0)
 				continue;
+			/* An inferred row (a PID namespace's) names the unit. */
 			for (size_t j = 0; j < r->nproc && !unit; j++)
-				if (r->procs[j].pid == e->vpid[k])
+				if (r->procs[j].pid == (e->vrow[k] ? e->vrow[k] : e->vpid[k]))
 					unit = r->procs[j].unit;
 			if (unit)
 				snprintf(buf, size, "%s (%s, PID %d)", unit, e->vname[k], e->vpid[k]);

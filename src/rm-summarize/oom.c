@@ -17,9 +17,22 @@
  * a tree or cgroup scope, or scope=out rows, say so), and of unknown
  * scope, counted as the build's as before, when it does not (rm-tree
  * --match follows only the compilers).
+ *
+ * A run made in a PID namespace (a container: the --stats row's pid_ns is
+ * not the initial one) has the namespace's PIDs, never the kernel log's:
+ * there a kill is the run's when the cgroup the log names (task_memcg=,
+ * else oom_memcg=) is the cgroup the run recorded (--stats cgroup) or
+ * below it, which is exact; the victim's row is then inferred, by name
+ * and an end between the samples around the kill, and said to be.
+ * Without a kernel log (inside a container there is none), the build's
+ * cgroup's own counter (cg_oom_kills) says exactly how many kills were
+ * the build's; in a PID namespace the rest of the host-wide count was
+ * elsewhere, and a row of the build that ended by SIGKILL then is the
+ * inferred victim.
  */
 #include <err.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +46,14 @@
 struct kill {
 	struct rm_oom_kill k;
 	int scope;             /* 1 build, 0 elsewhere, -1 unknown */
-	int matched;           /* named by an exit-log row */
+	int matched;           /* named by an exit-log row, or tied by cgroup */
+	int tie;               /* enum vtie */
 };
+
+/* The initial namespaces' inode numbers (PROC_PID_INIT_INO,
+ * PROC_CGROUP_INIT_INO): fixed by the kernel. */
+#define PID_NS_INIT 4026531836UL
+#define CGROUP_NS_INIT 4026531835UL
 
 struct kills {
 	struct kill *v;
@@ -78,6 +97,39 @@ static int named_in(const struct proc *procs, size_t n, int pid, const char *nam
 	return 0;
 }
 
+/* The run's PIDs are a PID namespace's, not the kernel log's. */
+static int run_in_pidns(const struct report *r)
+{
+	return r->stats.known && r->stats.pid_ns && r->stats.pid_ns != PID_NS_INIT;
+}
+
+/* A kill whose victim's cgroup is the run's or below it: the run's,
+ * exactly, where the run's PIDs cannot name it and its cgroup path is
+ * the kernel's (written in the initial cgroup namespace). */
+static int in_run_cgroup(const struct report *r, const struct rm_oom_kill *k)
+{
+	const char *run = r->stats.cgroup;
+	const char *cg = k->task_memcg[0] ? k->task_memcg : k->oom_memcg;
+	size_t n = strlen(run);
+
+	if (!run_in_pidns(r) || r->stats.cgroup_ns != CGROUP_NS_INIT || n < 2 || !cg[0])
+		return 0;
+	return strncmp(cg, run, n) == 0 && (cg[n] == '\0' || cg[n] == '/');
+}
+
+/* The kill's log time, as wall time, falls between a rise of the counter
+ * and the sample before: 2 s and 100 ppm of uptime of slack for the drift
+ * of the two clocks. */
+static int near_rise(const struct sys *s, const struct rm_oom_kill *k, double boot)
+{
+	double at = boot + k->klog_s, tol = 2.0 + 1e-4 * k->klog_s;
+
+	for (size_t j = 0; j < s->nev; j++)
+		if (at >= s->ev[j].prev_epoch - tol && at <= s->ev[j].epoch + tol)
+			return 1;
+	return 0;
+}
+
 /*
  * The container whose cgroup the victim was in (task_memcg), or whose
  * limit it hit (oom_memcg), or -1.  A kill in a tied container's cgroup
@@ -113,29 +165,114 @@ static size_t kills_of_run(const struct report *r, struct kills *ks, size_t *run
 		if (c >= 0 && ctr_tied(&r->ctrs.v[c])) {
 			k->scope = 1;
 			k->matched = 1;
+			k->tie = VT_CTR;
 		} else if (named_in(r->procs, r->nproc, k->k.pid, name)) {
 			k->scope = 1;
 			k->matched = 1;
+			k->tie = VT_PID;
 		} else if (named_in(r->others, r->nothers, k->k.pid, name) || c >= 0) {
 			/* Another program's row, or a container of the run not
 			 * tied to the build. */
 			k->scope = 0;
 			k->matched = 1;
-		} else {
+			k->tie = c >= 0 ? VT_CTR : VT_PID;
+		} else if (!near_rise(s, &k->k, boot)) {
 			/* Log time as wall time, only to tell whether an
-			 * unnamed kill fell in the run: 2 s and 100 ppm of
-			 * uptime of slack for the drift of the two clocks. */
-			double at = boot + k->k.klog_s, tol = 2.0 + 1e-4 * k->k.klog_s;
-			int near = 0;
-			for (size_t j = 0; j < s->nev && !near; j++)
-				near = at >= s->ev[j].prev_epoch - tol && at <= s->ev[j].epoch + tol;
-			if (!near)
-				continue;
+			 * unnamed kill fell in the run. */
+			continue;
+		} else if (in_run_cgroup(r, &k->k)) {
+			/* In the run's cgroup, when the counter rose: the
+			 * same cgroup at another time is another run's. */
+			k->scope = 1;
+			k->matched = 1;
+			k->tie = VT_CGROUP;
+		} else {
 			k->scope = complete ? 0 : -1;
 		}
 		run[nrun++] = i;
 	}
 	return nrun;
+}
+
+static int killed_row(const struct proc *p)
+{
+	return strcmp(p->exit, "137") == 0 || strcmp(p->exit, "SIGKILL") == 0;
+}
+
+/*
+ * The build's row that is e's victim: named name (NULL: any) and ended
+ * between the sample before the kill and 10 s after the sample that
+ * counted it (a sampled row ends when it is seen gone); one that ended by
+ * SIGKILL is taken before others.  Returns its index, or -1 when no row,
+ * or more than one, fits.
+ */
+static long infer_row(const struct report *r, const struct oomev *e, const char *name)
+{
+	const struct sys *s = r->sys;
+	double off = s->first_epoch - s->first_elapsed;
+	long found = -1, nfound = 0;
+
+	for (int pass = 0; pass < 2 && nfound == 0; pass++)
+		for (size_t i = 0; i < r->nproc; i++) {
+			const struct proc *p = &r->procs[i];
+			double end = off + p->end_s;
+			if (isnan(p->end_s) || end < e->prev_epoch - 2 || end > e->epoch + 10)
+				continue;
+			if ((name && strncmp(p->comm, name, 15) != 0) || (pass == 0 && !killed_row(p)))
+				continue;
+			if (!name && pass == 1)
+				continue;
+			found = (long)i;
+			nfound++;
+		}
+	return nfound == 1 ? found : -1;
+}
+
+/* The victims tied by cgroup: each its row, where one fits. */
+static void infer_rows(struct report *r)
+{
+	struct sys *s = r->sys;
+
+	for (size_t i = 0; i < s->nev; i++) {
+		struct oomev *e = &s->ev[i];
+		for (int v = 0; v < e->nv; v++) {
+			long j;
+			if (e->vtie[v] != VT_CGROUP || (j = infer_row(r, e, e->vname[v])) < 0)
+				continue;
+			e->vrow[v] = r->procs[j].pid;
+		}
+	}
+}
+
+/*
+ * No kernel log: the build cgroup's counter rose by cg_kills in the
+ * sample each event was counted in.  Those are the build's; in a PID
+ * namespace (a container, whose build is all in that cgroup) the rest
+ * were elsewhere.  A row of the build that ended by SIGKILL then is the
+ * inferred victim.
+ */
+static void cg_attribute(struct report *r)
+{
+	struct sys *s = r->sys;
+
+	for (size_t i = 0; i < s->nev; i++) {
+		struct oomev *e = &s->ev[i];
+		long j;
+		if (e->cg_kills < 0)
+			continue;
+		if (run_in_pidns(r) && e->kills > e->cg_kills) {
+			e->else_kills = e->kills - e->cg_kills;
+			s->oom_else += e->else_kills;
+		}
+		if (e->cg_kills == 0 || e->nv >= MAX_VICTIMS || (j = infer_row(r, e, NULL)) < 0)
+			continue;
+		e->vpid[e->nv] = e->vrow[e->nv] = r->procs[j].pid;
+		snprintf(e->vname[e->nv], sizeof(e->vname[0]), "%s", r->procs[j].comm);
+		e->vscope[e->nv] = 1;
+		e->vtie[e->nv] = VT_EXIT;
+		e->vctr[e->nv] = -1;
+		e->nv++;
+	}
 }
 
 void oom_attribute(struct report *r, const struct opts *o)
@@ -156,6 +293,8 @@ void oom_attribute(struct report *r, const struct opts *o)
 			warnx("--kmsg '%s': %s", shown, kmsg_why(s->kmsg_errno));
 			free(shown);
 		}
+		if (s->has_cg_oom)
+			cg_attribute(r);
 		return;
 	}
 	s->kmsg_state = 1;
@@ -186,6 +325,8 @@ void oom_attribute(struct report *r, const struct opts *o)
 			e->vctr[v] = kill_ctr(r, &k->k);
 			if (e->vctr[v] >= 0)
 				r->ctrs.v[e->vctr[v]].kmsg_kills++;
+			e->vtie[v] = k->tie;
+			e->vrow[v] = 0;
 			e->vcons[v] = k->k.constraint;
 			rm_sanitize(k->k.oom_memcg, strlen(k->k.oom_memcg), e->vmemcg[v],
 				    sizeof(e->vmemcg[v]));
@@ -201,6 +342,7 @@ void oom_attribute(struct report *r, const struct opts *o)
 	}
 	free(run);
 	free(ks.v);
+	infer_rows(r);
 }
 
 long oom_build_kills(const struct sys *s)

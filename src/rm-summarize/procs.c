@@ -24,9 +24,10 @@ static const char *const xl_names[XL_N] = {
 };
 
 /* rm-tree --stats, one row. */
-enum { ST_MODE, ST_LOST, ST_RESYNCS, ST_DELAYACCT, ST_ERROR, ST_N };
+enum { ST_MODE, ST_LOST, ST_RESYNCS, ST_DELAYACCT, ST_ERROR, ST_PIDNS, ST_CGNS, ST_CGROUP, ST_N };
 static const char *const st_names[ST_N] = {
 	"mode", "events_lost", "resyncs", "delayacct", "taskstats_error",
+	"pid_ns", "cgroup_ns", "cgroup",
 };
 
 enum { JB_CMD, JB_START, JB_END, JB_ELAPSED, JB_EXIT, JB_PROCS, JB_PEAK, JB_PEAK_AT,
@@ -237,6 +238,10 @@ static void stats_row(struct report *r, const struct rm_csv *c, int n)
 	st->resyncs = pnum(c, n, ST_RESYNCS);
 	st->delayacct = pnum(c, n, ST_DELAYACCT);
 	pstr(c, n, ST_ERROR, st->error, sizeof(st->error));
+	/* Where the run was (rm-tree since issue 19): 0 and "" unknown. */
+	st->pid_ns = isnan(pnum(c, n, ST_PIDNS)) ? 0 : (unsigned long)pnum(c, n, ST_PIDNS);
+	st->cgroup_ns = isnan(pnum(c, n, ST_CGNS)) ? 0 : (unsigned long)pnum(c, n, ST_CGNS);
+	pstr(c, n, ST_CGROUP, st->cgroup, sizeof(st->cgroup));
 }
 
 static void timeline_row(struct report *r, const struct rm_csv *c, int n)

@@ -156,6 +156,18 @@ static void json_victims(struct rm_buf *b, const struct report *r, const struct 
 			rm_buf_adds(b, ",\"container\":");
 			jstr_or_null(b, e->vctr[k] >= 0 ? r->ctrs.v[e->vctr[k]].shortid : NULL);
 		}
+		/* How it was tied: its PID, the run's cgroup (exact; its row
+		 * inferred), or the cgroup's counter and a SIGKILLed row. */
+		rm_buf_addf(b, ",\"tied_by\":%s,\"row_pid\":",
+			    e->vtie[k] == VT_CGROUP ? "\"cgroup\"" : e->vtie[k] == VT_EXIT ? "\"exit_status\"" :
+			    e->vtie[k] == VT_PID ? "\"pid\"" : e->vtie[k] == VT_CTR ? "\"container\"" : "null");
+		if (e->vrow[k])
+			rm_buf_addf(b, "%d", e->vrow[k]);
+		else if (e->vtie[k] == VT_PID)
+			rm_buf_addf(b, "%d", e->vpid[k]);
+		else
+			rm_buf_adds(b, "null");
+		rm_buf_addf(b, ",\"row_inferred\":%s", e->vtie[k] != VT_PID && e->vrow[k] ? "true" : "false");
 		rm_buf_addc(b, '}');
 	}
 	rm_buf_addc(b, ']');

@@ -209,6 +209,20 @@ static void text_runs(struct rm_buf *b, const struct report *r, const struct opt
 	}
 }
 
+/* How victim k was tied to the build, where not by its PID. */
+static void text_victim_tie(struct rm_buf *b, const struct oomev *e, int k)
+{
+	if (e->vtie[k] == VT_CGROUP) {
+		rm_buf_adds(b, "; the build's: its cgroup is the run's (the run's PIDs are a PID namespace's)");
+		if (e->vrow[k])
+			rm_buf_addf(b, "; its row inferred by command, cgroup and end time: PID %d there",
+				    e->vrow[k]);
+	} else if (e->vtie[k] == VT_EXIT) {
+		rm_buf_adds(b, ", inferred: the build's cgroup counted the kill (no kernel log here) "
+			    "and this row ended by SIGKILL then");
+	}
+}
+
 /* One OOM kill of the build: when, in which stage, whom and why. */
 static void text_oom_event(struct rm_buf *b, const struct report *r, const struct oomev *e)
 {
@@ -240,9 +254,12 @@ static void text_oom_event(struct rm_buf *b, const struct report *r, const struc
 				fmt_ctr_name(&r->ctrs.v[e->vctr[k]], nm, sizeof(nm));
 				rm_buf_addf(b, " (container %s)", nm);
 			}
+			text_victim_tie(b, e, k);
 		}
 	} else if (s->kmsg_state < 0) {
 		rm_buf_addf(b, ", victim unknown (kernel log: %s)", kmsg_why(s->kmsg_errno));
+		if (e->cg_kills > 0)
+			rm_buf_adds(b, "; counted by the build's cgroup's own oom_kill");
 	} else {
 		rm_buf_adds(b, ", victim not in the kernel log");
 	}

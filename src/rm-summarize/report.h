@@ -60,10 +60,21 @@ struct runstat {
 	int first_stage;
 };
 
+/* How an OOM victim was tied to the run (oomev.vtie). */
+enum vtie {
+	VT_NONE,               /* none: a kernel-log kill near a rise of the counter */
+	VT_PID,                /* named by PID and name in an exit log: exact */
+	VT_CTR,                /* in a container's cgroup (containers companion): exact */
+	VT_CGROUP,             /* in the run's cgroup (kernel log against --stats): exact */
+	VT_EXIT,               /* no kernel log: the cgroup's counter rose, and a row
+				* of the build ended by SIGKILL then: inferred */
+};
+
 struct oomev {
 	double epoch, prev_epoch;
 	int stage;
 	long kills;
+	long cg_kills;         /* rise of the build's cgroup's oom_kill then, -1 unknown */
 	char ctx[CTX_RAW];
 	size_t ctxlen;
 	int nv;
@@ -76,6 +87,10 @@ struct oomev {
 	int vcons[MAX_VICTIMS];
 	char vmemcg[MAX_VICTIMS][128];
 	int vctr[MAX_VICTIMS];   /* the container (index) whose cgroup it was in, -1 none */
+	/* oom.c: how the victim was tied to the run (enum vtie) and, where
+	 * its row was inferred, that row's PID (a PID namespace's), else 0. */
+	int vtie[MAX_VICTIMS];
+	int vrow[MAX_VICTIMS];
 	long else_kills;       /* of kills, those whose victim was elsewhere */
 };
 
@@ -158,7 +173,7 @@ struct bucket {
 enum { SC_EPOCH, SC_ELAPSED, SC_LOAD1, SC_CPU, SC_USED, SC_AVAIL, SC_MEMPCT, SC_SWAP,
        SC_DISK, SC_DISKPCT, SC_COMP, SC_STAGE, SC_CONTEXT, SC_OOM, SC_PSI_MEM_FULL,
        SC_PKG_W, SC_GPU_BUSY, SC_GPU_VRAM, SC_GPU_VRAM_TOTAL,
-       SC_CG_AVAIL, SC_CG_LIMIT, SC_CORES, SC_N };
+       SC_CG_AVAIL, SC_CG_LIMIT, SC_CORES, SC_CG_OOM, SC_N };
 
 struct sys {
 	char *file;
@@ -174,6 +189,8 @@ struct sys {
 	struct runstat near, low;
 	int has_oom;
 	double oom_prev;
+	int has_cg_oom;        /* the cg_oom_kills column (rm-sample --cgroup-path) */
+	double cg_oom_prev;
 	long oom_total;
 	struct oomev *ev;
 	size_t nev, capev;
@@ -229,6 +246,10 @@ struct stats {
 	char mode[16];         /* "exact", "sampled" */
 	double events_lost, resyncs, delayacct;
 	char error[200];       /* why not exact */
+	/* Where the run was: its PID and cgroup namespaces (inode numbers,
+	 * 0 unknown) and the followed tree's memory cgroup ("" unknown). */
+	unsigned long pid_ns, cgroup_ns;
+	char cgroup[256];
 };
 
 struct job {

@@ -25,7 +25,7 @@ static const char *const sc_names[SC_N] = {
 	"epoch", "elapsed_s", "load1", "cpu_pct", "mem_used_mb", "mem_avail_mb", "mem_pct",
 	"swap_used_mb", "disk_avail_gb", "disk_pct", "compilers", "stage", "context",
 	"oom_kills", "psi_mem_full", "pkg_w", "gpu_busy_pct", "gpu_vram_used_mb",
-	"gpu_vram_total_mb", "cg_mem_avail_mb", "cg_mem_limit_mb", "cores",
+	"gpu_vram_total_mb", "cg_mem_avail_mb", "cg_mem_limit_mb", "cores", "cg_oom_kills",
 };
 
 static const char *const seed_cols[14] = {
@@ -70,7 +70,7 @@ struct sys *sys_new(const char *file, const struct rm_csv *hdr)
 	s->near.first_stage = s->low.first_stage = -1;
 	s->first_epoch = s->last_epoch = s->prev_epoch = s->first_elapsed = NAN;
 	s->origin = s->prev_el = NAN;
-	s->oom_prev = NAN;
+	s->oom_prev = s->cg_oom_prev = NAN;
 	s->disk_first = s->disk_last = s->swap_first = s->swap_last = NAN;
 	s->mem_total_mb = s->vram_total_mb = NAN;
 	s->cur_stage = -1;
@@ -273,6 +273,7 @@ static void oom_event(struct sys *s, const struct row *w, double epoch, long kil
 	e->prev_epoch = isnan(s->prev_epoch) ? epoch - 1 : s->prev_epoch;
 	e->stage = s->cur_stage;
 	e->kills = kills;
+	e->cg_kills = -1;
 	e->ctxlen = ctx_copy(w, e->ctx, sizeof(e->ctx));
 }
 
@@ -381,20 +382,41 @@ static void disk_fold(struct sys *s, double t, double disk)
 	s->dcdd += ed * (disk - s->dmd);
 }
 
-/* The oom_kills counter: a rise is an OOM event of that many kills. */
+/* The rise of a counter column since its last reading (0 first time: both
+ * counters count from the stream's start); *prev follows it. */
+static long counter_rise(double v, double *prev)
+{
+	long k = 0;
+
+	if (isnan(v))
+		return 0;
+	if (isnan(*prev) ? v > 0 : v > *prev)
+		k = add_sat(0, v - (isnan(*prev) ? 0 : *prev));
+	*prev = v;
+	return k;
+}
+
+/* The oom_kills counter (host-wide): a rise is an OOM event of that many
+ * kills; the build cgroup's cg_oom_kills rise beside it says how many of
+ * them were in the build's cgroup, exactly. */
 static void oom_fold(struct sys *s, const struct row *w, double epoch)
 {
-	double oom = val(w, SC_OOM);
+	double oom = val(w, SC_OOM), cg = val(w, SC_CG_OOM);
+	long k, cgk;
 
+	if (!isnan(cg))
+		s->has_cg_oom = 1;
+	cgk = counter_rise(cg, &s->cg_oom_prev);
 	if (isnan(oom))
 		return;
 	s->has_oom = 1;
-	if (isnan(s->oom_prev) ? oom > 0 : oom > s->oom_prev) {
-		long k = add_sat(0, oom - (isnan(s->oom_prev) ? 0 : s->oom_prev));
+	k = counter_rise(oom, &s->oom_prev);
+	if (k > 0) {
 		oom_event(s, w, epoch, k);
 		s->oom_total = add_sat(s->oom_total, (double)k);
+		if (!isnan(cg))
+			s->ev[s->nev - 1].cg_kills = cgk < k ? cgk : k;
 	}
-	s->oom_prev = oom;
 }
 
 /* Package power: its peak, and energy integrated over the rows' time. */
