@@ -96,6 +96,12 @@ fixture() {
   run -0 --separate-stderr rm-summarize --json --kmsg "$D/none" "$D/in.csv" "$D/in.procs.csv" "$D/in.stats.csv"
   run -0 jq -c '[.system.oom_kills.count, .system.oom_kills.elsewhere, (.system.oom_kills.events[0].victims[0] | .pid, .tied_by, .row_inferred)]' <<<"$output"
   [ "$output" = '[1,1,112,"exit_status",true]' ]
+  # A shell's 137 passed on from a child that ended then is no SIGKILL of its own.
+  fixture 76.000 ''
+  sed 's/^111,7,g++,2.900,76.000,4000,3.000,0.01,1,/111,7,g++,2.900,76.000,4000,3.000,0.01,137,/' "$D/in.procs.csv" >"$D/p137.csv"
+  grep -q '^111,.*,137,g++' "$D/p137.csv"
+  run -0 --separate-stderr rm-summarize --kmsg "$D/none" "$D/in.csv" "$D/p137.csv" "$D/in.stats.csv"
+  [[ "$output" == *"victim unknown (kernel log: No such file or directory); counted by the build's cgroup's own oom_kill"* ]]
   # Without the cgroup's counter, as before: both kills unknown, counted as the build's.
   cut -d, -f1-23,25- "$D/in.csv" >"$D/nocg.csv"
   run -0 rm-summarize --kmsg "$D/none" "$D/nocg.csv" "$D/in.procs.csv" "$D/in.stats.csv"

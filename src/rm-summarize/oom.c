@@ -199,28 +199,40 @@ static int killed_row(const struct proc *p)
 	return strcmp(p->exit, "137") == 0 || strcmp(p->exit, "SIGKILL") == 0;
 }
 
+/* Row p ended between the sample before e's kill and 10 s after the
+ * sample that counted it (a sampled row ends when it is seen gone). */
+static int ended_near(const struct report *r, const struct proc *p, const struct oomev *e)
+{
+	double end = r->sys->first_epoch - r->sys->first_elapsed + p->end_s;
+
+	return !isnan(p->end_s) && end >= e->prev_epoch - 2 && end <= e->epoch + 10;
+}
+
+/* A child of p ended then too: p's 137 may be its child's, passed on by
+ * a shell, not a SIGKILL of its own. */
+static int child_ended_near(const struct report *r, const struct proc *p, const struct oomev *e)
+{
+	for (size_t i = 0; i < r->nproc; i++)
+		if (r->procs[i].ppid == p->pid && ended_near(r, &r->procs[i], e))
+			return 1;
+	return 0;
+}
+
 /*
- * The build's row that is e's victim: named name (NULL: any) and ended
- * between the sample before the kill and 10 s after the sample that
- * counted it (a sampled row ends when it is seen gone); one that ended by
- * SIGKILL is taken before others.  Returns its index, or -1 when no row,
- * or more than one, fits.
+ * The build's row that is e's victim, of those that ended near it: named
+ * name, one that ended by SIGKILL taken before others; or, name NULL, the
+ * one that ended by SIGKILL (exit 137) with no child that ended then.
+ * Returns its index, or -1 when no row, or more than one, fits.
  */
 static long infer_row(const struct report *r, const struct oomev *e, const char *name)
 {
-	const struct sys *s = r->sys;
-	double off = s->first_epoch - s->first_elapsed;
 	long found = -1, nfound = 0;
 
-	for (int pass = 0; pass < 2 && nfound == 0; pass++)
+	for (int pass = 0; pass < (name ? 2 : 1) && nfound == 0; pass++)
 		for (size_t i = 0; i < r->nproc; i++) {
 			const struct proc *p = &r->procs[i];
-			double end = off + p->end_s;
-			if (isnan(p->end_s) || end < e->prev_epoch - 2 || end > e->epoch + 10)
-				continue;
-			if ((name && strncmp(p->comm, name, 15) != 0) || (pass == 0 && !killed_row(p)))
-				continue;
-			if (!name && pass == 1)
+			if (!ended_near(r, p, e) || (name && strncmp(p->comm, name, 15) != 0) ||
+			    (pass == 0 && !killed_row(p)) || (!name && child_ended_near(r, p, e)))
 				continue;
 			found = (long)i;
 			nfound++;
