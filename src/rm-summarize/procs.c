@@ -12,16 +12,10 @@
 
 #include "cu.h"
 #include "procs.h"
+#include "schema.h"
 
-enum { XL_PID, XL_PPID, XL_COMM, XL_START, XL_END, XL_PEAK, XL_PEAK_AT, XL_CPU, XL_EXIT,
-       XL_CMD, XL_READ, XL_WRITE, XL_MAJFLT, XL_DELAY, XL_SOURCE = XL_DELAY + 5, XL_SCOPE,
-       XL_EMULATED, XL_N };
-static const char *const xl_names[XL_N] = {
-	"pid", "ppid", "comm", "start_s", "end_s", "peak_rss_kib", "peak_at_s", "cpu_s",
-	"exit", "cmd", "read_kib", "write_kib", "majflt", "cpu_delay_ms", "io_delay_ms",
-	"swapin_delay_ms", "reclaim_delay_ms", "thrash_delay_ms", "source", "scope",
-	"emulated",
-};
+/* The exit log's, the job row's and the timeline's columns are
+ * lib/schema.h's (rm-tree writes them from the same tables). */
 
 /* rm-tree --stats, one row. */
 enum { ST_MODE, ST_LOST, ST_RESYNCS, ST_DELAYACCT, ST_ERROR, ST_PIDNS, ST_CGNS, ST_CGROUP, ST_N };
@@ -30,24 +24,10 @@ static const char *const st_names[ST_N] = {
 	"pid_ns", "cgroup_ns", "cgroup",
 };
 
-enum { JB_CMD, JB_START, JB_END, JB_ELAPSED, JB_EXIT, JB_PROCS, JB_PEAK, JB_PEAK_AT,
-       JB_MAXPROC, JB_CGROUP, JB_USER, JB_SYS, JB_MEMMAX, JB_OOMK, JB_VICTIM, JB_MODE,
-       JB_PFILE, JB_CGANON, JB_CGFILE, JB_CGKERN, JB_N };
-static const char *const jb_names[JB_N] = {
-	"cmd", "start_epoch", "end_epoch", "elapsed_s", "exit", "procs", "peak_rss_kib",
-	"peak_at_s", "max_proc_rss_kib", "cgroup_peak_kib", "user_s", "sys_s",
-	"mem_max_kib", "oom_kills", "oom_victim",   /* rm-tree --memory-max */
-	"mode",
-	"peak_file_kib", "cgroup_anon_kib", "cgroup_file_kib", "cgroup_kernel_kib",   /* rm-tree --cgroup */
-};
-
-enum { TL_EPOCH, TL_ELAPSED, TL_PROCS, TL_RSS, TL_CPU, TL_N };
-static const char *const tl_names[TL_N] = { "epoch", "elapsed_s", "procs", "rss_kib", "cpu_pct" };
-
 /* The column map of the file being read (files are read one at a time),
  * as long as the longest of the four lists. */
 #define PCOL_MAX(a, b) ((int)(a) > (int)(b) ? (int)(a) : (int)(b))
-static int pcol[PCOL_MAX(PCOL_MAX(JB_N, XL_N), PCOL_MAX(TL_N, ST_N))];
+static int pcol[PCOL_MAX(PCOL_MAX(RM_JOB_N, RM_XL_N), PCOL_MAX(RM_TL_N, ST_N))];
 static int pncols;
 
 enum pkind procs_kind(const struct rm_csv *h)
@@ -55,29 +35,31 @@ enum pkind procs_kind(const struct rm_csv *h)
 	if (header_col(h->f, h->nf, "mode") >= 0 && header_col(h->f, h->nf, "events_lost") >= 0 &&
 	    header_col(h->f, h->nf, "delayacct") >= 0)
 		return PK_STATS;
-	if (header_col(h->f, h->nf, "start_epoch") >= 0 &&
-	    header_col(h->f, h->nf, "max_proc_rss_kib") >= 0)
+	if (header_col(h->f, h->nf, rm_job_names[RM_JOB_START_EPOCH]) >= 0 &&
+	    header_col(h->f, h->nf, rm_job_names[RM_JOB_MAX_PROC_RSS_KIB]) >= 0)
 		return PK_JOB;
-	if (header_col(h->f, h->nf, "pid") >= 0 && header_col(h->f, h->nf, "peak_rss_kib") >= 0)
+	if (header_col(h->f, h->nf, rm_xl_names[RM_XL_PID]) >= 0 &&
+	    header_col(h->f, h->nf, rm_xl_names[RM_XL_PEAK_RSS_KIB]) >= 0)
 		return PK_EXITLOG;
-	if (header_col(h->f, h->nf, "epoch") >= 0 && header_col(h->f, h->nf, "procs") >= 0 &&
-	    header_col(h->f, h->nf, "rss_kib") >= 0)
+	if (header_col(h->f, h->nf, rm_tl_names[RM_TL_EPOCH]) >= 0 &&
+	    header_col(h->f, h->nf, rm_tl_names[RM_TL_PROCS]) >= 0 &&
+	    header_col(h->f, h->nf, rm_tl_names[RM_TL_RSS_KIB]) >= 0)
 		return PK_TIMELINE;
 	return PK_NONE;
 }
 
 void procs_header(struct report *r, enum pkind k, const struct rm_csv *h)
 {
-	const char *const *names = k == PK_JOB ? jb_names : k == PK_EXITLOG ? xl_names :
-				   k == PK_STATS ? st_names : tl_names;
-	int n = k == PK_JOB ? JB_N : k == PK_EXITLOG ? XL_N : k == PK_STATS ? ST_N : TL_N;
+	const char *const *names = k == PK_JOB ? rm_job_names : k == PK_EXITLOG ? rm_xl_names :
+				   k == PK_STATS ? st_names : rm_tl_names;
+	int n = k == PK_JOB ? RM_JOB_N : k == PK_EXITLOG ? RM_XL_N : k == PK_STATS ? ST_N : RM_TL_N;
 
 	for (int i = 0; i < n; i++)
 		pcol[i] = header_col(h->f, h->nf, names[i]);
 	pncols = h->nf;
 	if (k == PK_EXITLOG) {
 		r->nexitlogs++;
-		if (pcol[XL_SCOPE] >= 0)
+		if (pcol[RM_XL_SCOPE] >= 0)
 			r->has_scope = 1;
 	}
 	if (k == PK_TIMELINE && !r->tl.known) {
@@ -127,7 +109,7 @@ static int to_int(double v)
 /* The emulated column: 1 yes, 0 no, -1 empty, absent or anything else. */
 static int row_emulated(const struct rm_csv *c, int n)
 {
-	const struct rm_csv_field *f = pf(c, n, XL_EMULATED);
+	const struct rm_csv_field *f = pf(c, n, RM_XL_EMULATED);
 
 	if (f && f->len == 3 && memcmp(f->p, "yes", 3) == 0)
 		return 1;
@@ -139,7 +121,7 @@ static int row_emulated(const struct rm_csv *c, int n)
 /* A row is in scope unless its scope column says "out". */
 static int row_in_scope(const struct rm_csv *c, int n)
 {
-	const struct rm_csv_field *f = pf(c, n, XL_SCOPE);
+	const struct rm_csv_field *f = pf(c, n, RM_XL_SCOPE);
 	return !(f && f->len == 3 && memcmp(f->p, "out", 3) == 0);
 }
 
@@ -162,22 +144,22 @@ static void exitlog_row(struct report *r, const struct rm_csv *c, int n)
 	p = in ? &r->procs[r->nproc++] : &r->others[r->nothers++];
 	memset(p, 0, sizeof(*p));
 	p->scope = in;
-	p->read_kib = pnum(c, n, XL_READ);
-	p->write_kib = pnum(c, n, XL_WRITE);
-	p->majflt = pnum(c, n, XL_MAJFLT);
+	p->read_kib = pnum(c, n, RM_XL_READ_KIB);
+	p->write_kib = pnum(c, n, RM_XL_WRITE_KIB);
+	p->majflt = pnum(c, n, RM_XL_MAJFLT);
 	for (int i = 0; i < 5; i++)
-		p->delay_ms[i] = pnum(c, n, XL_DELAY + i);
-	pstr(c, n, XL_SOURCE, p->source, sizeof(p->source));
-	p->pid = to_int(pnum(c, n, XL_PID));
-	p->ppid = to_int(pnum(c, n, XL_PPID));
-	pstr(c, n, XL_COMM, p->comm, sizeof(p->comm));
-	p->start_s = pnum(c, n, XL_START);
-	p->end_s = pnum(c, n, XL_END);
-	p->peak_kib = pnum(c, n, XL_PEAK);
-	p->peak_at = pnum(c, n, XL_PEAK_AT);
-	p->cpu_s = pnum(c, n, XL_CPU);
-	pstr(c, n, XL_EXIT, p->exit, sizeof(p->exit));
-	p->cmd = pdup(c, n, XL_CMD);
+		p->delay_ms[i] = pnum(c, n, RM_XL_CPU_DELAY_MS + i);
+	pstr(c, n, RM_XL_SOURCE, p->source, sizeof(p->source));
+	p->pid = to_int(pnum(c, n, RM_XL_PID));
+	p->ppid = to_int(pnum(c, n, RM_XL_PPID));
+	pstr(c, n, RM_XL_COMM, p->comm, sizeof(p->comm));
+	p->start_s = pnum(c, n, RM_XL_START_S);
+	p->end_s = pnum(c, n, RM_XL_END_S);
+	p->peak_kib = pnum(c, n, RM_XL_PEAK_RSS_KIB);
+	p->peak_at = pnum(c, n, RM_XL_PEAK_AT_S);
+	p->cpu_s = pnum(c, n, RM_XL_CPU_S);
+	pstr(c, n, RM_XL_EXIT, p->exit, sizeof(p->exit));
+	p->cmd = pdup(c, n, RM_XL_CMD);
 	p->stage = -1;
 	p->peak_epoch = NAN;
 	p->compiler = rm_cu_is_compiler(p->comm);
@@ -200,30 +182,30 @@ static void job_row(struct report *r, const struct rm_csv *c, int n)
 
 	free(j->cmd);
 	j->known = 1;
-	j->cmd = pdup(c, n, JB_CMD);
-	pstr(c, n, JB_EXIT, j->exit, sizeof(j->exit));
-	j->start_epoch = pnum(c, n, JB_START);
-	j->end_epoch = pnum(c, n, JB_END);
-	j->elapsed = pnum(c, n, JB_ELAPSED);
-	j->procs = pnum(c, n, JB_PROCS);
-	j->peak_kib = pnum(c, n, JB_PEAK);
-	j->peak_at = pnum(c, n, JB_PEAK_AT);
-	j->max_proc_kib = pnum(c, n, JB_MAXPROC);
-	j->cgroup_kib = pnum(c, n, JB_CGROUP);
-	j->user_s = pnum(c, n, JB_USER);
-	j->sys_s = pnum(c, n, JB_SYS);
-	j->mem_max_kib = pnum(c, n, JB_MEMMAX);
-	j->oom_kills = pnum(c, n, JB_OOMK);
-	pstr(c, n, JB_VICTIM, j->victim, sizeof(j->victim));
-	j->peak_file_kib = pnum(c, n, JB_PFILE);
-	j->cg_anon_kib = pnum(c, n, JB_CGANON);
-	j->cg_file_kib = pnum(c, n, JB_CGFILE);
-	j->cg_kernel_kib = pnum(c, n, JB_CGKERN);
+	j->cmd = pdup(c, n, RM_JOB_CMD);
+	pstr(c, n, RM_JOB_EXIT, j->exit, sizeof(j->exit));
+	j->start_epoch = pnum(c, n, RM_JOB_START_EPOCH);
+	j->end_epoch = pnum(c, n, RM_JOB_END_EPOCH);
+	j->elapsed = pnum(c, n, RM_JOB_ELAPSED_S);
+	j->procs = pnum(c, n, RM_JOB_PROCS);
+	j->peak_kib = pnum(c, n, RM_JOB_PEAK_RSS_KIB);
+	j->peak_at = pnum(c, n, RM_JOB_PEAK_AT_S);
+	j->max_proc_kib = pnum(c, n, RM_JOB_MAX_PROC_RSS_KIB);
+	j->cgroup_kib = pnum(c, n, RM_JOB_CGROUP_PEAK_KIB);
+	j->user_s = pnum(c, n, RM_JOB_USER_S);
+	j->sys_s = pnum(c, n, RM_JOB_SYS_S);
+	j->mem_max_kib = pnum(c, n, RM_JOB_MEM_MAX_KIB);
+	j->oom_kills = pnum(c, n, RM_JOB_OOM_KILLS);
+	pstr(c, n, RM_JOB_OOM_VICTIM, j->victim, sizeof(j->victim));
+	j->peak_file_kib = pnum(c, n, RM_JOB_PEAK_FILE_KIB);
+	j->cg_anon_kib = pnum(c, n, RM_JOB_CGROUP_ANON_KIB);
+	j->cg_file_kib = pnum(c, n, RM_JOB_CGROUP_FILE_KIB);
+	j->cg_kernel_kib = pnum(c, n, RM_JOB_CGROUP_KERNEL_KIB);
 	/* rm-tree --exec says its mode in the job row (rm-run has no
 	 * --stats file): the same line in the summary. */
-	if (!r->stats.known && pf(c, n, JB_MODE) && pf(c, n, JB_MODE)->len) {
+	if (!r->stats.known && pf(c, n, RM_JOB_MODE) && pf(c, n, RM_JOB_MODE)->len) {
 		r->stats.known = 1;
-		pstr(c, n, JB_MODE, r->stats.mode, sizeof(r->stats.mode));
+		pstr(c, n, RM_JOB_MODE, r->stats.mode, sizeof(r->stats.mode));
 		r->stats.events_lost = r->stats.resyncs = r->stats.delayacct = NAN;
 	}
 }
@@ -247,8 +229,8 @@ static void stats_row(struct report *r, const struct rm_csv *c, int n)
 static void timeline_row(struct report *r, const struct rm_csv *c, int n)
 {
 	struct timeline *t = &r->tl;
-	double epoch = pnum(c, n, TL_EPOCH), el = pnum(c, n, TL_ELAPSED);
-	double rss = pnum(c, n, TL_RSS);
+	double epoch = pnum(c, n, RM_TL_EPOCH), el = pnum(c, n, RM_TL_ELAPSED_S);
+	double rss = pnum(c, n, RM_TL_RSS_KIB);
 
 	if (isnan(epoch))
 		return;
@@ -262,15 +244,15 @@ static void timeline_row(struct report *r, const struct rm_csv *c, int n)
 		t->cappts = t->cappts ? t->cappts * 2 : 256;
 		t->pts = xrealloc(t->pts, t->cappts * sizeof(*t->pts));
 	}
-	t->pts[t->npts++] = (struct tlpoint){ epoch, el, pnum(c, n, TL_PROCS), rss,
-					      pnum(c, n, TL_CPU) };
+	t->pts[t->npts++] = (struct tlpoint){ epoch, el, pnum(c, n, RM_TL_PROCS), rss,
+					      pnum(c, n, RM_TL_CPU_PCT) };
 	if (!isnan(rss) && (isnan(t->peak_kib) || rss > t->peak_kib)) {
 		t->peak_kib = rss;
 		t->peak_epoch = epoch;
 		t->peak_elapsed = el;
 	}
-	t->max_procs = nmax(t->max_procs, pnum(c, n, TL_PROCS));
-	t->max_cpu = nmax(t->max_cpu, pnum(c, n, TL_CPU));
+	t->max_procs = nmax(t->max_procs, pnum(c, n, RM_TL_PROCS));
+	t->max_cpu = nmax(t->max_cpu, pnum(c, n, RM_TL_CPU_PCT));
 }
 
 int procs_row(struct report *r, enum pkind k, struct rm_csv *c, char *why, size_t wsize)

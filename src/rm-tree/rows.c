@@ -2,7 +2,8 @@
  * rm-tree's rows: the exit log (one row per process, log_row, and
  * events.c's hook stream_row that counts the job's totals first), the
  * timeline (a row per tick), the job row (--exec), their headers, and
- * the output files they go to.
+ * the output files they go to.  The columns are lib/schema.h's; each
+ * writer writes its fields in the table's order.
  */
 #include <err.h>
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "outfile.h"
+#include "schema.h"
 #include "stream.h"
 
 static void put(struct stream *s, int fd, const char *what, int *ok)
@@ -112,13 +114,15 @@ void rows_headers(struct stream *s)
 	const struct opts *o = s->o;
 
 	if (o->header) {
-		rm_buf_adds(&s->b, "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,cmd,"
-			    "read_kib,write_kib,majflt,cpu_delay_ms,io_delay_ms,swapin_delay_ms,"
-			    "reclaim_delay_ms,thrash_delay_ms,source,scope\n");
+		/* Up to scope: log_cols does not write the emulated column
+		 * yet; once it does, the header runs to RM_XL_N. */
+		rm_schema_cols(&s->b, rm_xl_names, 0, RM_XL_EMULATED);
+		rm_buf_addc(&s->b, '\n');
 		put(s, s->log_fd, "the exit log", &s->log_ok);
 	}
 	if (s->tl_fd >= 0) {
-		rm_buf_adds(&s->b, "epoch,iso,elapsed_s,procs,rss_kib,cpu_pct\n");
+		rm_schema_cols(&s->b, rm_tl_names, 0, RM_TL_N);
+		rm_buf_addc(&s->b, '\n');
 		put(s, s->tl_fd, "the timeline", &s->tl_ok);
 	}
 }
@@ -217,14 +221,11 @@ void job_row(struct stream *s, double el)
 			tree_warnx("--cgroup: cannot read the peak in '%s': %s", s->cg.dir,
 				   strerror(errno));
 	}
-	rm_buf_adds(&s->b, "cmd,start_epoch,end_epoch,elapsed_s,exit,procs,peak_rss_kib,"
-		    "peak_at_s,max_proc_rss_kib,cgroup_peak_kib,user_s,sys_s,read_kib,write_kib,"
-		    "majflt,cpu_delay_ms,io_delay_ms,swapin_delay_ms,reclaim_delay_ms,thrash_delay_ms,"
-		    "mode");
+	rm_schema_cols(&s->b, rm_job_names, 0, RM_JOB_BASE_END);
 	if (s->o->mem_max)
-		rm_buf_adds(&s->b, ",mem_max_kib,oom_kills,oom_victim");
+		rm_schema_cols(&s->b, rm_job_names, RM_JOB_BASE_END, RM_JOB_MEMMAX_END);
 	if (s->cg.ok)
-		rm_buf_adds(&s->b, ",peak_file_kib,cgroup_anon_kib,cgroup_file_kib,cgroup_kernel_kib");
+		rm_schema_cols(&s->b, rm_job_names, RM_JOB_MEMMAX_END, RM_JOB_CGROUP_END);
 	rm_buf_addc(&s->b, '\n');
 	rm_buf_csv(&s->b, s->cmdline);
 	rm_buf_addc(&s->b, ',');
