@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
-# OOM kills of a run made in a PID namespace (a container) (issue 19 item
-# 4, finding #16 of qemu-container.md): summarized on the host, the
-# kernel log's host PIDs name no row of the exit log (namespace PIDs), so
+# OOM kills of a run made in a PID namespace (a container): summarized
+# on the host, the kernel log's host PIDs name no row of the exit log
+# (namespace PIDs), so
 # a kill is tied by the cgroup the run recorded (rm-tree --stats), exactly,
 # and the victim's row is inferred by command, cgroup and end time, and
 # said to be.  Summarized inside the container there is no kernel log:

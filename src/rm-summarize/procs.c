@@ -220,7 +220,7 @@ static void stats_row(struct report *r, const struct rm_csv *c, int n)
 	st->resyncs = pnum(c, n, ST_RESYNCS);
 	st->delayacct = pnum(c, n, ST_DELAYACCT);
 	pstr(c, n, ST_ERROR, st->error, sizeof(st->error));
-	/* Where the run was (rm-tree since issue 19): 0 and "" unknown. */
+	/* Where the run was (newer rm-tree --stats rows): 0 and "" unknown. */
 	st->pid_ns = isnan(pnum(c, n, ST_PIDNS)) ? 0 : (unsigned long)pnum(c, n, ST_PIDNS);
 	st->cgroup_ns = isnan(pnum(c, n, ST_CGNS)) ? 0 : (unsigned long)pnum(c, n, ST_CGNS);
 	pstr(c, n, ST_CGROUP, st->cgroup, sizeof(st->cgroup));
