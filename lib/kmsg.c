@@ -152,6 +152,7 @@ int rm_kmsg_oom_parse(const char *rec, size_t len, struct rm_oom_kill *o)
 			e = nl; /* continuation lines ("\n KEY=VALUE") are not ours */
 	}
 	memset(o, 0, sizeof(*o));
+	o->mem_usage_kib = o->mem_limit_kib = -1;
 	o->klog_s = (double)usec / 1e6;
 	p = find(msg, (size_t)(e - msg), "Killed process ");
 	if (p && find(msg, (size_t)(p - msg), "ut of memory")) {
@@ -199,6 +200,72 @@ int rm_kmsg_oom_parse(const char *rec, size_t len, struct rm_oom_kill *o)
 	return 0;
 }
 
+/* A signed decimal at p, spaces before it skipped; 0 when there is none. */
+static int snum_at(const char **pp, const char *e, long long *v)
+{
+	const char *p = *pp, *q;
+	int neg = 0;
+
+	while (p < e && *p == ' ')
+		p++;
+	if (p < e && *p == '-') {
+		neg = 1;
+		p++;
+	}
+	*v = num_at(p, e, &q);
+	if (*v < 0 || q == p || (q < e && *q != ' '))
+		return 0;
+	if (neg)
+		*v = -*v;
+	*pp = q;
+	return 1;
+}
+
+int rm_kmsg_task_parse(const char *msg, size_t len, int ncols, struct rm_oom_task *t)
+{
+	const char *e = msg + len, *p = msg;
+	long long v[16];
+
+	if (ncols <= 0)
+		ncols = 10;
+	if (ncols < 4 || ncols > 16 || len < 3 || *p++ != '[')
+		return 0;
+	/* "[%7d]": the pid, right-aligned. */
+	while (p < e && *p == ' ')
+		p++;
+	v[0] = num_at(p, e, &p);
+	if (v[0] <= 0 || v[0] > RM_PID_LIMIT || p >= e || *p++ != ']')
+		return 0;
+	memset(t, 0, sizeof(*t));
+	t->pid = (int)v[0];
+	/* uid tgid total_vm rss ...: ncols numbers, then one space, the name. */
+	for (int i = 0; i < ncols; i++)
+		if (!snum_at(&p, e, &v[i]))
+			return 0;
+	if (p + 1 >= e || *p != ' ' || v[1] <= 0 || v[1] > RM_PID_LIMIT || v[3] < 0)
+		return 0;
+	t->uid = v[0] >= 0 && v[0] <= 0x7fffffff ? (int)v[0] : -1;
+	t->tgid = (int)v[1];
+	t->rss_pages = v[3];
+	copy_name(t->name, sizeof(t->name), p + 1, (size_t)(e - p - 1));
+	return 1;
+}
+
+int rm_kmsg_memcg_parse(const char *msg, size_t len, long long *usage_kib, long long *limit_kib)
+{
+	const char *e = msg + len, *p;
+
+	if (len < 15 || memcmp(msg, "memory: usage ", 14) != 0)
+		return 0;
+	*usage_kib = num_at(msg + 14, e, &p);
+	if (*usage_kib < 0 || e - p < 10 || memcmp(p, "kB, limit ", 10) != 0)
+		return 0;
+	*limit_kib = num_at(p + 10, e, &p);
+	if (*limit_kib < 0 || e - p < 2 || memcmp(p, "kB", 2) != 0)
+		return 0;
+	return 1;
+}
+
 /*
  * The oom-kill line took everything from the first ",task=" after
  * ",task_memcg=" to ",pid=" for the name.  When the "Killed process"
@@ -242,12 +309,105 @@ static void merge(struct rm_oom_kill *a, const struct rm_oom_kill *b)
 		memcpy(a->task_memcg, b->task_memcg, sizeof(a->task_memcg));
 }
 
+/* The kernel's report of a kill, as it comes before the kill lines. */
+struct pending {
+	struct rm_oom_task *tasks;
+	size_t n, cap;
+	long long usage, limit;
+	int in_dump, ncols, seen;
+};
+
 struct reader {
 	void (*cb)(void *arg, const struct rm_oom_kill *o);
 	void *arg;
 	struct rm_oom_kill last;
+	struct pending pend, lastrep;  /* the next kill's report; last's */
 	int have_last, kills, records;
 };
+
+static void pending_clear(struct pending *p)
+{
+	p->n = 0;
+	p->usage = p->limit = -1;
+	p->in_dump = p->seen = 0;
+}
+
+/* A task line of the dump, kept (up to RM_OOM_MAX_TASKS; none when no
+ * memory can be had: the kill is still reported). */
+static void pending_task(struct pending *p, const struct rm_oom_task *t)
+{
+	if (p->n >= RM_OOM_MAX_TASKS)
+		return;
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 32;
+		struct rm_oom_task *v = realloc(p->tasks, cap * sizeof(*v));
+		if (!v)
+			return;
+		p->tasks = v;
+		p->cap = cap;
+	}
+	p->tasks[p->n++] = *t;
+}
+
+/* The header "[  pid  ]   uid  tgid total_vm      rss ... name": how many
+ * numbers a task line has before its name. */
+static int header_cols(const char *m, const char *e)
+{
+	int words = 0;
+	const char *p = memchr(m, ']', (size_t)(e - m));
+
+	if (!p)
+		return 0;
+	for (p++; p < e;) {
+		while (p < e && *p == ' ')
+			p++;
+		if (p >= e)
+			break;
+		words++;
+		while (p < e && *p != ' ')
+			p++;
+	}
+	return words - 1;
+}
+
+/* A record that is not a kill line: part of the report of the next kill? */
+static void take_report(struct pending *p, const char *rec, size_t len)
+{
+	const char *m = memchr(rec, ';', len), *e = rec + len, *nl;
+	struct rm_oom_task t;
+	long long u, l;
+	size_t n;
+
+	if (!m)
+		return;
+	m++;
+	nl = memchr(m, '\n', (size_t)(e - m));
+	if (nl)
+		e = nl;
+	n = (size_t)(e - m);
+	if (find(m, n, " invoked oom-killer: ")) {
+		pending_clear(p);
+	} else if (rm_kmsg_memcg_parse(m, n, &u, &l)) {
+		p->usage = u;
+		p->limit = l;
+	} else if (n >= 27 && memcmp(m, "Tasks state (memory values ", 27) == 0) {
+		p->n = 0;
+		p->in_dump = p->seen = 1;
+		p->ncols = 0;
+	} else if (p->in_dump && n > 9 && memcmp(m, "[  pid  ]", 9) == 0) {
+		p->ncols = header_cols(m, e);
+	} else if (p->in_dump && rm_kmsg_task_parse(m, n, p->ncols, &t)) {
+		pending_task(p, &t);
+	}
+}
+
+static void hand_on(struct reader *rd)
+{
+	rd->last.tasks = rd->lastrep.n ? rd->lastrep.tasks : NULL;
+	rd->last.ntasks = rd->lastrep.n;
+	rd->cb(rd->arg, &rd->last);
+	rd->kills++;
+}
 
 /* One record: counted when it is one, a kill merged or handed on. */
 static void take(struct reader *rd, const char *rec, size_t len)
@@ -256,16 +416,26 @@ static void take(struct reader *rd, const char *rec, size_t len)
 
 	if (rm_kmsg_is_record(rec, len))
 		rd->records++;
-	if (!rm_kmsg_oom_parse(rec, len, &cur))
+	if (!rm_kmsg_oom_parse(rec, len, &cur)) {
+		take_report(&rd->pend, rec, len);
 		return;
+	}
 	if (rd->have_last && rd->last.pid == cur.pid && cur.klog_s - rd->last.klog_s < 1.0) {
 		merge(&rd->last, &cur);
 		return;
 	}
-	if (rd->have_last) {
-		rd->cb(rd->arg, &rd->last);
-		rd->kills++;
+	if (rd->have_last)
+		hand_on(rd);
+	/* The report printed before this kill's lines is this kill's. */
+	{
+		struct pending t = rd->lastrep;
+		rd->lastrep = rd->pend;
+		rd->pend = t;
 	}
+	cur.mem_usage_kib = rd->lastrep.usage;
+	cur.mem_limit_kib = rd->lastrep.limit;
+	cur.dump_seen = rd->lastrep.seen;
+	pending_clear(&rd->pend);
 	rd->last = cur;
 	rd->have_last = 1;
 }
@@ -282,6 +452,8 @@ int rm_kmsg_read_ooms(const char *path, void (*cb)(void *arg, const struct rm_oo
 	memset(&rd, 0, sizeof(rd));
 	rd.cb = cb;
 	rd.arg = arg;
+	pending_clear(&rd.pend);
+	pending_clear(&rd.lastrep);
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -333,13 +505,13 @@ int rm_kmsg_read_ooms(const char *path, void (*cb)(void *arg, const struct rm_oo
 		fill = have - start;
 	}
 	close(fd);
+	if (!err && rd.have_last)
+		hand_on(&rd);
+	free(rd.pend.tasks);
+	free(rd.lastrep.tasks);
 	if (err) {
 		errno = err;
 		return -1;
-	}
-	if (rd.have_last) {
-		cb(arg, &rd.last);
-		rd.kills++;
 	}
 	return rd.kills;
 }

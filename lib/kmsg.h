@@ -19,6 +19,18 @@
  * without blocking, and hands each kill (the two lines of one kill
  * merged) to a callback.  Names and paths are raw: sanitize them before
  * printing.
+ *
+ * Before those two lines the kernel prints its report of the kill
+ * (mm/oom_kill.c dump_header): for a memory cgroup's OOM
+ *   "memory: usage NkB, limit NkB, failcnt N"
+ * (the cgroup whose limit acted, at that moment), and, when
+ * vm.oom_dump_tasks is 1 (the default), the task dump of the cgroup (or
+ * of the whole host for a system OOM):
+ *   "Tasks state (memory values in pages):"
+ *   "[  pid  ]   uid  tgid total_vm      rss ... name"
+ *   "[  14773]     0 14773   125000   112000 ... cc1plus"
+ * The reader hands each kill the usage, limit and tasks printed since the
+ * last "invoked oom-killer" line before it.
  */
 #ifndef RM_KMSG_H
 #define RM_KMSG_H
@@ -35,6 +47,16 @@ enum rm_oom_constraint {
 	RM_OOM_MEMCG,           /* a memory cgroup reached its limit */
 };
 
+/* One task of the kernel's OOM task dump, with its memory at the kill. */
+struct rm_oom_task {
+	int pid, uid, tgid;
+	long long rss_pages;    /* resident pages (anon + file + shmem) */
+	char name[16];          /* comm, raw */
+};
+
+/* The most tasks kept of one kill's dump (a system OOM dumps every task). */
+#define RM_OOM_MAX_TASKS 1024
+
 struct rm_oom_kill {
 	double klog_s;          /* kernel log time (local_clock), to order kills only */
 	int pid;
@@ -43,6 +65,12 @@ struct rm_oom_kill {
 	char oom_memcg[256];    /* the cgroup whose limit was hit ("" if none) */
 	char task_memcg[256];   /* the victim's cgroup ("" if not logged) */
 	int killed_line;        /* name from "Killed process PID (NAME)" */
+	/* From the kernel's report before the kill lines (the reader only;
+	 * rm_kmsg_oom_parse leaves usage and limit -1, no tasks): */
+	long long mem_usage_kib, mem_limit_kib;   /* "memory: usage, limit"; -1 not logged */
+	const struct rm_oom_task *tasks;   /* the dump's tasks, valid during the callback */
+	size_t ntasks;
+	int dump_seen;          /* a "Tasks state" header came before this kill */
 };
 
 /* The kernel's word for a constraint ("CONSTRAINT_MEMCG"), "" if unknown. */
@@ -50,6 +78,16 @@ const char *rm_kmsg_constraint_name(int constraint);
 
 /* 1 when rec[0..len) is an OOM kill line (o filled), else 0. */
 int rm_kmsg_oom_parse(const char *rec, size_t len, struct rm_oom_kill *o);
+
+/* 1 when msg[0..len) (a record's message, after the ';') is a task line
+ * of the OOM task dump (t filled).  ncols: the numbers after "[pid]" up
+ * to the name, as the dump's header counts them (10 on kernel 6.x, 7 on
+ * 5.x; 0: 10). */
+int rm_kmsg_task_parse(const char *msg, size_t len, int ncols, struct rm_oom_task *t);
+
+/* 1 when msg[0..len) is a memory cgroup's "memory: usage NkB, limit NkB"
+ * line (usage and limit filled, KiB). */
+int rm_kmsg_memcg_parse(const char *msg, size_t len, long long *usage_kib, long long *limit_kib);
 
 /* 1 when rec[0..len) starts as a /dev/kmsg record does ("N,N,N[,...];"). */
 int rm_kmsg_is_record(const char *rec, size_t len);

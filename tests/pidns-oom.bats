@@ -40,7 +40,7 @@ fixture() {
   run -0 rm-summarize --kmsg "$D/in.kmsg" "$D/in.csv" "$D/in.procs.csv" "$D/in.stats.csv"
   [[ "$output" == *"OOM kills: 1 (and 1 elsewhere on this host)"* ]]
   [[ "$output" == *"victim cc1plus (PID 17798) killed by the limit of cgroup /crossbuild3/1b2954b2a0c14e7e9a5e1f1c8d3b2a19f0e4d5c6b7a8910111213141516171819; the build's: its cgroup is the run's (the run's PIDs are a PID namespace's); its row inferred by command, cgroup and end time: PID 112 there"* ]]
-  [[ "$output" == *"OOM: the kernel killed 1 process of the build"* ]]
+  [[ "$output" == *"OOM: \`core/core_1.cpp\` (cc1plus, PID 17798) was killed at +0:01:16.0 by the 440 MiB limit of cgroup /crossbuild3/"*"The kernel killed 1 process of the build."* ]]
   [[ "$output" != *"No OOM kill in the build"* ]]
   # The neighbour's kill, in another cgroup at the same moment, stays elsewhere.
   [[ "$output" == *"fakecc (PID 28751)"* ]]

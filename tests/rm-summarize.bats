@@ -94,8 +94,8 @@ EOF
   [[ "$output" == *"stage s0  1 kill, victim cc1plus (PID 4242)"* ]]
   [[ "$output" == *"victim cc1plus (PID 4242)"*"context: line 2"* ]]
   run -0 rm-summarize --json --kmsg "$kmsg" "$csv"
-  run -0 jq -c '.system.oom_kills.events[0].victims' <<<"$output"
-  [ "$output" = '[{"pid":4242,"name":"cc1plus","in_scope":null,"constraint":"CONSTRAINT_MEMCG","oom_memcg":null,"tied_by":null,"row_pid":null,"row_inferred":false}]' ]
+  run -0 jq -c '.system.oom_kills.events[0].victims | map({pid, name, in_scope, constraint, oom_memcg, tied_by, row_pid, row_inferred, unit, time_from})' <<<"$output"
+  [ "$output" = '[{"pid":4242,"name":"cc1plus","in_scope":null,"constraint":"CONSTRAINT_MEMCG","oom_memcg":null,"tied_by":null,"row_pid":null,"row_inferred":false,"unit":null,"time_from":"sample"}]' ]
   # An unreadable kernel log is said, not hidden.
   run -0 rm-summarize --kmsg /nonexistent/kmsg "$csv"
   [[ "$output" == *"victim unknown (kernel log: No such file or directory)"* ]]

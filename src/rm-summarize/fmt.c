@@ -37,6 +37,20 @@ void fmt_clock(double s, char *buf, size_t size)
 	snprintf(buf, size, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
 }
 
+void fmt_clock_tenths(double s, char *buf, size_t size)
+{
+	long t;
+
+	if (isnan(s)) {
+		snprintf(buf, size, "?");
+		return;
+	}
+	if (s < 0)
+		s = 0;
+	t = (long)(s * 10 + 0.5);
+	snprintf(buf, size, "%ld:%02ld:%02ld.%ld", t / 36000, t / 600 % 60, t / 10 % 60, t % 10);
+}
+
 void fmt_dur(double s, char *buf, size_t size)
 {
 	if (isnan(s))

@@ -9,6 +9,8 @@
 
 /* "H:MM:SS" for seconds since the start (no sign); "?" for NaN. */
 void fmt_clock(double s, char *buf, size_t size);
+/* "H:MM:SS.s": a time the kernel gave (an OOM victim's exit). */
+void fmt_clock_tenths(double s, char *buf, size_t size);
 /* "12.3 s", "4m05s", "1h02m03s"; "?" for NaN. */
 void fmt_dur(double s, char *buf, size_t size);
 /* A size in MiB as people say it: "512 MiB", "8 GiB", "1.5 GiB". */

@@ -469,20 +469,21 @@ static void report_finish(struct report *r, const struct opts *o)
 		if (rm_meminfo_read(&mi) == 0)
 			r->ram_mb = (double)mi.total_kib / 1024.0;
 	}
-	if (r->ctrs.known)
-		containers_finish(r);
-	if (r->sys)
-		sys_finish(r, o);
-
 	/* rm-tree's times are seconds since it started: its timeline or job
 	 * row says when that was; with neither, a monitor's rm-tree started
-	 * with its rm-sample. */
+	 * with its rm-sample.  (oom.c times a kill by its victim's exit.) */
 	if (r->tl.known)
 		off = r->tl.off;
 	else if (r->job.known && !isnan(r->job.start_epoch))
 		off = r->job.start_epoch;
 	else if (r->sys && r->sys->samples)
 		off = r->sys->first_epoch - r->sys->first_elapsed;
+	r->tree_off = off;
+	if (r->ctrs.known)
+		containers_finish(r);
+	if (r->sys)
+		sys_finish(r, o);
+
 	for (size_t i = 0; i < r->nproc; i++) {
 		struct proc *p = &r->procs[i];
 		if (!isnan(p->peak_at))

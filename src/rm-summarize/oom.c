@@ -29,6 +29,23 @@
  * the build's; in a PID namespace the rest of the host-wide count was
  * elsewhere, and a row of the build that ended by SIGKILL then is the
  * inferred victim.
+ *
+ * Each of the build's victims is then told in full (struct oomvictim):
+ * its exit-log row (the row of its PID and name whose end lies nearest
+ * the samples around the kill), the kill's time (that row's end, the
+ * moment the process ended, else the sample that saw the counter rise),
+ * the stage then, the context read last before it (the row before the
+ * kill's, or the kill's own row when the kill came after it) and its
+ * age, the usage and limit of the cgroup whose limit acted (the kernel's
+ * "memory: usage, limit" line), and the other processes of that cgroup
+ * with their memory at the kill, from the kernel's task dump (resident
+ * pages times this host's page size), each matched to its exit-log row
+ * by PID; without a dump, the build's compilers alive then, with their
+ * peaks.
+ *
+ * This file is long because it ties each kill to the run four ways (PID,
+ * container, the run's cgroup, the cgroup's own counter) and then tells
+ * each of the build's victims in full; the steps share the kill list.
  */
 #include <err.h>
 #include <errno.h>
@@ -36,18 +53,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "containers.h"
 #include "kmsg.h"
 #include "oom.h"
 
 #define MAX_KILLS 4096
+#define MAX_BESIDE 64      /* processes told beside one victim */
 
 struct kill {
 	struct rm_oom_kill k;
 	int scope;             /* 1 build, 0 elsewhere, -1 unknown */
 	int matched;           /* named by an exit-log row, or tied by cgroup */
 	int tie;               /* enum vtie */
+	struct rm_oom_task *tasks;   /* the kernel's dump, copied */
+	size_t ntasks;
 };
 
 /* The initial namespaces' inode numbers (PROC_PID_INIT_INO,
@@ -71,7 +92,21 @@ static void kill_cb(void *arg, const struct rm_oom_kill *k)
 		ks->v = xrealloc(ks->v, ks->cap * sizeof(*ks->v));
 	}
 	memset(&ks->v[ks->n], 0, sizeof(ks->v[0]));
-	ks->v[ks->n++].k = *k;
+	ks->v[ks->n].k = *k;
+	ks->v[ks->n].k.tasks = NULL;
+	if (k->ntasks) {
+		ks->v[ks->n].tasks = xmalloc(k->ntasks * sizeof(*k->tasks));
+		memcpy(ks->v[ks->n].tasks, k->tasks, k->ntasks * sizeof(*k->tasks));
+		ks->v[ks->n].ntasks = k->ntasks;
+	}
+	ks->n++;
+}
+
+static void kills_free(struct kills *ks)
+{
+	for (size_t i = 0; i < ks->n; i++)
+		free(ks->v[i].tasks);
+	free(ks->v);
 }
 
 const char *kmsg_why(int e)
@@ -287,6 +322,153 @@ static void cg_attribute(struct report *r)
 	}
 }
 
+/* The row of this PID and name whose end lies nearest the samples around
+ * e (inside them: distance 0), or NULL. */
+static const struct proc *victim_row(const struct report *r, const struct oomev *e, int pid,
+				     const char *name)
+{
+	const struct proc *best = NULL;
+	double bd = INFINITY;
+
+	for (size_t i = 0; i < r->nproc; i++) {
+		const struct proc *p = &r->procs[i];
+		double end, d;
+		if (p->pid != pid || strncmp(p->comm, name, 15) != 0)
+			continue;
+		end = r->tree_off + p->end_s;
+		d = isnan(end) ? 1e300 : end < e->prev_epoch ? e->prev_epoch - end
+			: end > e->epoch ? end - e->epoch : 0;
+		if (d < bd) {
+			bd = d;
+			best = p;
+		}
+	}
+	return best;
+}
+
+/* The build's row of PID alive at epoch t (2 s of slack), or NULL. */
+static const struct proc *alive_row(const struct report *r, int pid, double t)
+{
+	const struct proc *best = NULL;
+	double bd = INFINITY;
+
+	for (size_t i = 0; i < r->nproc; i++) {
+		const struct proc *p = &r->procs[i];
+		double a = r->tree_off + p->start_s, b = r->tree_off + p->end_s, d;
+		if (p->pid != pid)
+			continue;
+		d = isnan(a) || isnan(b) ? 1e300 : t < a ? a - t : t > b ? t - b : 0;
+		if (d < bd) {
+			bd = d;
+			best = p;
+		}
+	}
+	return bd <= 2.0 || isnan(t) ? best : NULL;
+}
+
+static int by_kib(const void *a, const void *b)
+{
+	const struct oomtask *x = a, *y = b;
+
+	return (x->kib < y->kib) - (x->kib > y->kib);
+}
+
+/* The others of the victim's cgroup: the kernel's dump (a system OOM's
+ * dump holds every task of the host: only the build's are told), else
+ * the build's compilers alive at the kill. */
+static void victim_beside(const struct report *r, const struct kill *k, struct oomvictim *x)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int memcg = k && k->k.constraint == RM_OOM_MEMCG;
+
+	x->dump = k && k->k.dump_seen;
+	x->beside = xmalloc(MAX_BESIDE * sizeof(*x->beside));
+	if (page <= 0)
+		page = 4096;
+	if (x->dump) {
+		for (size_t i = 0; i < k->ntasks && x->nbeside < MAX_BESIDE; i++) {
+			const struct rm_oom_task *t = &k->tasks[i];
+			struct oomtask *o = &x->beside[x->nbeside];
+			if (t->tgid == k->k.pid)
+				continue;
+			memset(o, 0, sizeof(*o));
+			o->row = alive_row(r, t->tgid, x->epoch);
+			if (!memcg && !o->row)
+				continue;
+			o->pid = t->tgid;
+			o->kib = (double)t->rss_pages * (double)page / 1024.0;
+			o->from_dump = 1;
+			rm_sanitize(t->name, strlen(t->name), o->name, sizeof(o->name));
+			x->nbeside++;
+		}
+	} else if (!isnan(r->tree_off) && x->from_row) {
+		double t = x->epoch - r->tree_off;
+		for (size_t i = 0; i < r->nproc && x->nbeside < MAX_BESIDE; i++) {
+			const struct proc *p = &r->procs[i];
+			struct oomtask *o = &x->beside[x->nbeside];
+			if (p == x->row || !p->unit || !(p->start_s <= t && p->end_s >= t))
+				continue;
+			memset(o, 0, sizeof(*o));
+			o->row = p;
+			o->pid = p->pid;
+			o->kib = p->peak_kib;
+			memcpy(o->name, p->comm, sizeof(o->name) - 1);
+			o->name[sizeof(o->name) - 1] = '\0';
+			x->nbeside++;
+		}
+	}
+	qsort(x->beside, (size_t)x->nbeside, sizeof(*x->beside), by_kib);
+}
+
+/* Victim v of e, the build's, in full; k: its kernel-log kill, NULL
+ * when the log named none (the cgroup's counter did). */
+static void victim_detail(const struct report *r, struct oomev *e, int v, const struct kill *k)
+{
+	struct oomvictim *x = &e->vx[v];
+	/* In a PID namespace the row's PID is the namespace's (vrow). */
+	const struct proc *p = victim_row(r, e, e->vrow[v] > 0 ? e->vrow[v] : e->vpid[v], e->vname[v]);
+
+	x->row = p;
+	x->epoch = e->epoch;
+	if (p && !isnan(r->tree_off) && !isnan(p->end_s)) {
+		x->epoch = r->tree_off + p->end_s;
+		x->from_row = 1;
+	}
+	x->stage = x->from_row ? stage_at(r, x->epoch) : e->stage;
+	if (x->stage < 0)
+		x->stage = e->stage;
+	/* Context is read once a tick: the last one read before the kill. */
+	x->ctx_age = NAN;
+	if (!x->from_row) {
+		x->ctx = e->ctx;
+	} else if (x->epoch >= e->epoch || !e->has_prev) {
+		x->ctx = e->ctx;
+		x->ctx_age = x->epoch >= e->epoch ? x->epoch - e->epoch : NAN;
+	} else {
+		x->ctx = e->pctx;
+		x->ctx_age = x->epoch - e->prev_epoch;
+		if (x->ctx_age < 0)
+			x->ctx_age = 0;
+	}
+	x->limit_kib = k && k->k.mem_limit_kib >= 0 ? (double)k->k.mem_limit_kib : NAN;
+	x->usage_kib = k && k->k.mem_usage_kib >= 0 ? (double)k->k.mem_usage_kib : NAN;
+	if (isnan(x->limit_kib) && e->vcons[v] == RM_OOM_MEMCG && !isnan(e->cg_limit_mb))
+		x->limit_kib = e->cg_limit_mb * 1024.0;
+	victim_beside(r, k, x);
+}
+
+/* Every victim of the build in full, once the rows are tied; vk: each
+ * victim's kill (MAX_VICTIMS an event), NULL entries or all NULL. */
+static void victims_detail(struct report *r, const struct kill *const *vk)
+{
+	struct sys *s = r->sys;
+
+	for (size_t i = 0; i < s->nev; i++)
+		for (int v = 0; v < s->ev[i].nv; v++)
+			if (s->ev[i].vscope[v] != 0)
+				victim_detail(r, &s->ev[i], v, vk ? vk[i * MAX_VICTIMS + v] : NULL);
+}
+
 void oom_attribute(struct report *r, const struct opts *o)
 {
 	struct sys *s = r->sys;
@@ -294,11 +476,12 @@ void oom_attribute(struct report *r, const struct opts *o)
 	const char *path = o->kmsg ? o->kmsg : "/dev/kmsg";
 	size_t *run, nrun, ev = 0;
 	long used = 0;
+	const struct kill **vk;
 
 	if (rm_kmsg_read_ooms(path, kill_cb, &ks) < 0) {
 		s->kmsg_state = -1;
 		s->kmsg_errno = errno;
-		free(ks.v);
+		kills_free(&ks);
 		/* A log the user named is worth a word on stderr. */
 		if (o->kmsg) {
 			char *shown = sanitized(o->kmsg, strlen(o->kmsg));
@@ -307,10 +490,13 @@ void oom_attribute(struct report *r, const struct opts *o)
 		}
 		if (s->has_cg_oom)
 			cg_attribute(r);
+		victims_detail(r, NULL);
 		return;
 	}
 	s->kmsg_state = 1;
 	run = xmalloc((ks.n ? ks.n : 1) * sizeof(*run));
+	vk = xmalloc((s->nev * MAX_VICTIMS + 1) * sizeof(*vk));
+	memset(vk, 0, (s->nev * MAX_VICTIMS + 1) * sizeof(*vk));
 	nrun = kills_of_run(r, &ks, run);
 	/* More kills than the counter saw: the earliest unnamed ones go. */
 	while (nrun > (size_t)(s->oom_total > 0 ? s->oom_total : 0)) {
@@ -342,6 +528,7 @@ void oom_attribute(struct report *r, const struct opts *o)
 			e->vcons[v] = k->k.constraint;
 			rm_sanitize(k->k.oom_memcg, strlen(k->k.oom_memcg), e->vmemcg[v],
 				    sizeof(e->vmemcg[v]));
+			vk[ev * MAX_VICTIMS + (size_t)v] = k;
 		}
 		if (k->scope == 0) {
 			e->else_kills++;
@@ -353,8 +540,10 @@ void oom_attribute(struct report *r, const struct opts *o)
 		}
 	}
 	free(run);
-	free(ks.v);
 	infer_rows(r);
+	victims_detail(r, vk);
+	free(vk);
+	kills_free(&ks);
 }
 
 long oom_build_kills(const struct sys *s)
@@ -498,6 +687,13 @@ int oom_verdict(struct report *r)
 	v->ctx = e->ctx;
 	v->ev = e;
 	v->victim = first_victim(e, 1);
+	if (v->victim >= 0) {
+		/* The victim's own time, stage and the context then. */
+		const struct oomvictim *x = &e->vx[v->victim];
+		v->at = x->epoch - s->first_epoch;
+		v->stage = x->stage;
+		v->ctx = x->ctx;
+	}
 	/* In a container of the build: its limit, not a cgroup's. */
 	if (v->victim >= 0 && e->vctr[v->victim] >= 0 && ctr_tied(&r->ctrs.v[e->vctr[v->victim]])) {
 		v->k = V_OOM_CONTAINER;

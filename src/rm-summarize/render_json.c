@@ -136,6 +136,52 @@ static void json_runs(struct rm_buf *b, int *f, const struct report *r, const st
 	}
 }
 
+/* A victim of the build in full (after its pid, name, constraint): its
+ * unit and row, the kill's time and its source, the stage and context
+ * then, the lower-bound peak, the cgroup's usage and limit, and the
+ * others of its cgroup with their memory at the kill. */
+static void jkey_str_or_null(struct rm_buf *b, int *first, const char *k, const char *s)
+{
+	jkey(b, first, k);
+	jstr_or_null(b, s);
+}
+
+static void json_victim(struct rm_buf *b, const struct report *r, const struct oomev *e, int k)
+{
+	const struct oomvictim *x = &e->vx[k];
+	int g = 0;
+
+	jkey_str_or_null(b, &g, "unit", x->row ? x->row->unit : NULL);
+	jkey_str_or_null(b, &g, "comm", x->row ? x->row->comm : NULL);
+	jkey_num(b, &g, "killed_epoch", x->epoch, 3);
+	jkey_num(b, &g, "killed_at_s", x->epoch - r->sys->first_epoch, 3);
+	jkey_str(b, &g, "time_from", !x->from_row ? "sample" : strcmp(x->row->source, "sampled") == 0 ? "sampled_exit" : "exit");
+	jstage(b, &g, r, x->stage);
+	jkey_str_or_null(b, &g, "context", x->ctx);
+	jkey_num(b, &g, "context_age_s", x->ctx_age, 3);
+	jkey_num(b, &g, "peak_rss_kib_at_least", x->row ? x->row->peak_kib : NAN, 0);
+	jkey_num(b, &g, "cgroup_usage_kib", x->usage_kib, 0);
+	jkey_num(b, &g, "cgroup_limit_kib", x->limit_kib, 0);
+	jkey(b, &g, "task_dump");
+	rm_buf_adds(b, x->dump ? "true" : "false");
+	jkey(b, &g, "beside");
+	rm_buf_addc(b, '[');
+	for (int i = 0; i < x->nbeside; i++) {
+		const struct oomtask *t = &x->beside[i];
+		int h = 1;
+		if (i)
+			rm_buf_addc(b, ',');
+		rm_buf_addc(b, '{');
+		jkey_long(b, &h, "pid", t->pid);
+		jkey_str(b, &h, "name", t->name);
+		jkey_str_or_null(b, &h, "unit", t->row ? t->row->unit : NULL);
+		jkey_num(b, &h, t->from_dump ? "rss_kib" : "peak_rss_kib", t->kib, 0);
+		jkey_str(b, &h, "from", t->from_dump ? "task_dump" : "alive_then");
+		rm_buf_addc(b, '}');
+	}
+	rm_buf_addc(b, ']');
+}
+
 static void json_victims(struct rm_buf *b, const struct report *r, const struct oomev *e)
 {
 	rm_buf_addc(b, '[');
@@ -168,6 +214,7 @@ static void json_victims(struct rm_buf *b, const struct report *r, const struct 
 		else
 			rm_buf_adds(b, "null");
 		rm_buf_addf(b, ",\"row_inferred\":%s", e->vtie[k] != VT_PID && e->vrow[k] ? "true" : "false");
+		json_victim(b, r, e, k);
 		rm_buf_addc(b, '}');
 	}
 	rm_buf_addc(b, ']');
@@ -590,10 +637,19 @@ static void json_verdicts(struct rm_buf *b, const struct report *r)
 	for (int i = 0; i < r->nverdicts; i++) {
 		char text[VERDICT_MAX];
 		int g = 1;
-		verdict_text(r, &r->verdicts[i], text, sizeof(text));
+		const struct verdict *v = &r->verdicts[i];
+		verdict_text(r, v, text, sizeof(text));
 		rm_buf_adds(b, i ? ",{" : "{");
 		jkey_str(b, &g, "kind", verdict_kind_name(r->verdicts[i].k));
 		jkey_str(b, &g, "text", text);
+		if (v->k == V_OOM_KILL && v->ev && v->victim >= 0) {
+			/* The kill it leads with, as data: the unit first. */
+			const struct oomvictim *x = &v->ev->vx[v->victim];
+			jkey_str_or_null(b, &g, "unit", x->row ? x->row->unit : NULL);
+			jkey_long(b, &g, "pid", v->ev->vpid[v->victim]);
+			jkey_num(b, &g, "at_s", v->at, 3);
+			jstage(b, &g, r, v->stage);
+		}
 		rm_buf_addc(b, '}');
 	}
 	rm_buf_addc(b, ']');

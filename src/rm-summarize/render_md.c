@@ -98,15 +98,35 @@ static void md_peaks(struct rm_buf *b, const struct report *r)
 		const struct oomev *e = &s->ev[i];
 		if (!oom_event_is_build(e))
 			continue;
+		const struct oomvictim *fx = NULL;
 		rm_buf_addf(b, "| OOM kill | %ld", e->kills - e->else_kills);
 		for (int k = 0, n = 0; k < e->nv; k++) {
+			const struct oomvictim *x = &e->vx[k];
 			if (e->vscope[k] == 0)
 				continue;
+			if (!fx)
+				fx = x;
 			rm_buf_adds(b, n++ ? ", " : ": ");
-			md_cell(b, e->vname[k]);
-			rm_buf_addf(b, " (PID %d)", e->vpid[k]);
+			if (x->row && x->row->unit) {
+				md_cell(b, x->row->unit);
+				rm_buf_adds(b, " (");
+				md_cell(b, e->vname[k]);
+				rm_buf_addf(b, ", PID %d)", e->vpid[k]);
+			} else {
+				md_cell(b, e->vname[k]);
+				rm_buf_addf(b, " (PID %d)", e->vpid[k]);
+			}
+			if (x->row && !isnan(x->row->peak_kib)) {
+				fmt_kib(x->row->peak_kib, v, sizeof(v));
+				rm_buf_addf(b, ", at least %s when killed", v);
+			}
 			if (e->vcons[k] == RM_OOM_MEMCG) {
-				rm_buf_adds(b, ", killed by the limit of cgroup ");
+				rm_buf_adds(b, ", killed by the ");
+				if (!isnan(x->limit_kib)) {
+					fmt_mib(x->limit_kib / 1024.0, v, sizeof(v));
+					rm_buf_addf(b, "%s ", v);
+				}
+				rm_buf_adds(b, "limit of cgroup ");
 				md_cell(b, e->vmemcg[k]);
 			}
 			if (e->vctr[k] >= 0) {
@@ -116,8 +136,20 @@ static void md_peaks(struct rm_buf *b, const struct report *r)
 				md_cell(b, nm);
 				rm_buf_adds(b, ")");
 			}
+			for (int j = 0, u = 0; j < x->nbeside && u < 3; j++) {
+				const struct oomtask *t = &x->beside[j];
+				if (!t->row || !t->row->unit)
+					continue;
+				rm_buf_adds(b, u++ ? ", " : "; beside it: ");
+				md_cell(b, t->row->unit);
+				fmt_kib(t->kib, v, sizeof(v));
+				rm_buf_addf(b, " %s%s", t->from_dump ? "" : "alive then, peak ", v);
+			}
 		}
-		md_when(b, r, e->epoch, e->stage, e->ctx);
+		if (fx)
+			md_when(b, r, fx->epoch, fx->stage, fx->ctx);
+		else
+			md_when(b, r, e->epoch, e->stage, e->ctx);
 	}
 }
 

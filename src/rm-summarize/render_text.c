@@ -223,18 +223,79 @@ static void text_victim_tie(struct rm_buf *b, const struct oomev *e, int k)
 	}
 }
 
+/* The first of e's victims that is the build's, or -1. */
+static int first_build_victim(const struct oomev *e)
+{
+	for (int k = 0; k < e->nv; k++)
+		if (e->vscope[k] != 0)
+			return k;
+	return -1;
+}
+
+/* Victim k in full: unit, lower-bound peak, its cgroup then, the others
+ * of that cgroup with their memory at the kill. */
+static void text_oom_victim(struct rm_buf *b, const struct report *r, const struct oomev *e, int k)
+{
+	const struct oomvictim *x = &e->vx[k];
+	char who[600], kib[40], lim[40], clk[32];
+
+	oom_who(e, k, who, sizeof(who));
+	if (x->from_row)
+		fmt_clock_tenths(x->epoch - r->sys->first_epoch, clk, sizeof(clk));
+	else
+		fmt_clock(x->epoch - r->sys->first_epoch, clk, sizeof(clk));
+	rm_buf_addf(b, "    %s: killed at +%s (%s)", who, clk,
+		    !x->from_row ? "the sample that saw the kill"
+		    : strcmp(x->row->source, "sampled") == 0 ? "its row's end, sampled: when it was seen gone"
+		    : "its exit");
+	if (x->row && !isnan(x->row->peak_kib)) {
+		fmt_kib(x->row->peak_kib, kib, sizeof(kib));
+		rm_buf_addf(b, ", at least %s when killed", kib);
+	}
+	rm_buf_adds(b, "\n");
+	if (e->vcons[k] == RM_OOM_MEMCG && (!isnan(x->usage_kib) || !isnan(x->limit_kib))) {
+		fmt_kib(x->usage_kib, kib, sizeof(kib));
+		fmt_mib(x->limit_kib / 1024.0, lim, sizeof(lim));
+		rm_buf_addf(b, "    cgroup %s at the kill: ", e->vmemcg[k][0] ? e->vmemcg[k] : "(not logged)");
+		if (!isnan(x->usage_kib))
+			rm_buf_addf(b, "usage %s, ", kib);
+		rm_buf_addf(b, "limit %s%s\n", lim, isnan(x->usage_kib) ? " (the sample's)" : "");
+	}
+	if (x->nbeside) {
+		rm_buf_addf(b, "    beside it (%s):", x->dump ? "the kernel's task dump, memory at the kill"
+			    : "no task dump: alive then, their peaks");
+		for (int i = 0; i < x->nbeside && i < 8; i++) {
+			const struct oomtask *t = &x->beside[i];
+			fmt_kib(t->kib, kib, sizeof(kib));
+			if (t->row && t->row->unit)
+				rm_buf_addf(b, "%s `%s` (%s, PID %d) %s", i ? ";" : "", t->row->unit, t->name,
+					    t->pid, kib);
+			else
+				rm_buf_addf(b, "%s %s (PID %d) %s", i ? ";" : "", t->name, t->pid, kib);
+		}
+		if (x->nbeside > 8)
+			rm_buf_addf(b, "; %d more", x->nbeside - 8);
+		rm_buf_adds(b, "\n");
+	} else if (x->dump) {
+		rm_buf_adds(b, "    beside it: nothing else in the kernel's task dump\n");
+	}
+}
+
 /* One OOM kill of the build: when, in which stage, whom and why. */
 static void text_oom_event(struct rm_buf *b, const struct report *r, const struct oomev *e)
 {
 	const struct sys *s = r->sys;
 	long kills = e->kills - e->else_kills;
 	char clk[32];
-	int named = 0;
+	int named = 0, fv = first_build_victim(e);
+	const struct oomvictim *x = fv >= 0 ? &e->vx[fv] : NULL;
+	int stage = x ? x->stage : e->stage;
+	const char *ctx = x ? x->ctx : e->ctx;
 
-	fmt_clock(e->epoch - s->first_epoch, clk, sizeof(clk));
+	fmt_clock((x ? x->epoch : e->epoch) - s->first_epoch, clk, sizeof(clk));
 	rm_buf_addf(b, "  at +%s", clk);
-	if (stage_name(r, e->stage)[0])
-		rm_buf_addf(b, "  stage %s", stage_name(r, e->stage));
+	if (stage_name(r, stage)[0])
+		rm_buf_addf(b, "  stage %s", stage_name(r, stage));
 	rm_buf_addf(b, "  %ld kill%s", kills, kills == 1 ? "" : "s");
 	for (int k = 0; k < e->nv; k++)
 		named += e->vscope[k] != 0;
@@ -264,8 +325,17 @@ static void text_oom_event(struct rm_buf *b, const struct report *r, const struc
 		rm_buf_adds(b, ", victim not in the kernel log");
 	}
 	rm_buf_adds(b, "\n");
-	if (e->ctx[0])
-		rm_buf_addf(b, "    context: %s\n", e->ctx);
+	for (int k = 0; k < e->nv; k++)
+		if (e->vscope[k] != 0)
+			text_oom_victim(b, r, e, k);
+	if (ctx && ctx[0]) {
+		char age[40];
+		fmt_dur(x ? x->ctx_age : NAN, age, sizeof(age));
+		if (x && !isnan(x->ctx_age))
+			rm_buf_addf(b, "    context: %s (read %s before the kill)\n", ctx, age);
+		else
+			rm_buf_addf(b, "    context: %s\n", ctx);
+	}
 }
 
 /* The containers' own oom_kill counts, where they rose. */

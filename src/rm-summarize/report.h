@@ -70,6 +70,31 @@ enum vtie {
 				* of the build ended by SIGKILL then: inferred */
 };
 
+/* A process of the killed one's cgroup at the kill: from the kernel's OOM
+ * task dump (its resident memory then), or, without a dump, a compiler
+ * of the build alive then (its peak). */
+struct oomtask {
+	int pid;
+	double kib;
+	int from_dump;
+	char name[16];           /* sanitized */
+	const struct proc *row;  /* its exit-log row; NULL: none */
+};
+
+/* oom.c: one victim of the build, in full. */
+struct oomvictim {
+	const struct proc *row;  /* its exit-log row (PID, name, end nearest the kill); NULL */
+	double epoch;            /* the kill: the row's end, else the sample's */
+	int from_row;            /* 1: epoch is the exit row's end */
+	int stage;
+	const char *ctx;         /* the context read last before the kill */
+	double ctx_age;          /* how long before the kill it was read; NaN: not known */
+	double limit_kib, usage_kib;   /* the cgroup's at the kill; NaN: not logged */
+	int dump;                /* the kernel logged a task dump */
+	struct oomtask *beside;  /* the others of its cgroup, heaviest first */
+	int nbeside;
+};
+
 struct oomev {
 	double epoch, prev_epoch;
 	int stage;
@@ -77,6 +102,10 @@ struct oomev {
 	long cg_kills;         /* rise of the build's cgroup's oom_kill then, -1 unknown */
 	char ctx[CTX_RAW];
 	size_t ctxlen;
+	char pctx[CTX_RAW];      /* the row before's context (read at prev_epoch) */
+	size_t pctxlen;
+	int has_prev;            /* a row came before */
+	double cg_limit_mb;      /* the row's cg_mem_limit_mb; NaN */
 	int nv;
 	int vpid[MAX_VICTIMS];
 	char vname[MAX_VICTIMS][64];
@@ -91,6 +120,7 @@ struct oomev {
 	 * its row was inferred, that row's PID (a PID namespace's), else 0. */
 	int vtie[MAX_VICTIMS];
 	int vrow[MAX_VICTIMS];
+	struct oomvictim vx[MAX_VICTIMS];   /* the build's victims only */
 	long else_kills;       /* of kills, those whose victim was elsewhere */
 };
 
@@ -218,6 +248,9 @@ struct sys {
 	double cg_limit_min;   /* tightest cg_mem_limit_mb seen */
 	int cores;             /* the cores column (effective cores), 0: none */
 	long oom_else;         /* oom.c: kills whose victim was elsewhere */
+	char lastctx[CTX_RAW]; /* the last row's context, for the next OOM event */
+	size_t lastctxlen;
+	int nrows_ctx;         /* rows whose context was kept */
 };
 
 struct proc {
@@ -385,6 +418,7 @@ struct report {
 	size_t nperjob;
 	double ram_mb;
 	double host_ram_mb;    /* RAM when ram_mb is a cgroup's limit, else NaN */
+	double tree_off;       /* epoch at rm-tree's time 0 (start_s, end_s); NaN */
 	int cores;
 	struct verdict *verdicts;
 	int nverdicts;

@@ -85,6 +85,9 @@ void sys_free(struct sys *s)
 	if (!s)
 		return;
 	free(s->file);
+	for (size_t i = 0; i < s->nev; i++)
+		for (int k = 0; k < MAX_VICTIMS; k++)
+			free(s->ev[i].vx[k].beside);
 	free(s->ev);
 	free(s->segs);
 	free(s);
@@ -275,6 +278,13 @@ static void oom_event(struct sys *s, const struct row *w, double epoch, long kil
 	e->kills = kills;
 	e->cg_kills = -1;
 	e->ctxlen = ctx_copy(w, e->ctx, sizeof(e->ctx));
+	/* The kill came after the row before: its context is the last read
+	 * before the kill (oom.c picks by the kill's time). */
+	e->has_prev = s->nrows_ctx > 0;
+	memcpy(e->pctx, s->lastctx, s->lastctxlen);
+	e->pctxlen = s->lastctxlen;
+	e->pctx[e->pctxlen] = '\0';
+	e->cg_limit_mb = val(w, SC_CG_LIMIT);
 }
 
 /*
@@ -540,6 +550,10 @@ int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 		bucket_fold(s, t, v);
 	}
 	s->prev_epoch = epoch;
+	if (s->has_oom) {
+		s->lastctxlen = ctx_copy(&w, s->lastctx, sizeof(s->lastctx) - 1);
+		s->nrows_ctx++;
+	}
 	return 0;
 }
 
@@ -789,7 +803,9 @@ void sys_finish(struct report *r, const struct opts *o)
 		oom_attribute(r, o);
 	for (int i = 0; i < PK_N; i++)
 		sanitize_ctx(s->pk[i].ctx, &s->pk[i].ctxlen);
-	for (size_t i = 0; i < s->nev; i++)
+	for (size_t i = 0; i < s->nev; i++) {
 		sanitize_ctx(s->ev[i].ctx, &s->ev[i].ctxlen);
+		sanitize_ctx(s->ev[i].pctx, &s->ev[i].pctxlen);
+	}
 	sys_verdicts(r, o);
 }

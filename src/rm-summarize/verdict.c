@@ -46,31 +46,106 @@ static void oom_elsewhere(const struct verdict *v, char *buf, size_t size)
 		 v->count, es(v->count), vict);
 }
 
-/* The build's kills: the first, its victim, and why the kernel killed. */
+/* "`UNIT` (COMM, PID N)", or "COMM (PID N)" when its row names no unit. */
+void oom_who(const struct oomev *e, int k, char *buf, size_t size)
+{
+	const struct proc *p = e->vx[k].row;
+
+	if (p && p->unit)
+		snprintf(buf, size, "`%s` (%s, PID %d)", p->unit, e->vname[k], e->vpid[k]);
+	else
+		snprintf(buf, size, "%s (PID %d)", e->vname[k], e->vpid[k]);
+}
+
+/* ", with `A` (N MiB) and `B` (M MiB) compiling beside it": the units of
+ * the victim's cgroup at the kill, heaviest first, at most three. */
+static void beside_words(const struct oomvictim *x, char *buf, size_t size)
+{
+	int n = 0, units = 0;
+	size_t len;
+
+	buf[0] = '\0';
+	for (int i = 0; i < x->nbeside; i++)
+		units += x->beside[i].row && x->beside[i].row->unit;
+	if (!units)
+		return;
+	len = (size_t)snprintf(buf, size, ", with ");
+	for (int i = 0; i < x->nbeside && n < 3 && len < size; i++) {
+		const struct oomtask *t = &x->beside[i];
+		char kib[40];
+		if (!t->row || !t->row->unit)
+			continue;
+		fmt_kib(t->kib, kib, sizeof(kib));
+		n++;
+		len += (size_t)snprintf(buf + len, size - len, "%s`%s` (%s%s)",
+					n == 1 ? "" : n == (units < 3 ? units : 3) ? " and " : ", ",
+					t->row->unit, t->from_dump ? "" : "alive then, peak ", kib);
+	}
+	if (len < size)
+		snprintf(buf + len, size - len, " compiling beside it");
+}
+
+/* The build's kills: the first victim, its unit, when, beside what, and
+ * why the kernel killed. */
 static void oom_kill(const struct report *r, const struct verdict *v, char *buf, size_t size)
 {
 	const struct oomev *e = v->ev;
-	char w[CTX_RAW + 200], clock[32], vict[200] = "";
+	char w[CTX_RAW + 200], clock[32], who[600], by[400] = "", beside[900], had[80] = "",
+	     log[CTX_RAW + 100] = "", count[120], lim[40], kib[40];
 	int k = v->victim;
+	const struct oomvictim *x;
 
 	fmt_clock(v->at, clock, sizeof(clock));
-	where(r, v->stage, v->ctx, w, sizeof(w));
-	if (k >= 0)
-		snprintf(vict, sizeof(vict), " (killed %s, PID %d)", e->vname[k], e->vpid[k]);
-	if (k >= 0 && e->vcons[k] == RM_OOM_MEMCG)
+	if (k < 0) {
+		where(r, v->stage, v->ctx, w, sizeof(w));
 		snprintf(buf, size,
-			 "OOM: the kernel killed %ld process%s of the build; the first at +%s%s%s. It was killed by the limit of cgroup %s, not for want of memory on the host: raise that cgroup's memory limit, or make the build fit under it.",
-			 v->count, es(v->count), clock, vict, w,
+			 "OOM: the kernel killed %ld process%s%s; the first at +%s%s. Lower the memory per job (-j) for that stage, or add RAM.",
+			 v->count, es(v->count), v->flags & VF_OF_BUILD ? " of the build" : "", clock, w);
+		return;
+	}
+	x = &e->vx[k];
+	if (x->from_row)
+		fmt_clock_tenths(v->at, clock, sizeof(clock));
+	oom_who(e, k, who, sizeof(who));
+	where(r, v->stage, NULL, w, sizeof(w));
+	if (e->vcons[k] == RM_OOM_MEMCG) {
+		char use[80] = "";
+		fmt_mib(x->limit_kib / 1024.0, lim, sizeof(lim));
+		if (!isnan(x->usage_kib)) {
+			fmt_kib(x->usage_kib, kib, sizeof(kib));
+			snprintf(use, sizeof(use), " (usage %s)", kib);
+		}
+		snprintf(by, sizeof(by), " by the %s%slimit of cgroup %s%s", isnan(x->limit_kib) ? "" : lim,
+			 isnan(x->limit_kib) ? "" : " ", e->vmemcg[k][0] ? e->vmemcg[k] : "(not logged)", use);
+	}
+	beside_words(x, beside, sizeof(beside));
+	if (x->row && !isnan(x->row->peak_kib)) {
+		fmt_kib(x->row->peak_kib, kib, sizeof(kib));
+		snprintf(had, sizeof(had), "; it had at least %s when killed", kib);
+	}
+	if (v->ctx && v->ctx[0]) {
+		char age[40];
+		fmt_dur(x->ctx_age, age, sizeof(age));
+		if (!isnan(x->ctx_age))
+			snprintf(log, sizeof(log), " The log then (read %s before the kill): %s.", age, v->ctx);
+		else
+			snprintf(log, sizeof(log), " The log then: %s.", v->ctx);
+	}
+	snprintf(count, sizeof(count), " The kernel killed %ld process%s of the build.", v->count, es(v->count));
+	if (e->vcons[k] == RM_OOM_MEMCG)
+		snprintf(buf, size,
+			 "OOM: %s was killed at +%s%s%s%s%s.%s%s It was killed by the limit of cgroup %s, not for want of memory on the host: raise that cgroup's memory limit, or make the build fit under it.",
+			 who, clock, w, by, beside, had, log, count,
 			 e->vmemcg[k][0] ? e->vmemcg[k] : "(not logged)");
-	else if (k >= 0 && (e->vcons[k] == RM_OOM_CPUSET || e->vcons[k] == RM_OOM_MEMORY_POLICY))
+	else if (e->vcons[k] == RM_OOM_CPUSET || e->vcons[k] == RM_OOM_MEMORY_POLICY)
 		snprintf(buf, size,
-			 "OOM: the kernel killed %ld process%s of the build; the first at +%s%s%s. It was %s (%s), not for want of memory on the host: allow it more memory nodes.",
-			 v->count, es(v->count), clock, vict, w, oom_cause(e->vcons[k]),
+			 "OOM: %s was killed at +%s%s%s%s.%s%s It was %s (%s), not for want of memory on the host: allow it more memory nodes.",
+			 who, clock, w, beside, had, log, count, oom_cause(e->vcons[k]),
 			 rm_kmsg_constraint_name(e->vcons[k]));
 	else
 		snprintf(buf, size,
-			 "OOM: the kernel killed %ld process%s%s; the first at +%s%s%s. Lower the memory per job (-j) for that stage, or add RAM.",
-			 v->count, es(v->count), v->flags & VF_OF_BUILD ? " of the build" : "", clock, vict, w);
+			 "OOM: %s was killed at +%s%s%s%s.%s%s Lower the memory per job (-j) for that stage, or add RAM.",
+			 who, clock, w, beside, had, log, count);
 }
 
 static void edge_cgroup(const struct report *r, const struct verdict *v, char *buf, size_t size)
@@ -161,6 +236,10 @@ static void edge_container(const struct report *r, const struct verdict *v, char
 /* "`UNIT` (COMM, PID N)" from the build's row of the victim, else "COMM (PID N)". */
 static void victim_words(const struct report *r, const struct oomev *e, int k, char *buf, size_t size)
 {
+	if (e->vx[k].row) {
+		oom_who(e, k, buf, size);   /* the row nearest the kill */
+		return;
+	}
 	for (size_t i = 0; i < r->nproc; i++) {
 		const struct proc *p = &r->procs[i];
 		if (p->pid == e->vpid[k] && !strncmp(p->comm, e->vname[k], 15) && p->unit) {

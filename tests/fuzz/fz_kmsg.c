@@ -29,6 +29,18 @@ static int fz_kmsg(const uint8_t *data, size_t size)
 		FZ_ASSERT(memchr(o.task_memcg, '\0', sizeof(o.task_memcg)) != NULL);
 		FZ_ASSERT(o.constraint >= RM_OOM_UNKNOWN && o.constraint <= RM_OOM_MEMCG);
 	}
+	{
+		struct rm_oom_task t;
+		long long u, l;
+		memset(&t, 'x', sizeof(t));
+		for (int nc = 0; nc <= 17; nc += 7)
+			if (rm_kmsg_task_parse(rec, size, nc, &t) == 1) {
+				FZ_ASSERT(t.pid > 0 && t.tgid > 0 && t.rss_pages >= 0);
+				FZ_ASSERT(memchr(t.name, '\0', sizeof(t.name)) != NULL);
+			}
+		if (rm_kmsg_memcg_parse(rec, size, &u, &l) == 1)
+			FZ_ASSERT(u >= 0 && l >= 0);
+	}
 	free(rec);
 	return 0;
 }

@@ -198,6 +198,78 @@ static void test_cgroup_path_with_task_keeps_victim_name(void)
 	unlink(path);
 }
 
+/* The kernel's report before a kill (a real 6.18 memcg OOM, cut
+ * short): the cgroup's usage and limit, and the task dump of the cgroup,
+ * each task's resident pages; handed with its kill, not the next one. */
+static struct rm_oom_task seen_tasks[4][4];
+
+static void cb_tasks(void *arg, const struct rm_oom_kill *o)
+{
+	(void)arg;
+	if (n_seen < 4) {
+		seen[n_seen] = *o;
+		for (size_t i = 0; i < o->ntasks && i < 4; i++)
+			seen_tasks[n_seen][i] = o->tasks[i];
+	}
+	n_seen++;
+}
+
+static void test_read_dump(void)
+{
+	char path[] = "/tmp/t_kmsg.XXXXXX";
+	int fd = mkstemp(path);
+	struct rm_oom_task t;
+	long long u, l;
+	const char *text =
+		"4,900,1092222000,-;oomer invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0\n"
+		"6,901,1092222816,-;memory: usage 65536kB, limit 65536kB, failcnt 41\n"
+		"6,902,1092222820,-;memory+swap: usage 65536kB, limit 9007199254740988kB, failcnt 0\n"
+		"6,903,1092222841,-;Memory cgroup stats for /oom-probe-4037:\n"
+		"6,904,1092247742,-;Tasks state (memory values in pages):\n"
+		"6,905,1092247744,-;[  pid  ]   uid  tgid total_vm      rss rss_anon rss_file rss_shmem pgtables_bytes swapents oom_score_adj name\n"
+		"6,906,1092247748,-;[  32251]     0 32251    12441    11989    11680      309         0   139264        0             0 oomer\n"
+		"6,907,1092247754,-;[  32264]  1000 32264     5706     4441     4119      322         0    73728        0         -1000 cc1 plus\n"
+		"6,908,1092247758,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,"
+		"oom_memcg=/oom-probe-4037,task_memcg=/oom-probe-4037,task=oomer,pid=32251,uid=0\n"
+		"3,909,1092247827,-;Memory cgroup out of memory: Killed process 32251 (oomer) total-vm:49764kB\n"
+		"3,950,1192247827,-;Out of memory: Killed process 99 (ld) total-vm:1kB\n";
+
+	CHECK(rm_kmsg_memcg_parse("memory: usage 65536kB, limit 614400kB, failcnt 41", 50, &u, &l));
+	CHECK_U64(u, 65536);
+	CHECK_U64(l, 614400);
+	CHECK(!rm_kmsg_memcg_parse("memory+swap: usage 1kB, limit 2kB", 33, &u, &l));
+	/* A 5.x dump has 7 numbers before the name. */
+	CHECK(rm_kmsg_task_parse("[   1234]     0  1234    10000     2500    65536        0             0 make", 76, 7, &t));
+	CHECK_U64(t.pid, 1234);
+	CHECK_U64(t.tgid, 1234);
+	CHECK_U64(t.rss_pages, 2500);
+	CHECK_STR(t.name, "make");
+	CHECK(!rm_kmsg_task_parse("[  pid  ]   uid  tgid total_vm      rss name", 44, 4, &t));
+	CHECK(fd >= 0);
+	CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	close(fd);
+	n_seen = 0;
+	CHECK(rm_kmsg_read_ooms(path, cb_tasks, NULL) == 2);
+	CHECK_U64(seen[0].pid, 32251);
+	CHECK_U64(seen[0].mem_usage_kib, 65536);
+	CHECK_U64(seen[0].mem_limit_kib, 65536);
+	CHECK(seen[0].dump_seen);
+	CHECK_U64(seen[0].ntasks, 2);
+	CHECK_U64(seen_tasks[0][0].tgid, 32251);
+	CHECK_U64(seen_tasks[0][0].rss_pages, 11989);
+	CHECK_STR(seen_tasks[0][0].name, "oomer");
+	CHECK_U64(seen_tasks[0][1].pid, 32264);
+	CHECK_U64(seen_tasks[0][1].uid, 1000);
+	CHECK_U64(seen_tasks[0][1].rss_pages, 4441);
+	CHECK_STR(seen_tasks[0][1].name, "cc1 plus");
+	/* The next kill had no report of its own. */
+	CHECK_U64(seen[1].pid, 99);
+	CHECK_U64(seen[1].ntasks, 0);
+	CHECK(seen[1].mem_limit_kib == -1);
+	CHECK(!seen[1].dump_seen);
+	unlink(path);
+}
+
 /* "--kmsg /dev/zero" must return.  Every read is bounded: a
  * device with no kernel log record is refused with EBADMSG. */
 static void test_read_bounded(void)
@@ -234,6 +306,7 @@ int main(void)
 	RUN(test_read_file);
 	RUN(test_read_merge);
 	RUN(test_cgroup_path_with_task_keeps_victim_name);
+	RUN(test_read_dump);
 	RUN(test_read_bounded);
 	return tap_done();
 }
