@@ -2,6 +2,10 @@
  * render_text.c: a report as text, coloured only on a terminal.  It
  * formats the model (report.h) and nothing else: every string in it was
  * sanitized when it was read.
+ *
+ * This file is long because it writes every section of the text report
+ * once, in the order they are printed (print_text at the end), the OOM
+ * kills with each victim in full among them.
  */
 #include <stdio.h>
 #include <string.h>
