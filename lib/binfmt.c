@@ -52,41 +52,82 @@ int rm_binfmt_parse(const char *buf, size_t len, struct rm_binfmt_entry *e)
 	return 0;
 }
 
-int rm_binfmt_read_at(int at, const char *path, struct rm_binfmt *t)
+/* Open path as a binfmt_misc directory; NULL with errno. */
+static DIR *open_dir(int at, const char *path)
 {
-	char buf[4096];
-	struct dirent *d;
 	DIR *dir;
 	int fd, e;
 
-	t->n = 0;
 	fd = openat(at, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
+		return NULL;
 	/* An empty directory is a mount point with nothing mounted on it:
 	 * binfmt_misc always has "register". */
 	if (faccessat(fd, "register", F_OK, 0) != 0) {
 		e = errno;
 		close(fd);
 		errno = e;
-		return -1;
+		return NULL;
 	}
 	if (!(dir = fdopendir(fd))) {
 		e = errno;
 		close(fd);
 		errno = e;
-		return -1;
 	}
-	while ((d = readdir(dir)) && t->n < RM_BINFMT_MAX) {
-		if (d->d_name[0] == '.' || strcmp(d->d_name, "register") == 0 ||
-		    strcmp(d->d_name, "status") == 0)
+	return dir;
+}
+
+/* An entry's name (not ".", "register", "status", nor one too long). */
+static int entry_name(const char *s)
+{
+	return s[0] != '.' && strcmp(s, "register") != 0 && strcmp(s, "status") != 0 &&
+	       strlen(s) < sizeof(((struct rm_binfmt *)0)->names[0]);
+}
+
+int rm_binfmt_read_at(int at, const char *path, struct rm_binfmt *t)
+{
+	char buf[4096];
+	struct dirent *d;
+	DIR *dir;
+
+	t->n = t->nnames = 0;
+	if (!(dir = open_dir(at, path)))
+		return -1;
+	while ((d = readdir(dir)) && t->nnames < RM_BINFMT_MAX) {
+		if (!entry_name(d->d_name))
 			continue;
+		strcpy(t->names[t->nnames++], d->d_name);
 		ssize_t len = rm_read_at(dirfd(dir), d->d_name, buf, sizeof(buf));
 		if (len > 0 && rm_binfmt_parse(buf, (size_t)len, &t->e[t->n]) == 0)
 			t->n++;
 	}
 	closedir(dir);
 	return 0;
+}
+
+int rm_binfmt_refresh_at(int at, const char *path, struct rm_binfmt *t)
+{
+	struct dirent *d;
+	size_t k = 0;
+	int same = 1;
+	DIR *dir = open_dir(at, path);
+
+	if (!dir) {
+		t->n = t->nnames = 0;
+		return -1;
+	}
+	/* The same names in the same order (readdir of one directory lists
+	 * them alike while nothing changes). */
+	while ((d = readdir(dir)) && same) {
+		if (!entry_name(d->d_name))
+			continue;
+		same = k < t->nnames && k < RM_BINFMT_MAX && strcmp(t->names[k], d->d_name) == 0;
+		k++;
+	}
+	closedir(dir);
+	if (same && k == t->nnames)
+		return 0;
+	return rm_binfmt_read_at(at, path, t) == 0 ? 1 : -1;
 }
 
 int rm_binfmt_read(struct rm_binfmt *t)

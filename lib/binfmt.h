@@ -32,6 +32,9 @@ struct rm_binfmt_entry {
 struct rm_binfmt {
 	size_t n;
 	struct rm_binfmt_entry e[RM_BINFMT_MAX];
+	/* The directory's entry names when it was read (rm_binfmt_refresh_at). */
+	size_t nnames;
+	char names[RM_BINFMT_MAX][64];
 };
 
 /*
@@ -49,6 +52,15 @@ int rm_binfmt_parse(const char *buf, size_t len, struct rm_binfmt_entry *e);
  * holds no "register" file).
  */
 int rm_binfmt_read_at(int at, const char *path, struct rm_binfmt *t);
+
+/*
+ * Bring *t (read before from the same directory, or zeroed) up to date at
+ * the cost of one directory listing: the entries are read again only when
+ * the directory's names changed (registering an entry does not change the
+ * directory's mtime).  Returns 1 when it was read again, 0 when nothing
+ * changed, -1 with errno (t->n is then 0) as rm_binfmt_read_at.
+ */
+int rm_binfmt_refresh_at(int at, const char *path, struct rm_binfmt *t);
 
 /* The same for this process's own: PROC_ROOT/sys/fs/binfmt_misc. */
 int rm_binfmt_read(struct rm_binfmt *t);

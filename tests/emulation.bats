@@ -6,6 +6,19 @@
 
 setup() {
   load test_helper/common
+  TREE_PID=''
+}
+
+# What a failed test leaves: the fake compilers end when told, then rm-tree.
+teardown() {
+  local f
+  for f in "$BATS_TEST_TMPDIR"/*/[en]; do
+    [[ -d "$f" ]] && touch "$f/done"
+  done
+  if [[ -n "$TREE_PID" ]]; then
+    wait_for 30 bash -c "! kill -0 $TREE_PID 2>/dev/null" || kill "$TREE_PID" 2>/dev/null || true
+  fi
+  return 0
 }
 
 # An exit log of an emulated build: cc1plus under Debian's interpreter
@@ -92,4 +105,23 @@ emulated_log_col() {
   [ "${lines[2]}" = null ]
   run -0 rm-summarize "$BATS_TEST_TMPDIR/old.csv"
   [[ "$output" != *emulated* ]]
+}
+
+@test "rm-tree's exit log ends with the emulated column: a native process is 'no' where the host's binfmt_misc registrations can be read, unknown (empty) where they cannot, never yes" {
+  local want='' d="$BATS_TEST_TMPDIR"
+  [[ -e /proc/sys/fs/binfmt_misc/register ]] && want=no
+  local mode
+  for mode in events sampled; do
+    if [[ $mode == sampled ]]; then
+      RM_NO_EVENTS=1 rm-tree --exec -i 0.1 --log "$d/$mode.csv" -- sh -c 'sleep 1' 2>/dev/null
+    else
+      rm-tree --exec -i 0.1 --log "$d/$mode.csv" -- sh -c 'sleep 1' 2>/dev/null
+    fi
+    head -1 "$d/$mode.csv"
+    [[ "$(head -1 "$d/$mode.csv")" == *,source,scope,emulated ]]
+    [ "$(csv_cols "$d/$mode.csv")" = 21 ]
+    run -0 "$PY" -c 'import csv, sys
+print(" ".join(sorted({r["emulated"] or "-" for r in csv.DictReader(open(sys.argv[1])) if r["cmd"]})))' "$d/$mode.csv"
+    [ "$output" = "${want:--}" ]
+  done
 }

@@ -436,19 +436,21 @@ static struct rm_pnode *add_node(int pid, const struct rm_pnode *parent)
 static void read_cmd(struct rm_pnode *n)
 {
 	char buf[4096], comm[RM_COMM_MAX];
-	ssize_t len = rm_pfile_read(NULL, n->pid, "cmdline", buf, sizeof(buf), 0);
+	ssize_t len = rm_pfile_read(NULL, n->pid, "comm", comm, sizeof(comm), 0);
 
-	if (len > 0) {
-		free(n->cmd);
-		n->cmd = cmd_dup(buf, len);
-	}
-	n->cmd_read = 1;
-	len = rm_pfile_read(NULL, n->pid, "comm", comm, sizeof(comm), 0);
 	if (len > 0) {
 		if (comm[len - 1] == '\n')
 			comm[len - 1] = '\0';
 		memcpy(n->comm, comm, sizeof(n->comm));
 	}
+	len = rm_pfile_read(NULL, n->pid, "cmdline", buf, sizeof(buf), 0);
+	if (len > 0) {
+		/* Read while it lives: emulated or not is known now. */
+		n->emulated = (unsigned)cmd_emulated(n->pid, buf, (size_t)len, n->comm);
+		free(n->cmd);
+		n->cmd = cmd_dup(buf, len);
+	}
+	n->cmd_read = 1;
 }
 
 static void join_member(struct stream *s, struct rm_pnode *n)
@@ -748,6 +750,7 @@ static void finalize(struct stream *s, const struct acc *a, double el)
 					tmp.start = n->start;
 					tmp.ppid = n->ppid;
 					tmp.cmd = n->cmd;
+					tmp.emulated = n->emulated;
 				}
 				put_row(s, &tmp, a, f, el);
 			}
@@ -890,6 +893,7 @@ int events_park(struct stream *s, struct rm_pnode *n, double el)
 	c->pgrp = n->pgrp;
 	memcpy(c->comm, n->comm, sizeof(c->comm));
 	c->cmd = n->cmd ? strdup(n->cmd) : NULL;
+	c->emulated = n->emulated;
 	c->peak_kib = n->peak_kib;
 	c->peak_at = n->peak_at;
 	c->has_peak = n->has_peak;
@@ -937,6 +941,7 @@ static int renew(struct rm_pnode *n)
 	free(n->cmd);
 	n->cmd = NULL;
 	n->cmd_read = 0;
+	n->emulated = RM_EMU_UNKNOWN;
 	n->has_ticks = 0;
 	return 1;
 }

@@ -140,6 +140,8 @@ static void take(struct stream *s, struct rm_pnode *n, const struct rm_pstat *st
 		memcpy(n->comm, st->comm, sizeof(n->comm));
 		len = rm_pfile_read(NULL, n->pid, "cmdline", buf, sizeof(buf), 0);
 		if (len > 0) {
+			/* Read while it lives: emulated or not is known now. */
+			n->emulated = (unsigned)cmd_emulated(n->pid, buf, (size_t)len, n->comm);
 			free(n->cmd);
 			n->cmd = cmd_dup(buf, len);
 		}

@@ -33,7 +33,8 @@ static void put(struct stream *s, int fd, const char *what, int *ok)
 }
 
 /* The columns after cmd: read_kib,write_kib,majflt, five delays (ms),
- * source, scope.  Empty where the mode gives no reading. */
+ * source, scope, emulated.  Empty where the mode gives no reading; emulated
+ * is empty where it is not known (emul.c), never "no" by default. */
 static void log_cols(struct rm_buf *b, const struct rm_pnode *n)
 {
 	if (n->has_io)
@@ -51,6 +52,7 @@ static void log_cols(struct rm_buf *b, const struct rm_pnode *n)
 	}
 	rm_buf_adds(b, n->exact ? ",exact" : ",sampled");
 	rm_buf_adds(b, n->scope_out ? ",out" : ",in");
+	rm_buf_adds(b, n->emulated == RM_EMU_YES ? ",yes" : n->emulated == RM_EMU_NO ? ",no" : ",");
 }
 
 /* One exit-log row; end < 0 for a survivor. */
@@ -114,9 +116,7 @@ void rows_headers(struct stream *s)
 	const struct opts *o = s->o;
 
 	if (o->header) {
-		/* Up to scope: log_cols does not write the emulated column
-		 * yet; once it does, the header runs to RM_XL_N. */
-		rm_schema_cols(&s->b, rm_xl_names, 0, RM_XL_EMULATED);
+		rm_schema_cols(&s->b, rm_xl_names, 0, RM_XL_N);
 		rm_buf_addc(&s->b, '\n');
 		put(s, s->log_fd, "the exit log", &s->log_ok);
 	}

@@ -82,6 +82,14 @@ const char *where_cols(const struct opts *o);
 /* util.c.  Sanitize a command line read from /proc into a heap string
  * (NULL when empty or out of memory). */
 char *cmd_dup(char *raw, ssize_t len);
+/*
+ * emul.c.  Is the process pid, whose /proc/PID/cmdline (NUL-separated)
+ * is raw[0..len) and comm comm, emulated (argv[0] a binfmt_misc entry's
+ * interpreter)?  RM_EMU_YES, RM_EMU_NO (its registrations were read and
+ * argv[0] is none of them) or RM_EMU_UNKNOWN.
+ */
+enum { RM_EMU_UNKNOWN, RM_EMU_NO, RM_EMU_YES };
+int cmd_emulated(int pid, const char *raw, size_t len, const char *comm);
 /* "rm-tree: out of memory", exit 1. */
 void tree_oom(void) __attribute__((noreturn));
 /*

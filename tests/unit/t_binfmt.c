@@ -75,6 +75,24 @@ static void test_read(void)
 	CHECK(rm_binfmt_find(t, "/usr/bin/qemu-arm-static", 24) != NULL);
 	CHECK(rm_binfmt_find(NULL, "x", 1) == NULL);
 
+	/* Refreshed: the same names read nothing again; a new entry (as
+	 * registering one, which leaves the directory's mtime alone) does. */
+	char tmp2[] = "/tmp/t_binfmt.XXXXXX", p[4200];
+	CHECK(mkdtemp(tmp2) != NULL);
+	snprintf(p, sizeof(p), "cp %s/sys/fs/binfmt_misc/* %s/", dir, tmp2);
+	CHECK(system(p) == 0);
+	CHECK(rm_binfmt_read_at(AT_FDCWD, tmp2, t) == 0 && t->n == 4);
+	CHECK(rm_binfmt_refresh_at(AT_FDCWD, tmp2, t) == 0 && t->n == 4);
+	snprintf(p, sizeof(p), "printf 'enabled\\ninterpreter /opt/box\\nflags: P\\n' >%s/box", tmp2);
+	CHECK(system(p) == 0);
+	CHECK(rm_binfmt_find(t, "/opt/box", 8) == NULL);
+	CHECK(rm_binfmt_refresh_at(AT_FDCWD, tmp2, t) == 1 && t->n == 5);
+	e = rm_binfmt_find(t, "/opt/box", 8);
+	CHECK(e && e->preserve);
+	snprintf(p, sizeof(p), "rm -r %s", tmp2);
+	CHECK(system(p) == 0);
+	CHECK(rm_binfmt_refresh_at(AT_FDCWD, tmp2, t) == -1 && t->n == 0);
+
 	/* A mount point with nothing mounted on it, and no directory. */
 	char tmp[] = "/tmp/t_binfmt.XXXXXX";
 	CHECK(mkdtemp(tmp) != NULL);
