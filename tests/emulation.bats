@@ -125,3 +125,149 @@ print(" ".join(sorted({r["emulated"] or "-" for r in csv.DictReader(open(sys.arg
     [ "$output" = "${want:--}" ]
   done
 }
+
+# --- Real emulation: qemu-user through a private binfmt_misc instance ---
+#
+# binfmt_misc has an instance per user namespace since Linux 6.7: inside
+# `unshare --user --map-root-user --mount` the test mounts its own and
+# registers qemu-aarch64-static there, so the host's registrations are
+# never touched (checked before and after).  The program is
+# tests/helpers/fakecc.c built with aarch64-linux-gnu-gcc -static, named
+# cc1plus, with a compiler's arguments; beside it the same source built
+# natively, named cc1.
+
+AARCH64_MAGIC='\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00'
+AARCH64_MASK='\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff'
+
+# need_emulation: the packages (a failure under CI=true, else a skip) and
+# the kernel (a skip with its reason).
+need_emulation() {
+  local miss=''
+  command -v aarch64-linux-gnu-gcc >/dev/null || miss+=' gcc-aarch64-linux-gnu'
+  [[ -x /usr/bin/qemu-aarch64-static ]] || miss+=' qemu-user-static'
+  if [[ -n "$miss" ]]; then
+    if [[ "${CI:-}" == true ]]; then
+      echo "missing packages under CI:$miss" >&2
+      return 1
+    fi
+    skip "needs the packages$miss"
+  fi
+  [[ -x "$RM_BUILD/tests/fakecc" ]] || { echo "no $RM_BUILD/tests/fakecc: run make check" >&2; return 1; }
+  local why
+  why=$(unshare --user --map-root-user --mount true 2>&1) ||
+    skip "no user namespaces here: $why"
+  why=$(unshare --user --map-root-user --mount sh -c \
+    'mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc' 2>&1) ||
+    skip "the kernel refuses a binfmt_misc instance in a user namespace (Linux 6.7 and later): $why"
+}
+
+# host_binfmt: what the host's binfmt_misc holds, to compare after.
+host_binfmt() {
+  grep -c binfmt_misc /proc/self/mountinfo || true
+  ls -A /proc/sys/fs/binfmt_misc 2>/dev/null || true
+  local f
+  for f in /proc/sys/fs/binfmt_misc/*; do
+    [[ -f "$f" && "${f##*/}" != register ]] && cat "$f"
+  done 2>/dev/null
+  return 0
+}
+
+# run_emulated MODE FLAGS INTERP: rm-tree (MODE exact or sampled) runs a
+# private binfmt_misc instance with qemu-aarch64-static registered as
+# INTERP with FLAGS, the emulated cc1plus and the native cc1 in it; their
+# ends are decided by the test (two timeline ticks after both started).
+# Leaves $d/log.csv.
+run_emulated() {
+  local mode=$1 flags=$2 interp=$3 n i
+  d="$BATS_TEST_TMPDIR/$mode-$flags"
+  mkdir -p "$d/bin" "$d/e" "$d/n" "$d/emu"
+  aarch64-linux-gnu-gcc -static -O2 -o "$d/bin/cc1plus" "$RM_TOP/tests/helpers/fakecc.c"
+  cp "$RM_BUILD/tests/fakecc" "$d/bin/cc1"
+  [[ "$interp" == /usr/bin/qemu-aarch64-static ]] || cp /usr/bin/qemu-aarch64-static "$interp"
+  cat >"$d/inner.sh" <<EOS
+set -e
+mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+echo ':rmtools-emu-$$:M::$AARCH64_MAGIC:$AARCH64_MASK:$interp:$flags' >/proc/sys/fs/binfmt_misc/register
+cat /proc/sys/fs/binfmt_misc/rmtools-emu-$$
+FAKECC_DIR=$d/n $d/bin/cc1 -quiet n/native_3.c -MD obj/native_3.d -o /tmp/n.s &
+FAKECC_DIR=$d/e FAKECC_MIB=32 $d/bin/cc1plus -quiet x/unit_7.cpp -MD obj/unit_7.d -o /tmp/x.s
+wait
+EOS
+  if [[ $mode == sampled ]]; then
+    RM_NO_EVENTS=1 rm-tree --exec -i 0.2 --log "$d/log.csv" --timeline "$d/tl.csv" -- \
+      unshare --user --map-root-user --mount bash "$d/inner.sh" >"$d/out" 2>"$d/err" &
+  else
+    rm-tree --exec -i 0.2 --log "$d/log.csv" --timeline "$d/tl.csv" -- \
+      unshare --user --map-root-user --mount bash "$d/inner.sh" >"$d/out" 2>"$d/err" &
+  fi
+  TREE_PID=$!
+  local tree=$!
+  wait_for 60 test -e "$d/e/started" -a -e "$d/n/started"
+  # Two ticks while both live: each has had its command line read.
+  n=$(wc -l <"$d/tl.csv")
+  for ((i = 0; i < 600 && $(wc -l <"$d/tl.csv") < n + 2; i++)); do sleep 0.1; done
+  touch "$d/e/done" "$d/n/done"
+  wait "$tree" || { cat "$d/out" "$d/err"; return 1; }
+  cat "$d/out" "$d/err"
+  grep -q "flags: $flags" "$d/out"
+}
+
+# check_emulated MODE: the rows and the summary of run_emulated's log.
+check_emulated() {
+  cut -d, -f1-3,6,10,19- "$d/log.csv"
+  run -0 "$PY" -c 'import csv, sys
+rows = {r["comm"]: r for r in csv.DictReader(open(sys.argv[1]))}
+e, n = rows["cc1plus"], rows["cc1"]
+print(e["emulated"], n["emulated"], e["source"], e["peak_rss_kib"], n["peak_rss_kib"])' "$d/log.csv"
+  echo "$output"
+  local emu nat src epeak npeak
+  read -r emu nat src epeak npeak <<<"$output"
+  [ "$emu" = yes ]
+  [ "$nat" = no ]
+  [ "$src" = "$1" ]
+  # Both touched 32 MiB; the emulated one's peak includes qemu's own.
+  ((npeak >= 32768 && epeak > npeak))
+  echo "# $1: emulated cc1plus peak $epeak KiB, native $npeak KiB" >&3
+  run -0 rm-summarize --json "$d/log.csv"
+  run -0 jq -c '([.compile_units[] | [.unit, .comm, .emulated]] | sort), [.memory_per_job[] | [.compilers, .emulated]]' <<<"$output"
+  echo "$output"
+  [ "${lines[0]}" = '[["n/native_3.c","cc1",false],["x/unit_7.cpp","cc1plus",true]]' ]
+  [ "${lines[1]}" = '[[2,1]]' ]
+  run -0 rm-summarize "$d/log.csv"
+  [[ "$output" =~ cc1plus\ +x/unit_7\.cpp\ \(emulated\) ]]
+  [[ "$output" == *"include the emulator's own memory"* ]]
+}
+
+@test "real qemu-user emulation (private binfmt_misc, flags PF): rm-tree exact and sampled count the emulated cc1plus as a compiler, mark it emulated, name its unit x/unit_7.cpp; the host's binfmt_misc is untouched" {
+  need_emulation
+  local before after
+  before=$(host_binfmt)
+  if [[ $EUID -eq 0 ]]; then
+    run_emulated exact PF /usr/bin/qemu-aarch64-static
+    check_emulated exact
+  fi
+  run_emulated sampled PF /usr/bin/qemu-aarch64-static
+  check_emulated sampled
+  # P: the original argv0 follows the path.
+  grep -q 'qemu-aarch64-static [^ ]*/bin/cc1plus [^ ]*/bin/cc1plus -quiet x/unit_7.cpp' "$d/log.csv"
+  after=$(host_binfmt)
+  [ "$before" = "$after" ]
+  [[ $EUID -eq 0 ]] || skip_needs_root "exact mode (the proc connector and taskstats) needs root"
+}
+
+@test "real qemu-user emulation (flags F, no P, an interpreter no name pattern knows): only the registration read in the process's own root says emulated; the unit is still x/unit_7.cpp" {
+  need_emulation
+  local before after
+  before=$(host_binfmt)
+  if [[ $EUID -eq 0 ]]; then
+    run_emulated exact F "$BATS_TEST_TMPDIR/box-exact"
+    check_emulated exact
+  fi
+  run_emulated sampled F "$BATS_TEST_TMPDIR/box-sampled"
+  check_emulated sampled
+  # No P: the path, then the arguments.
+  grep -q 'box-sampled [^ ]*/bin/cc1plus -quiet x/unit_7.cpp' "$d/log.csv"
+  after=$(host_binfmt)
+  [ "$before" = "$after" ]
+  [[ $EUID -eq 0 ]] || skip_needs_root "exact mode (the proc connector and taskstats) needs root"
+}
