@@ -94,7 +94,7 @@ setup() {
   [[ "$output" != *"No headroom problem"* ]]
   # With the build's own rows the victim's unit is named, and the advice comes from the container's limit.
   run -0 rm-summarize --companions --kmsg "$C/r2.kmsg" "$C/r2-tied.csv"
-  [[ "$output" == *"(killed \`app/app_0.cpp\` (cc1plus, PID 15122)) in stage app"*"It was killed by the container's memory limit, 440 MiB, not for want of memory on the host: raise that limit (docker run --memory) or run fewer jobs in it (safe -j 1 at 320 MiB per job)."* ]]
+  [[ "$output" == *"(killed \`app/app_0.cpp\` (cc1plus, PID 15122, emulated)) in stage app"*"It was killed by the container's memory limit, 440 MiB, not for want of memory on the host: raise that limit (docker run --memory) or run fewer jobs in it (safe -j 1 at 320 MiB per job)."* ]]
 }
 
 @test "OOM in a tied container is the build's: its own oom_kill count rose, though neither the host's count nor the kernel log saw it" {
@@ -170,7 +170,7 @@ setup() {
   [[ "$output" == *"| near-OOM | container min avail MiB |"*"| app | 0:04:30 | 55 | 2746 | 21359 | 74.90 | 2 | 0 | 6 |"* ]]
   [[ "$output" == *"**Containers of the build**: 3 (and 1 on this host not tied to the build)"* ]]
   [[ "$output" == *"| 61fa62343399 | crossbuild-app | app | label | /docker/61fa62343399bbb97fb4c3a7efd644ba9beffcd54cbedce3bef1f7228352333a | 600 MiB, 440 MiB from +0:12:55 | at least 439.0 MiB (last read at +0:13:15) | 1 (at +0:13:15) |"* ]]
-  [[ "$output" == *"| app | 2 | 282.9 | 320 | 1 | container 61fa62343399 memory |"* ]]
+  [[ "$output" == *"| app | 2 (2 emulated) | 282.9 | 320 | 1 | container 61fa62343399 memory |"* ]]
   [[ "$output" == *"- OOM: the kernel killed 1 process of the build in container 61fa62343399 (crossbuild-app)"* ]]
   run -0 rm-summarize --markdown --companions --kmsg "$C/r2.kmsg" "$C/r2-untied.csv"
   [[ "$output" == *"**Containers during the build (not tied to it)**: 4. The build ran 3 container clients whose containers could not be tied to it"* ]]

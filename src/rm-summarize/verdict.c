@@ -237,13 +237,19 @@ static void edge_container(const struct report *r, const struct verdict *v, char
 static void victim_words(const struct report *r, const struct oomev *e, int k, char *buf, size_t size)
 {
 	if (e->vx[k].row) {
+		size_t n;
 		oom_who(e, k, buf, size);   /* the row nearest the kill */
+		n = strlen(buf);
+		/* "... PID N)" -> "... PID N, emulated)" */
+		if (e->vx[k].row->emulated == 1 && n && buf[n - 1] == ')' && n + 11 < size)
+			snprintf(buf + n - 1, size - n + 1, ", emulated)");
 		return;
 	}
 	for (size_t i = 0; i < r->nproc; i++) {
 		const struct proc *p = &r->procs[i];
 		if (p->pid == e->vpid[k] && !strncmp(p->comm, e->vname[k], 15) && p->unit) {
-			snprintf(buf, size, "`%s` (%s, PID %d)", p->unit, e->vname[k], e->vpid[k]);
+			snprintf(buf, size, "`%s` (%s, PID %d%s)", p->unit, e->vname[k], e->vpid[k],
+				 p->emulated == 1 ? ", emulated" : "");
 			return;
 		}
 	}
