@@ -64,3 +64,126 @@ gdb_summary() {
   [[ "$output" == *"with \`gdb/buildsym.c\` (alive then, peak 293.0 MiB) compiling beside it"* ]]
   [[ "$output" == *"    beside it (no task dump: alive then, their peaks): \`gdb/buildsym.c\` (cc1plus, PID 32141) 293.0 MiB"* ]]
 }
+
+# The kernel's record of PID's kill from /dev/kmsg: "EPOCH RSS_KIB_OF_PARTNER"
+# (the kill's log time as wall time, through this boot's offset between
+# CLOCK_REALTIME and CLOCK_MONOTONIC, and the partner's resident memory in
+# the task dump printed before the kill).
+kernel_record() {
+  "$PY" - "$1" "$2" <<'PY'
+import os, re, sys, time
+victim, partner = sys.argv[1], sys.argv[2]
+off = time.time() - time.clock_gettime(time.CLOCK_MONOTONIC)
+fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+recs = []
+while True:
+    try:
+        recs.append(os.read(fd, 8192).decode("utf-8", "replace"))
+    except BlockingIOError:
+        break
+    except BrokenPipeError:
+        continue
+at, rss, dump = None, None, {}
+for r in recs:
+    head, _, msg = r.partition(";")
+    msg = msg.split("\n")[0]
+    if msg.startswith("Tasks state"):
+        dump = {}
+    m = re.match(r"\[\s*(\d+)\]\s+-?\d+\s+(\d+)\s+\d+\s+(\d+)", msg)
+    if m:
+        dump[m.group(2)] = int(m.group(3))
+    if re.search(r"Killed process %s \(cc1plus\)" % victim, msg):
+        at = off + int(head.split(",")[2]) / 1e6
+        rss = dump.get(partner)
+page = os.sysconf("SC_PAGESIZE") // 1024
+print("%.3f %s" % (at, rss * page if rss is not None else "none"))
+PY
+}
+
+# bats test_tags=slow
+@test "real: two compilers in a limited v1 memory cgroup, one killed: the verdict names its unit first, the kernel's time, the unit beside it with the dump's memory, the log line and its age, the lower-bound peak" {
+  local v1=/sys/fs/cgroup/memory T="$BATS_TEST_TMPDIR" logs="$BATS_TEST_TMPDIR/logs" out="$BATS_TEST_TMPDIR/out"
+  CG="$v1/oom-answer-oom-$$"
+  mkdir "$CG" 2>/dev/null || skip_needs_root "cannot create a v1 memory cgroup under $v1 (not root, or no cgroup v1 memory controller)"
+  CGS="$CG"
+  [[ -r /dev/kmsg ]] || skip_needs_root "/dev/kmsg is not readable"
+  [[ "$(cat /proc/sys/vm/oom_dump_tasks)" == 1 ]] || skip "vm.oom_dump_tasks is 0: the kernel prints no task dump"
+  echo 150M >"$CG/memory.limit_in_bytes"
+  mkdir -p "$T/bin" "$logs" "$out"
+  # Compilers as lib/cu knows them: named cc1plus, a .cpp argument.
+  cp "$RM_BUILD/tests/memhog" "$T/bin/cc1plus"
+  cat >"$T/orch.sh" <<'EOS'
+# The whole build in the cgroup, as a build started inside it is.
+echo $$ >"$1/cgroup.procs"
+touch "$3/in-cgroup"
+while [[ ! -e "$3/go" ]]; do sleep 0.05; done
+echo compile >"$2/stage"
+echo "CXX partner.o" >>"$2/build.log"
+"$3/bin/cc1plus" -m 50 -t 60 -r "$3/partner.ready" -- partner.cpp &
+partner=$!
+echo "$partner" >"$3/partner.pid"
+while [[ ! -e "$3/partner.ready" ]]; do sleep 0.05; done
+echo "CXX victim.o" >>"$2/build.log"
+# Two ticks, so the line is read before the kill.
+sleep 1.2
+"$3/bin/cc1plus" -m 400 -t 5 -- victim.cpp &
+echo $! >"$3/victim.pid"
+wait $! || echo "make: *** [Makefile:7: victim.o] Error 137" >>"$2/build.log"
+sleep 1
+kill -TERM "$partner"
+wait "$partner"
+echo done >"$2/stage"
+sleep 0.6
+EOS
+  bash "$T/orch.sh" "$CG" "$logs" "$T" &
+  local orch=$!
+  BG_PIDS="$orch"
+  wait_for 10 test -e "$T/in-cgroup"
+  rm-monitor --out-dir "$out" --run-id ans --interval 0.5 --watch-pid "$orch" \
+    --stage-file "$logs/stage" --stage-log-dir "$logs" 2>"$T/monitor.err" &
+  local mon=$!
+  BG_PIDS="$orch $mon"
+  wait_for 20 test -s "$out/resources-ans.csv"
+  sleep 1
+  touch "$T/go"
+  wait "$orch"
+  wait "$mon"
+  local vpid ppid rec kat prss
+  vpid=$(cat "$T/victim.pid")
+  ppid=$(cat "$T/partner.pid")
+  rec=$(kernel_record "$vpid" "$ppid")
+  kat=${rec% *}
+  prss=${rec#* }
+  [[ "$prss" =~ ^[0-9]+$ ]]
+  local cgname=${CG#"$v1"} files=("$out/resources-ans.csv" "$out/resources-ans.procs.csv" "$out/resources-ans.stats.csv")
+  run -0 cat "$out/resources-ans.summary.txt"
+  local text=$output
+  echo "$text" | sed -n '/^Verdict/,$p' >&3
+  # Text: the verdict leads with the killed unit.
+  [[ "$text" == *"Verdict"$'\n'"  - OOM: \`victim.cpp\` (cc1plus, PID $vpid) was killed at +"*" in stage compile by the 150 MiB limit of cgroup $cgname (usage "*"), with \`partner.cpp\` ("*" MiB) compiling beside it; it had at least "*" MiB when killed. The log then (read "*" before the kill): CXX victim.o. The kernel killed 1 process of the build."* ]]
+  [[ "$text" == *"beside it (the kernel's task dump, memory at the kill): \`partner.cpp\` (cc1plus, PID $ppid)"* ]]
+  # JSON: the same kill, its time within 1 s of the kernel's record, the
+  # partner's memory the dump's, the context line and its age.
+  local j
+  j=$(jq -c --arg v "$vpid" '.system.oom_kills.events[] | .victims[] | select(.pid == ($v | tonumber))' "$out/resources-ans.summary.json")
+  run -0 jq -r '[.unit, .time_from, .stage, .context, (.context_age_s >= 0 and .context_age_s < 5), (.peak_rss_kib_at_least > 20000), .cgroup_limit_kib, .task_dump] | @tsv' <<<"$j"
+  [ "$output" = "victim.cpp	exit	compile	CXX victim.o	true	true	153600	true" ]
+  run -0 jq -r --arg p "$ppid" '.beside[] | select(.pid == ($p | tonumber)) | "\(.unit) \(.rss_kib) \(.from)"' <<<"$j"
+  [ "$output" = "partner.cpp $prss task_dump" ]
+  (( prss >= 50 * 1024 ))
+  echo "# kill: kernel $kat, summary $(jq .killed_epoch <<<"$j"), partner $prss KiB" >&3
+  run -0 jq -r --argjson k "$kat" '(.killed_epoch - $k) | fabs < 1' <<<"$j"
+  [ "$output" = true ]
+  run -0 jq -r '.verdicts[0] | "\(.kind) \(.unit) \(.stage)"' "$out/resources-ans.summary.json"
+  [ "$output" = "oom-kill victim.cpp compile" ]
+  # Markdown says the same.
+  run -0 --separate-stderr rm-summarize --markdown "${files[@]}"
+  [[ "$output" == *"| OOM kill | 1: victim.cpp (cc1plus, PID $vpid), at least "*" MiB when killed, killed by the 150 MiB limit of cgroup "*"; beside it: partner.cpp "*" | compile | CXX victim.o |"* ]]
+  [[ "$output" == *"- OOM: \\\`victim.cpp\\\` (cc1plus, PID $vpid) was killed at +"* ]]
+  # The SVG: only the build's OOM mark (other engineers' kills on this
+  # host are not drawn), naming the victim.
+  run -0 rm-summarize --svg "$T/a.svg" "${files[@]}"
+  run -0 grep -c '<title>OOM kill' "$T/a.svg"
+  [ "$output" = 1 ]
+  run -0 grep -F "<title>OOM kill: cc1plus (PID $vpid)" "$T/a.svg"
+}
