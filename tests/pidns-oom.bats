@@ -3,8 +3,9 @@
 # on the host, the kernel log's host PIDs name no row of the exit log
 # (namespace PIDs), so a kill is tied by the cgroup the run recorded
 # (rm-tree --stats), exactly, and the victim's row is inferred by
-# command, cgroup and end time, and said to be.  Summarized inside the container there is no kernel log:
-# the build cgroup's own counter says how many kills were the build's.
+# command, cgroup and end time, and said to be.  Summarized inside the
+# container there is no kernel log: the build cgroup's own counter says
+# how many kills were the build's.
 # shellcheck disable=SC2016,SC2154  # awk programs are single-quoted on purpose; bats sets output, lines
 
 setup() {
