@@ -85,6 +85,16 @@ static void beside_words(const struct oomvictim *x, char *buf, size_t size)
 		snprintf(buf + len, size - len, " compiling beside it");
 }
 
+/* No kernel log (inside a container): e's kills were counted by the build's
+ * own cgroup, whose limit (into lim) is the one that bound.  1 when so. */
+static int cg_counted(const struct report *r, const struct oomev *e, char *lim, size_t size)
+{
+	if (!e || e->cg_kills <= 0 || r->sys->kmsg_state > 0 || isnan(r->sys->cg_limit_min))
+		return 0;
+	fmt_mib(r->sys->cg_limit_min, lim, size);
+	return 1;
+}
+
 /* The build's kills: the first victim, its unit, when, beside what, and
  * why the kernel killed. */
 static void oom_kill(const struct report *r, const struct verdict *v, char *buf, size_t size)
@@ -98,9 +108,14 @@ static void oom_kill(const struct report *r, const struct verdict *v, char *buf,
 	fmt_clock(v->at, clock, sizeof(clock));
 	if (k < 0) {
 		where(r, v->stage, v->ctx, w, sizeof(w));
-		snprintf(buf, size,
-			 "OOM: the kernel killed %ld process%s%s; the first at +%s%s. Lower the memory per job (-j) for that stage, or add RAM.",
-			 v->count, es(v->count), v->flags & VF_OF_BUILD ? " of the build" : "", clock, w);
+		if (cg_counted(r, e, lim, sizeof(lim)))
+			snprintf(buf, size,
+				 "OOM: the kernel killed %ld process%s of the build; the first at +%s%s. The build's own cgroup counted it (no kernel log here to say more), whose limit is %s: raise that limit (docker run --memory), or make the build fit under it.",
+				 v->count, es(v->count), clock, w, lim);
+		else
+			snprintf(buf, size,
+				 "OOM: the kernel killed %ld process%s%s; the first at +%s%s. Lower the memory per job (-j) for that stage, or add RAM.",
+				 v->count, es(v->count), v->flags & VF_OF_BUILD ? " of the build" : "", clock, w);
 		return;
 	}
 	x = &e->vx[k];
@@ -142,6 +157,10 @@ static void oom_kill(const struct report *r, const struct verdict *v, char *buf,
 			 "OOM: %s was killed at +%s%s%s%s.%s%s It was %s (%s), not for want of memory on the host: allow it more memory nodes.",
 			 who, clock, w, beside, had, log, count, oom_cause(e->vcons[k]),
 			 rm_kmsg_constraint_name(e->vcons[k]));
+	else if (cg_counted(r, e, lim, sizeof(lim)))
+		snprintf(buf, size,
+			 "OOM: %s was killed at +%s%s%s%s.%s%s The build's own cgroup counted it (no kernel log here to say more), whose limit is %s: raise that limit (docker run --memory), or make the build fit under it.",
+			 who, clock, w, beside, had, log, count, lim);
 	else
 		snprintf(buf, size,
 			 "OOM: %s was killed at +%s%s%s%s.%s%s Lower the memory per job (-j) for that stage, or add RAM.",
