@@ -40,7 +40,7 @@ set -u
 # and /dev/kmsg are the machine's; a monitor beside another file's kill
 # would report it), the kernel.task_delayacct sysctl, the proc connector.
 # They run one after another, in one bats process, beside the others.
-SERIAL_FILES=(cgroup rm-monitor rm-run rm-tree rm-tree-exact scope resource-monitor monitor-pid1 emulation oom-answer)
+SERIAL_FILES=(cgroup rm-monitor rm-run rm-tree rm-tree-exact scope resource-monitor monitor-pid1 emulation oom-answer monitor-docker)
 
 # make check VALGRIND=1 runs the bats files below, not all: the files whose
 # tests feed a command its input and check its output, where memcheck's
