@@ -49,7 +49,7 @@ SERIAL_FILES=(cgroup rm-monitor rm-run rm-tree rm-tree-exact scope resource-moni
 # started, time ticks or read their own /proc entries, which under valgrind
 # are valgrind's.  RM_VALGRIND_FILES=all runs every file (RM_VALGRIND_FILES
 # may also name files).
-VALGRIND_FILES=(cli rm-summarize rm-summarize-trace runinfo series rm-gpu usage-json completion manpages recipes plot browser install)
+VALGRIND_FILES=(cli rm-summarize rm-summarize-trace rm-summarize-containers runinfo series rm-gpu usage-json completion manpages recipes plot browser install)
 
 err() { printf 'run.sh: %s\n' "$*" >&2; }
 
