@@ -1,8 +1,8 @@
 /*
  * rm-sample's private header: what its four files share.
  *   main.c    options, setup, the loop over ticks, the end
- *   sample.c  one row of readings into v[] (the column table), and the
- *             columns printed
+ *   sample.c  one row of readings into v[], and the columns printed
+ *             (the column table is lib/schema.h's)
  *   out.c     the row written: -o and lost rows, the CSV header,
  *             --status, --prom-file
  *   serve.c   --listen: the HTTP server beside the stream
@@ -33,19 +33,29 @@
 #include "outfile.h"
 #include "pcount.h"
 #include "rmtools.h"
+#include "schema.h"
 #include "usage.h"
 
 #define DEFAULT_COMPILERS rm_cu_compilers()
 #define MAX_NAMES 64
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
+/* The columns, by their short names here: lib/schema.h's sample CSV table
+ * (rm-sample's and rm-summarize's one list). */
 enum {
-	C_EPOCH, C_ISO, C_ELAPSED, C_LOAD1, C_CPU, C_MEMUSED, C_MEMAVAIL, C_MEMPCT,
-	C_SWAP, C_DISKAVAIL, C_DISKPCT, C_COMPILERS, C_STAGE, C_CONTEXT,
-	C_OOM, C_PSI_MEM_SOME, C_PSI_MEM_FULL, C_PSI_IO_FULL, C_PSI_CPU_SOME,
-	C_PKG_W, C_GPU_BUSY, C_GPU_VRAM_USED, C_GPU_VRAM_TOTAL, /* when asked */
-	C_CG_USED, C_CG_LIMIT, C_CG_AVAIL, C_CG_SWAP, C_CG_OOM, C_CG_PSI_FULL, C_CORES,
-	C_NCOLS
+	C_EPOCH = RM_SC_EPOCH, C_ISO = RM_SC_ISO, C_ELAPSED = RM_SC_ELAPSED_S,
+	C_LOAD1 = RM_SC_LOAD1, C_CPU = RM_SC_CPU_PCT, C_MEMUSED = RM_SC_MEM_USED_MB,
+	C_MEMAVAIL = RM_SC_MEM_AVAIL_MB, C_MEMPCT = RM_SC_MEM_PCT, C_SWAP = RM_SC_SWAP_USED_MB,
+	C_DISKAVAIL = RM_SC_DISK_AVAIL_GB, C_DISKPCT = RM_SC_DISK_PCT,
+	C_COMPILERS = RM_SC_COMPILERS, C_STAGE = RM_SC_STAGE, C_CONTEXT = RM_SC_CONTEXT,
+	C_OOM = RM_SC_OOM_KILLS, C_PSI_MEM_SOME = RM_SC_PSI_MEM_SOME,
+	C_PSI_MEM_FULL = RM_SC_PSI_MEM_FULL, C_PSI_IO_FULL = RM_SC_PSI_IO_FULL,
+	C_PSI_CPU_SOME = RM_SC_PSI_CPU_SOME, C_PKG_W = RM_SC_PKG_W,
+	C_GPU_BUSY = RM_SC_GPU_BUSY_PCT, C_GPU_VRAM_USED = RM_SC_GPU_VRAM_USED_MB,
+	C_GPU_VRAM_TOTAL = RM_SC_GPU_VRAM_TOTAL_MB, C_CG_USED = RM_SC_CG_MEM_USED_MB,
+	C_CG_LIMIT = RM_SC_CG_MEM_LIMIT_MB, C_CG_AVAIL = RM_SC_CG_MEM_AVAIL_MB,
+	C_CG_SWAP = RM_SC_CG_SWAP_USED_MB, C_CG_OOM = RM_SC_CG_OOM_KILLS,
+	C_CG_PSI_FULL = RM_SC_CG_PSI_MEM_FULL, C_CORES = RM_SC_CORES, C_NCOLS = RM_SC_N,
 };
 
 struct opts {

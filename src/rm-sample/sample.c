@@ -1,42 +1,9 @@
 /*
  * rm-sample's readings: one row of every column into v[] (sample), the
- * columns printed (open_extras), RAPL, the GPUs, the cgroup, the stage
+ * columns printed (open_extras, from lib/schema.h's table), RAPL, the GPUs, the cgroup, the stage
  * and context, the compilers count.
  */
 #include "rm-sample.h"
-
-static const struct rm_col cols[C_NCOLS] = {
-	{ "epoch", RM_P_NONE, NULL, NULL, 0 },
-	{ "iso", RM_P_NONE, NULL, NULL, 0 },
-	{ "elapsed_s", RM_P_NONE, NULL, NULL, 0 },
-	{ "load1", RM_P_GAUGE, "rm_load1", "One-minute load average.", 0 },
-	{ "cpu_pct", RM_P_GAUGE, "rm_cpu_busy_ratio", "Machine CPU busy over the last interval (1 = every core busy).", 0.01 },
-	{ "mem_used_mb", RM_P_GAUGE, "rm_memory_used_bytes", "MemTotal minus MemAvailable.", 1048576.0 },
-	{ "mem_avail_mb", RM_P_GAUGE, "rm_memory_available_bytes", "MemAvailable.", 1048576.0 },
-	{ "mem_pct", RM_P_GAUGE, "rm_memory_used_ratio", "Memory used over MemTotal.", 0.01 },
-	{ "swap_used_mb", RM_P_GAUGE, "rm_swap_used_bytes", "SwapTotal minus SwapFree.", 1048576.0 },
-	{ "disk_avail_gb", RM_P_GAUGE, "rm_disk_available_bytes", "Bytes a non-root user can still write on the disk path.", GIB },
-	{ "disk_pct", RM_P_GAUGE, "rm_disk_used_ratio", "Disk used as df computes it.", 0.01 },
-	{ "compilers", RM_P_GAUGE, "rm_compilers", "Live compiler and linker processes.", 0 },
-	{ "stage", RM_P_LABEL, "stage", NULL, 0 },
-	{ "context", RM_P_NONE, NULL, NULL, 0 },
-	{ "oom_kills", RM_P_COUNTER, "rm_oom_kills_total", "OOM kills since the stream started.", 0 },
-	{ "psi_mem_some", RM_P_GAUGE, "rm_pressure_memory_some_ratio", "PSI memory some avg10.", 0.01 },
-	{ "psi_mem_full", RM_P_GAUGE, "rm_pressure_memory_full_ratio", "PSI memory full avg10.", 0.01 },
-	{ "psi_io_full", RM_P_GAUGE, "rm_pressure_io_full_ratio", "PSI io full avg10.", 0.01 },
-	{ "psi_cpu_some", RM_P_GAUGE, "rm_pressure_cpu_some_ratio", "PSI cpu some avg10.", 0.01 },
-	{ "pkg_w", RM_P_GAUGE, "rm_package_power_watts", "CPU package power over the last interval, all packages.", 0 },
-	{ "gpu_busy_pct", RM_P_GAUGE, "rm_gpus_busy_max_ratio", "Highest busy ratio over the GPUs.", 0.01 },
-	{ "gpu_vram_used_mb", RM_P_GAUGE, "rm_gpus_vram_used_bytes", "VRAM in use, summed over the GPUs.", 1048576.0 },
-	{ "gpu_vram_total_mb", RM_P_GAUGE, "rm_gpus_vram_total_bytes", "VRAM size, summed over the GPUs.", 1048576.0 },
-	{ "cg_mem_used_mb", RM_P_GAUGE, "rm_cg_mem_used_bytes", "Memory charged to the cgroup.", 1048576.0 },
-	{ "cg_mem_limit_mb", RM_P_GAUGE, "rm_cg_mem_limit_bytes", "Tightest memory limit of the cgroup and its ancestors.", 1048576.0 },
-	{ "cg_mem_avail_mb", RM_P_GAUGE, "rm_cg_mem_available_bytes", "Limit minus working set (usage minus inactive file).", 1048576.0 },
-	{ "cg_swap_used_mb", RM_P_GAUGE, "rm_cg_swap_used_bytes", "Swap charged to the cgroup.", 1048576.0 },
-	{ "cg_oom_kills", RM_P_COUNTER, "rm_cg_oom_kills_total", "OOM kills in the cgroup since the stream started.", 0 },
-	{ "cg_psi_mem_full", RM_P_GAUGE, "rm_cg_pressure_memory_full_ratio", "PSI memory full avg10 of the cgroup.", 0.01 },
-	{ "cores", RM_P_GAUGE, "rm_effective_cores", "CPU affinity capped by the tightest CPU quota, rounded up.", 0 },
-};
 
 /* The columns printed: the defaults, then those --energy and --gpu add. */
 struct rm_col ocols[C_NCOLS];
@@ -179,7 +146,7 @@ void open_extras(const struct opts *o)
 		if ((i == C_PKG_W && !o->energy) || (i > C_PKG_W && i <= C_GPU_VRAM_TOTAL && !o->gpu) ||
 		    (i >= C_CG_USED && !o->cgroup_path) || (o->seed_cols && i > C_CONTEXT))
 			continue;
-		ocols[nout] = cols[i];
+		ocols[nout] = rm_sc_cols[i];
 		osel[nout++] = i;
 	}
 	atexit(close_extras);

@@ -19,18 +19,17 @@
 
 #include "containers.h"
 #include "oom.h"
+#include "schema.h"
 #include "sys.h"
 
-static const char *const sc_names[SC_N] = {
-	"epoch", "elapsed_s", "load1", "cpu_pct", "mem_used_mb", "mem_avail_mb", "mem_pct",
-	"swap_used_mb", "disk_avail_gb", "disk_pct", "compilers", "stage", "context",
-	"oom_kills", "psi_mem_full", "pkg_w", "gpu_busy_pct", "gpu_vram_used_mb",
-	"gpu_vram_total_mb", "cg_mem_avail_mb", "cg_mem_limit_mb", "cores", "cg_oom_kills",
-};
-
-static const char *const seed_cols[14] = {
-	"epoch", "iso", "elapsed_s", "load1", "cpu_pct", "mem_used_mb", "mem_avail_mb",
-	"mem_pct", "swap_used_mb", "disk_avail_gb", "disk_pct", "compilers", "stage", "context",
+/* The columns read (report.h's SC_ order), by their place in rm-sample's
+ * table (lib/schema.h): the name is the writer's. */
+static const int sc_cols[SC_N] = {
+	RM_SC_EPOCH, RM_SC_ELAPSED_S, RM_SC_LOAD1, RM_SC_CPU_PCT, RM_SC_MEM_USED_MB,
+	RM_SC_MEM_AVAIL_MB, RM_SC_MEM_PCT, RM_SC_SWAP_USED_MB, RM_SC_DISK_AVAIL_GB, RM_SC_DISK_PCT,
+	RM_SC_COMPILERS, RM_SC_STAGE, RM_SC_CONTEXT, RM_SC_OOM_KILLS, RM_SC_PSI_MEM_FULL,
+	RM_SC_PKG_W, RM_SC_GPU_BUSY_PCT, RM_SC_GPU_VRAM_USED_MB, RM_SC_GPU_VRAM_TOTAL_MB,
+	RM_SC_CG_MEM_AVAIL_MB, RM_SC_CG_MEM_LIMIT_MB, RM_SC_CORES, RM_SC_CG_OOM_KILLS,
 };
 
 int sys_is_header(const struct rm_csv *hdr)
@@ -56,11 +55,12 @@ struct sys *sys_new(const char *file, const struct rm_csv *hdr)
 	s->file = xstrndup(file, strlen(file));
 	s->ncols = hdr->nf;
 	for (int i = 0; i < SC_N; i++)
-		s->col[i] = header_col(hdr->f, hdr->nf, sc_names[i]);
-	s->seed = hdr->nf == 14;
-	for (int i = 0; i < 14 && s->seed; i++)
-		if (hdr->f[i].len != strlen(seed_cols[i]) ||
-		    memcmp(hdr->f[i].p, seed_cols[i], hdr->f[i].len) != 0)
+		s->col[i] = header_col(hdr->f, hdr->nf, rm_sc_names[sc_cols[i]]);
+	/* The seed's 14 columns are the first 14 of rm-sample's table. */
+	s->seed = hdr->nf == RM_SC_SEED_N;
+	for (int i = 0; i < RM_SC_SEED_N && s->seed; i++)
+		if (hdr->f[i].len != strlen(rm_sc_names[i]) ||
+		    memcmp(hdr->f[i].p, rm_sc_names[i], hdr->f[i].len) != 0)
 			s->seed = 0;
 	s->format = s->seed ? "seed" : header_col(hdr->f, hdr->nf, "pkg_j") >= 0 ? "rm-energy" : "rm-sample";
 	for (int i = 0; i < PK_N; i++) {
