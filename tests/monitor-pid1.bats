@@ -83,7 +83,7 @@ has_rows() { (($(rows "$1") >= $2)); }
 @test "-- CMD not as PID 1: CMD's status, its stdin and stdout, the umask it was started with; a TERM reaches it" {
   rm -f "$D/fifo" && mkfifo "$D/fifo"
   ( umask 0002 && exec rm-monitor --out-dir "$D/out" --run-id h --interval 1 -- \
-    sh -c 'umask >"$1/umask"; read -r line; echo "got $line"; trap "exit 3" TERM; echo >"$1/ready"; while :; do sleep 0.2 & wait $!; done' sh "$D" \
+    sh -c 'umask >"$1/umask"; ls -l "/proc/$$/fd/" >"$1/fds"; read -r line; echo "got $line"; trap "exit 3" TERM; echo >"$1/ready"; while :; do sleep 0.2 & wait $!; done' sh "$D" \
     <"$D/fifo" >"$D/stdout" 2>"$D/stderr" ) &
   local mon=$!
   echo "$mon" >>"$D/pids"
@@ -96,6 +96,9 @@ has_rows() { (($(rows "$1") >= $2)); }
   [ "$st" = 3 ]
   [ "$(cat "$D/stdout")" = "got hello" ]
   [ "$(cat "$D/umask")" = 0002 ]
+  # The exit log's descriptor is rm-tree's, not CMD's.
+  run -0 cat "$D/fds"
+  [[ "$output" != *procs.csv* ]]
   [ -s "$D/out/resources-h.summary.txt" ]
 }
 

@@ -230,6 +230,13 @@ static void child(struct stream *s, int go, int errfd)
 		if (o->entry_rlim_ok[i])
 			setrlimit(i, &o->entry_rlim[i]);
 	rm_entry_restore(&o->entry);
+	/* Our outputs are not CMD's: one handed to us as /dev/fd/N (how
+	 * rm-monitor -- CMD passes the exit log) would stay open in it. */
+	for (int i = 0; i < 3; i++) {
+		int fd = i == 0 ? s->log_fd : i == 1 ? s->tl_fd : s->job_fd;
+		if (fd > STDERR_FILENO)
+			close(fd);
+	}
 	execvp(o->argv[0], o->argv);
 	e = errno;
 	if (write(errfd, &e, sizeof(e)) < 0)
