@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# rm-monitor as a real container's entrypoint (issue 19 item 4): a private
+# rm-monitor as a real container's entrypoint: a private
 # dockerd (its own data root, exec root and socket, no iptables, no bridge),
 # an image made with `docker import` from a rootfs of busybox-static,
 # bash-static and the make STATIC=1 binaries (no libc in it at all), and
