@@ -304,6 +304,9 @@ int rm_pe_parse(const void *buf, size_t len, void (*cb)(void *arg, const struct 
 				size_t ul = dl - ev;
 				memset(&e, 0, sizeof(e));
 				e.what = RM_PE_OTHER;
+				/* proc_event.timestamp_ns at 8: ktime_get_ns(),
+				 * CLOCK_MONOTONIC, when the kernel sent it. */
+				memcpy(&e.ts_ns, d + 8, sizeof(e.ts_ns));
 				if (what == PROC_EVENT_FORK && ul >= 16) {
 					e.what = RM_PE_FORK;
 					e.ppid = (int)rd32(u);

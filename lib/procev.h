@@ -34,6 +34,7 @@ struct rm_pe {
 	int ppid, ptgid;         /* fork: the parent; exit: the parent */
 	uint32_t exit_code;      /* exit: a wait status */
 	char comm[17];           /* comm: the new name, NUL-terminated */
+	uint64_t ts_ns;          /* the kernel's timestamp: CLOCK_MONOTONIC ns */
 };
 
 /*

@@ -50,6 +50,8 @@ struct rm_pnode {
 	double delay_ms[5];      /* cpu, io, swapin, reclaim, thrash */
 	double start_el, end_el; /* seconds of the stream, when has_start_el */
 	unsigned has_start_el : 1;
+	unsigned has_kend : 1;   /* kend_el: its exit event's kernel time */
+	double kend_el;          /* seconds of the stream (CLOCK_MONOTONIC) */
 	unsigned emulated : 2;   /* rm-tree: 0 unknown, 1 no, 2 yes (emul.c) */
 	int exit;                /* exit column: code or 128+N, -1 unknown */
 	char comm[RM_COMM_MAX];  /* raw */

@@ -317,3 +317,40 @@ sys.exit(0 if len(rows) == 100 and empty <= 5 else 1)
 PY
   echo "# $output"
 }
+
+# bats test_tags=slow
+@test "exit times are the kernel's: rm-tree stopped for 3 s while processes end, their end_s within 0.1 s of the true end" {
+  need_exact
+  local T="$BATS_TEST_TMPDIR" B="$RM_BUILD/tests/bootexit" t0 rt i
+  # The origin on CLOCK_BOOTTIME (RM_T0), and each process's end on the
+  # same clock, written by itself just before it exits.
+  t0=$("$B")
+  RM_T0=$t0 rm-tree --exec --log "$T/log.csv" -- bash -c \
+    'while [ ! -e "$1/go" ]; do sleep 0.05; done; for i in 1 2 3; do "$2" 0.$i "$1/end.$i" & done; wait' \
+    _ "$T" "$B" 2>"$T/err" &
+  rt=$!
+  wait_for 10 pgrep -P "$rt" bash
+  sleep 0.5
+  kill -STOP "$rt"
+  touch "$T/go"
+  wait_for 20 test -s "$T/end.3"
+  wait_for 20 test -s "$T/end.1"
+  wait_for 20 test -s "$T/end.2"
+  # Stopped while they end and for 3 s after: their records and exit
+  # events wait in the sockets.
+  sleep 3
+  kill -CONT "$rt"
+  wait "$rt"
+  for i in 1 2 3; do
+    run -0 "$PY" - "$T/log.csv" "$(cat "$T/end.$i")" "$t0" "0.$i" <<'PY'
+import csv, sys
+true_end = float(sys.argv[2]) - float(sys.argv[3])
+rows = [r for r in csv.DictReader(open(sys.argv[1], newline="")) if r["comm"] == "bootexit"]
+r = min(rows, key=lambda r: abs(float(r["end_s"]) - true_end))
+print("end_s %s true %.3f start_s %s" % (r["end_s"], true_end, r["start_s"]))
+assert abs(float(r["end_s"]) - true_end) < 0.1, "end_s off"
+assert float(r["end_s"]) - float(r["start_s"]) >= float(sys.argv[4]) - 0.05, "start after end less its life"
+PY
+    echo "# $output" >&3
+  done
+}

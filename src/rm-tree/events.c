@@ -19,6 +19,15 @@
  * since 6.6): a tick reads the members' own files, not a listing of
  * /proc; every reading stays a sample and the rows say so.
  *
+ * Times are the kernel's: a row's end is its exit event's timestamp_ns
+ * (ktime_get_ns, CLOCK_MONOTONIC, the clock elapsed_s counts on, from the
+ * tick's start), read before the records of each batch; without one (an
+ * event lost), the leader's record gives it as its start plus ac_etime
+ * (the kernel's elapsed time of the task); a start not read from
+ * /proc/PID/stat (CLOCK_BOOTTIME ticks, see rows.c) is its fork event's
+ * timestamp, else the end less ac_etime.  Only a row whose process was
+ * never seen by an event keeps the time it was read.
+ *
  * Records come per exiting thread; the last one of a process carries
  * AGROUP, followed in the same message by the TGID aggregate when the
  * process had threads.  Threads' CPU, I/O and faults are summed, the
@@ -69,6 +78,16 @@ static struct {
 static unsigned char rbuf[64 * 4096] __attribute__((aligned(8)));
 /* Connector events, read while rbuf holds taskstats records. */
 static unsigned char cnbuf[64 * 512] __attribute__((aligned(8)));
+
+/* A kernel event time (CLOCK_MONOTONIC ns) as seconds of the stream. */
+static double ev_el(uint64_t ns)
+{
+	const struct timespec *t0 = E.h.t0;
+
+	if (!ns || !t0)
+		return -1;
+	return (double)((int64_t)ns - ((int64_t)t0->tv_sec * 1000000000 + t0->tv_nsec)) / 1e9;
+}
 
 int events_exact(void)
 {
@@ -519,6 +538,11 @@ static void on_fork(struct stream *s, const struct rm_pe *e)
 	if (!member && !excluded && o->sel != SEL_ALL && o->sel != SEL_CGROUP)
 		return;  /* the scan meets it, if it lives that long */
 	n = add_node(e->pid, p);
+	if (!n->start && !n->has_start_el && ev_el(e->ts_ns) >= 0) {
+		/* Gone before its stat was read: the fork's own time. */
+		n->start_el = ev_el(e->ts_ns);
+		n->has_start_el = 1;
+	}
 	if (excluded || n->excluded) {
 		n->excluded = 1;
 		n->outsider = 1;
@@ -574,6 +598,21 @@ static void on_exec(struct stream *s, const struct rm_pe *e)
 	}
 }
 
+/* A process ended: the kernel's time of it, for its row (the record
+ * comes on the other socket, before or after). */
+static void on_exit_event(const struct rm_pe *e)
+{
+	struct rm_pnode *n = rm_ptree_find(&E.parked, e->tgid);
+	double el = ev_el(e->ts_ns);
+
+	if (!n)
+		n = rm_ptree_find(E.h.t, e->tgid);
+	if (!n || el < 0 || n->has_kend || (!n->member && !n->was_member && !n->outsider))
+		return;
+	n->kend_el = el;
+	n->has_kend = 1;
+}
+
 static void on_pe(void *arg, const struct rm_pe *e)
 {
 	struct stream *s = arg;
@@ -584,6 +623,8 @@ static void on_pe(void *arg, const struct rm_pe *e)
 		on_exec(s, e);
 	else if (e->what == RM_PE_COMM && e->pid == e->tgid)
 		on_exec(s, e);
+	else if (e->what == RM_PE_EXIT && e->pid == e->tgid)
+		on_exit_event(e);
 }
 
 /* The records of one message, folded. */
@@ -642,6 +683,34 @@ static void on_ts(void *arg, const struct rm_ts *r)
 	a->final = (r->flags & RM_TS_AGROUP) != 0;
 }
 
+/*
+ * n's end on the kernel's clock: its exit event's time; else, from the
+ * leader's own record, its start plus ac_etime (a thread's record counts
+ * from the thread's start); else read, the time it was met gone.  A
+ * start not known is the end less ac_etime.
+ */
+static double kernel_end(struct rm_pnode *n, const struct rm_ts *r, double read)
+{
+	double end = read;
+
+	if (n->has_kend) {
+		end = n->kend_el;
+	} else if (r->pid == r->tgid && (n->start || n->has_start_el)) {
+		/* stat's starttime: CLOCK_BOOTTIME clock ticks (as rows.c). */
+		double start = !n->start ? n->start_el
+			: (double)n->start / (double)rm_clk_tck() - (E.h.boot0 ? *E.h.boot0 : 0);
+		if (start + (double)r->etime_us / 1e6 < read)
+			end = start + (double)r->etime_us / 1e6;
+	}
+	if (!n->start && !n->has_start_el) {
+		n->start_el = end - (double)r->etime_us / 1e6;
+		if (n->start_el < 0)
+			n->start_el = 0;
+		n->has_start_el = 1;
+	}
+	return end;
+}
+
 static void put_row(struct stream *s, struct rm_pnode *n, const struct acc *a,
 		    const struct rm_pnode *f, double el)
 {
@@ -691,13 +760,7 @@ static void put_row(struct stream *s, struct rm_pnode *n, const struct acc *a,
 	n->has_delay = E.delayacct == 1 && r->has_delay && r->has_delay2;
 	for (int i = 0; i < 5; i++)
 		n->delay_ms[i] = d[i] / 1e6;
-	if (!n->start && !n->has_start_el) {
-		n->start_el = el - (double)r->etime_us / 1e6;
-		if (n->start_el < 0)
-			n->start_el = 0;
-		n->has_start_el = 1;
-	}
-	E.h.row(s, n, n->end_el > 0 ? n->end_el : el);
+	E.h.row(s, n, kernel_end(n, r, n->end_el > 0 ? n->end_el : el));
 }
 
 static void finalize(struct stream *s, const struct acc *a, double el)
@@ -868,7 +931,7 @@ void events_pump(struct stream *s, double el)
 	size_t it = 0;
 	struct rm_pnode *p;
 	while ((p = rm_ptree_next(&E.parked, &it)) != NULL) {
-		E.h.row(s, p, p->end_el);
+		E.h.row(s, p, p->has_kend ? p->kend_el : p->end_el);
 		rm_ptree_remove(&E.parked, p);
 		it = 0;
 	}
@@ -905,6 +968,8 @@ int events_park(struct stream *s, struct rm_pnode *n, double el)
 	c->start_el = n->start_el;
 	c->has_start_el = n->has_start_el;
 	c->end_el = el;
+	c->kend_el = n->kend_el;
+	c->has_kend = n->has_kend;
 	return 1;
 }
 

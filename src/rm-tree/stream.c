@@ -69,7 +69,8 @@ static int stream_start(struct stream *s, const struct opts *o)
 	s->chld_rfd = s->tick.extra_fd;
 	struct events_host host = {
 		.s = s, .t = &s->t, .o = o, .self = s->exec ? s->self : 0,
-		.joined = stream_joined, .row = stream_row,
+		.joined = stream_joined, .row = stream_row, .t0 = &s->tick.start,
+		.boot0 = &s->boot0,
 	};
 	events_start(&host, &s->tick.extra_fd);
 	events_stats(0);

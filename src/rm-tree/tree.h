@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "ptree.h"
 #include "rmtools.h"
@@ -131,6 +132,10 @@ struct events_host {
 	struct rm_ptree *t;      /* the processes met, followed or not */
 	const struct opts *o;
 	pid_t self;              /* --exec: rm-tree's pid, else 0 */
+	/* CLOCK_MONOTONIC at elapsed 0 (the tick's start, set after
+	 * events_start): the kernel's event times on the rows' clock. */
+	const struct timespec *t0;
+	const double *boot0;     /* CLOCK_BOOTTIME seconds at elapsed 0 */
 	/* One more process followed. */
 	void (*joined)(struct stream *s);
 	/* Write n's exit-log row (end < 0: a survivor) and count its peak. */

@@ -248,6 +248,8 @@ static void test_connector(void)
 	CHECK(rm_pe_parse(buf, n, pe_cb, NULL) == 1);
 	CHECK(pes[0].what == RM_PE_FORK);
 	CHECK(pes[0].pid == 17207 && pes[0].tgid == 17207);
+	/* The kernel's own time of the event (CLOCK_MONOTONIC ns). */
+	CHECK_U64(pes[0].ts_ns, 825647919941ULL);
 	CHECK(pes[0].ppid == 17206 && pes[0].ptgid == 17206);
 	n = load("single-pe2.bin", buf, sizeof(buf));
 	npe = 0;
@@ -258,6 +260,7 @@ static void test_connector(void)
 	CHECK(rm_pe_parse(buf, n, pe_cb, NULL) == 1);
 	CHECK(pes[0].what == RM_PE_EXIT && pes[0].pid == 17207);
 	CHECK_U64(pes[0].exit_code, 0x300);
+	CHECK_U64(pes[0].ts_ns, 825767162812ULL);
 	CHECK(pes[0].ptgid == 17206);
 	for (size_t len = 0; len < n; len++) {
 		unsigned char *c = malloc(len ? len : 1);
