@@ -10,6 +10,10 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/tcp.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,6 +248,7 @@ const char *rm_http_reason(int status)
 	case 405: return "Method Not Allowed";
 	case 408: return "Request Timeout";
 	case 414: return "URI Too Long";
+	case 429: return "Too Many Requests";
 	case 431: return "Request Header Fields Too Large";
 	case 500: return "Internal Server Error";
 	case 503: return "Service Unavailable";
@@ -1001,24 +1006,142 @@ next:
 	return 0;
 }
 
-/* The uid of the peer's socket in this namespace's tables, if any. */
-static int tcp_peer_uid(const struct rm_httpd_conn *c, unsigned long *uid)
+/*
+ * The uid of the TCP socket whose local end is `local` and remote end
+ * `remote`, looked up by that four-tuple with sock_diag (what
+ * /proc/net/tcp prints, for one socket, without listing them all).
+ * Returns 1 with *uid, 0 when there is no such socket in an owned state,
+ * -1 when sock_diag cannot be used here.
+ */
+static int diag_uid(int family, const unsigned char la[16], unsigned lp,
+		    const unsigned char ra[16], unsigned rp, unsigned long *uid)
+{
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 r;
+	} req;
+	union {
+		struct nlmsghdr nlh;
+		char b[8192];
+	} ans;
+	struct sockaddr_nl nl = { .nl_family = AF_NETLINK };
+	struct timeval tv = { 1, 0 };
+	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG), r = -1;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	memset(&req, 0, sizeof(req));
+	req.nlh.nlmsg_len = sizeof(req);
+	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	req.nlh.nlmsg_flags = NLM_F_REQUEST;
+	req.nlh.nlmsg_seq = 1;
+	req.r.sdiag_family = (unsigned char)family;
+	req.r.sdiag_protocol = IPPROTO_TCP;
+	req.r.idiag_states = ~0U;
+	req.r.id.idiag_sport = htons((uint16_t)lp);
+	req.r.id.idiag_dport = htons((uint16_t)rp);
+	if (family == AF_INET) {
+		memcpy(req.r.id.idiag_src, la + 12, 4);
+		memcpy(req.r.id.idiag_dst, ra + 12, 4);
+	} else {
+		memcpy(req.r.id.idiag_src, la, 16);
+		memcpy(req.r.id.idiag_dst, ra, 16);
+	}
+	req.r.id.idiag_cookie[0] = req.r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&nl, sizeof(nl)) < 0)
+		goto out;
+	do
+		n = recv(fd, &ans, sizeof(ans), 0);
+	while (n < 0 && errno == EINTR);
+	if (n < (ssize_t)sizeof(struct nlmsghdr) || !NLMSG_OK(&ans.nlh, (size_t)n))
+		goto out;
+	if (ans.nlh.nlmsg_type == NLMSG_ERROR) {
+		const struct nlmsgerr *e = NLMSG_DATA(&ans.nlh);
+		if (ans.nlh.nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) && e->error == -ENOENT)
+			r = 0;     /* no such socket: it is not here */
+		goto out;
+	}
+	if (ans.nlh.nlmsg_type == SOCK_DIAG_BY_FAMILY &&
+	    ans.nlh.nlmsg_len >= NLMSG_LENGTH(sizeof(struct inet_diag_msg))) {
+		const struct inet_diag_msg *m = NLMSG_DATA(&ans.nlh);
+		r = 0;
+		if (m->idiag_state == TCP_ESTABLISHED || m->idiag_state == TCP_FIN_WAIT1 ||
+		    m->idiag_state == TCP_FIN_WAIT2) {
+			*uid = m->idiag_uid;
+			r = 1;
+		}
+	}
+out:
+	close(fd);
+	return r;
+}
+
+/* The uid of the peer's socket in this namespace's tables, if any: read
+ * in pieces of whole lines, so nothing grows with the host's sockets. */
+static int table_uid(const struct rm_httpd_conn *c, const struct sockaddr_storage *mine,
+		     unsigned long *uid)
 {
 	static const char *const tab[] = { "net/tcp", "net/tcp6" };
-	struct sockaddr_storage me;
-	socklen_t ml = sizeof(me);
+	struct sockaddr_storage me = *mine;
+	char buf[16384];
 	int found = 0;
 
-	if (getsockname(c->fd, (struct sockaddr *)&me, &ml) < 0)
-		return 0;
 	for (size_t i = 0; i < 2 && !found; i++) {
-		size_t len = 0;
-		char *t = rm_read_all_at(rm_proc_dirfd(), tab[i], &len);
-		if (t)
-			found = rm_http_tcp_uid(t, len, &c->addr, &me, uid);
-		free(t);
+		int fd = openat(rm_proc_dirfd(), tab[i], O_RDONLY | O_CLOEXEC);
+		size_t have = 0;
+		if (fd < 0)
+			continue;
+		while (!found) {
+			ssize_t n = read(fd, buf + have, sizeof(buf) - have);
+			const char *nl;
+			size_t whole;
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				if (have)
+					found = rm_http_tcp_uid(buf, have, &c->addr, &me, uid);
+				break;
+			}
+			have += (size_t)n;
+			nl = memrchr(buf, '\n', have);
+			if (!nl) {
+				if (have == sizeof(buf))
+					have = 0;   /* no line is that long: not a table */
+				continue;
+			}
+			whole = (size_t)(nl - buf) + 1;
+			found = rm_http_tcp_uid(buf, whole, &c->addr, &me, uid);
+			memmove(buf, buf + whole, have - whole);
+			have -= whole;
+		}
+		close(fd);
 	}
 	return found;
+}
+
+/* The peer's uid: sock_diag, where it works, else the tables. */
+static int tcp_peer_uid(const struct rm_httpd_conn *c, unsigned long *uid)
+{
+	struct sockaddr_storage me;
+	socklen_t ml = sizeof(me);
+	unsigned char pa[16], ma[16];
+	unsigned pp, mp;
+	int r;
+
+	if (getsockname(c->fd, (struct sockaddr *)&me, &ml) < 0 ||
+	    sa_addr(&c->addr, pa, &pp) < 0 || sa_addr(&me, ma, &mp) < 0)
+		return 0;
+	/* The peer's socket may be IPv4, or IPv6 holding a mapped IPv4
+	 * address: ask for both. */
+	r = diag_uid(c->addr.ss_family == AF_INET6 && !IN6_IS_ADDR_V4MAPPED((struct in6_addr *)pa) ?
+		     AF_INET6 : AF_INET, pa, pp, ma, mp, uid);
+	if (r == 0 && c->addr.ss_family == AF_INET)
+		r = diag_uid(AF_INET6, pa, pp, ma, mp, uid);
+	if (r >= 0)
+		return r;
+	return table_uid(c, &me, uid);
 }
 
 int rm_httpd_peer(struct rm_httpd *h, uint64_t ticket, struct rm_httpd_peer *out)

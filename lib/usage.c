@@ -2,10 +2,15 @@
  * usage: see usage.h.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cgroup.h"
+#include "procfs.h"
 #include "proctab.h"
 #include "sysinfo.h"
 #include "tick.h"
@@ -179,7 +184,74 @@ void rm_usage_free(struct rm_usage *u)
 	u->n = u->cap = 0;
 }
 
-int rm_usage_begin(struct rm_usage *u, const int *pids, int npids, int with_cmd)
+int rm_usage_hidepid_parse(const char *mountinfo, size_t len, const char *point)
+{
+	char *text = malloc(len + 1), *line, *save = NULL;
+	int mode = -1;
+
+	if (!text)
+		return -1;
+	memcpy(text, mountinfo, len);
+	text[len] = '\0';
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct rm_cg_mount m;
+		const char *h;
+		if (rm_cg_parse_mountinfo_line(line, &m) < 0 || strcmp(m.fstype, "proc") != 0 ||
+		    strcmp(m.point, point) != 0)
+			continue;
+		mode = 0;
+		for (h = m.super; (h = strstr(h, "hidepid=")) != NULL; h += 8) {
+			const char *v = h + 8;
+			size_t vl = strcspn(v, ",");
+			if (h != m.super && h[-1] != ',')
+				continue;
+			if ((vl == 1 && *v == '0') || (vl == 3 && !strncmp(v, "off", 3)))
+				mode = 0;
+			else if ((vl == 1 && *v == '1') || (vl == 8 && !strncmp(v, "noaccess", 8)))
+				mode = 1;
+			else if ((vl == 1 && *v == '2') || (vl == 9 && !strncmp(v, "invisible", 9)))
+				mode = 2;
+			else if ((vl == 1 && *v == '4') || (vl == 10 && !strncmp(v, "ptraceable", 10)))
+				mode = 4;
+			else
+				mode = 2;   /* a word not known here: hide */
+		}
+	}
+	free(text);
+	return mode;
+}
+
+int rm_usage_hidepid(void)
+{
+	char point[PATH_MAX], *mi;
+	size_t len = 0;
+	int mode;
+
+	if (!realpath(rm_proc_root(), point))
+		return -1;
+	mi = rm_read_all_at(rm_proc_dirfd(), "self/mountinfo", &len);
+	if (!mi)
+		return -1;
+	mode = rm_usage_hidepid_parse(mi, len, point);
+	free(mi);
+	return mode;
+}
+
+/* Is /proc/PID owned by uid (what hidepid lets that uid see)? */
+static int visible_to(int pid, long uid)
+{
+	char name[16];
+	struct stat st;
+
+	if (uid == RM_USAGE_ANY_UID)
+		return 1;
+	if (uid < 0)
+		return 0;
+	snprintf(name, sizeof(name), "%d", pid);
+	return fstatat(rm_proc_dirfd(), name, &st, 0) == 0 && (long)st.st_uid == uid;
+}
+
+int rm_usage_begin(struct rm_usage *u, const int *pids, int npids, int with_cmd, long uid)
 {
 	struct rm_procscan ps;
 	uint64_t page_kib = rm_page_kib();
@@ -189,9 +261,12 @@ int rm_usage_begin(struct rm_usage *u, const int *pids, int npids, int with_cmd)
 	memset(u, 0, sizeof(*u));
 	rm_ptree_init(&u->t);
 	u->with_cmd = with_cmd;
+	u->uid = uid;
 	u->first_pid = npids > 0 ? pids[0] : 0;
 	rm_usage_extra_begin(&u->x);
 	u->t0 = rm_now_mono();
+	if (uid == RM_USAGE_NO_UID)
+		return 0;
 	if (rm_procscan_open(&ps) < 0)
 		return -1;
 	while ((pid = rm_procscan_next(&ps)) > 0) {
@@ -225,8 +300,11 @@ int rm_usage_begin(struct rm_usage *u, const int *pids, int npids, int with_cmd)
 			nd->member = 1;
 	}
 	rm_ptree_adopt(&u->t, u->v, u->n, 0, 0);
-	for (size_t i = 0; i < u->n; i++)
+	for (size_t i = 0; i < u->n; i++) {
+		if (u->v[i]->member && !visible_to(u->v[i]->pid, uid))
+			u->v[i]->member = 0;
 		members += u->v[i]->member;
+	}
 	return (int)members;
 nomem:
 	rm_procscan_close(&ps);
@@ -247,7 +325,7 @@ void rm_usage_end(struct rm_usage *u, const char *source, double window, struct 
 		if (!nd->member)
 			continue;
 		if (rm_pstat_read(nd->pid, &st) < 0 || st.starttime != nd->start ||
-		    st.state == 'Z' || st.state == 'X')
+		    st.state == 'Z' || st.state == 'X' || !visible_to(nd->pid, u->uid))
 			continue;
 		dt = rm_now_mono() - nd->first_at;
 		p[k].pid = nd->pid;

@@ -18,6 +18,14 @@
  * whose start time changed, or that ended, is left out), and writes the
  * JSON.  Memory follows the number of live processes.
  *
+ * Who may see what: where the proc root is mounted with hidepid (1, 2
+ * or ptraceable: rm_usage_hidepid), a user sees only its own processes
+ * in /proc, and rm_usage_begin's uid does the same for an answer: only
+ * processes whose /proc/PID is owned by that uid are listed (a process
+ * that is not dumpable is root's there, as hidepid hides it too), and
+ * RM_USAGE_NO_UID lists none (a peer with no uid).  The tree is still
+ * walked whole, so a visible descendant of a hidden process is found.
+ *
  * The seed's 0.3.7 keys come from struct rm_usage_extra: package_watts
  * is the RAPL package energy (lib/energy, wrap corrected) read at the
  * start and at the end of the same window as cpu_percent, over the time
@@ -85,12 +93,27 @@ void rm_usage_json(struct rm_buf *b, const char *source, const struct rm_usage_p
 		   size_t n, double window, int with_cmd, int cores_pid,
 		   const struct rm_usage_extra *x);
 
+/* rm_usage_begin's uid: every process, or none. */
+#define RM_USAGE_ANY_UID (-1L)
+#define RM_USAGE_NO_UID (-2L)
+
+/*
+ * The hidepid option of the proc root's mount: 0 (off), 1 (noaccess),
+ * 2 (invisible), 4 (ptraceable), or -1 when the mount is not found.
+ * rm_usage_hidepid_parse reads a mountinfo text for the mount at point
+ * (the last one there wins: mounts stack); rm_usage_hidepid reads this
+ * process's mountinfo for the proc root (RM_PROC_ROOT).
+ */
+int rm_usage_hidepid_parse(const char *mountinfo, size_t len, const char *point);
+int rm_usage_hidepid(void);
+
 struct rm_usage {
 	struct rm_ptree t;
 	struct rm_pnode **v;
 	size_t n, cap;
 	double t0;               /* monotonic time of the first readings */
 	int with_cmd;
+	long uid;                /* only this uid's processes (RM_USAGE_ANY_UID: all) */
 	int first_pid;           /* the first PID asked for: whose cores */
 	struct rm_usage_extra x;
 	struct rm_gpus *gpus;    /* may be set after rm_usage_begin: open GPUs
@@ -98,11 +121,13 @@ struct rm_usage {
 };
 
 /*
- * First readings of pids[0..npids) and their descendants.  Returns the
- * number of processes selected (0 when none is alive), or -1 with errno
- * (ENOMEM, or the proc root unreadable); rm_usage_free() in every case.
+ * First readings of pids[0..npids) and their descendants, of uid's
+ * processes only (RM_USAGE_ANY_UID: all; RM_USAGE_NO_UID: none, and
+ * /proc is not read).  Returns the number of processes selected (0 when
+ * none is alive or visible), or -1 with errno (ENOMEM, or the proc root
+ * unreadable); rm_usage_free() in every case.
  */
-int rm_usage_begin(struct rm_usage *u, const int *pids, int npids, int with_cmd);
+int rm_usage_begin(struct rm_usage *u, const int *pids, int npids, int with_cmd, long uid);
 
 /* Second readings and the JSON (window: seconds, as reported). */
 void rm_usage_end(struct rm_usage *u, const char *source, double window, struct rm_buf *b);

@@ -8,11 +8,18 @@ setup() {
   load test_helper/common
   HTTPLOAD="$RM_BUILD/tests/httpload"
   SRV_PID=
+  KILL_PIDS=()
+  KILL_DIR=
 }
 
+# What a test started: the server, processes in KILL_PIDS, a directory
+# outside BATS_TEST_TMPDIR (KILL_DIR: one nobody can reach).
 teardown() {
+  local p
   if [[ -n "${SRV_PID}" ]]; then kill "${SRV_PID}" 2>/dev/null; fi
   if [[ -n "${PROM_PID:-}" ]]; then kill "${PROM_PID}" 2>/dev/null; fi
+  for p in "${KILL_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+  if [[ -n "${KILL_DIR}" ]]; then rm -rf "${KILL_DIR}"; fi
   return 0
 }
 
@@ -98,7 +105,7 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.clos
 @test "--listen: /usage?pid= is rm-tree -f json's object (jq), /bankml/usage the same, no pid is 400" {
   sleep 60 &
   local child=$!
-  start_server --listen :0
+  start_server --listen :0 --expose-cmdline
   run -0 curl -sS "http://127.0.0.1:$PORT/usage?pid=$$"
   echo "$output" | jq -e --argjson c "$child" '
     (.source == "rm-sample") and (.cores >= 1) and (.mem_total_bytes > 0) and
@@ -106,7 +113,7 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.clos
     (.interval_ms == 500) and (.rss_bytes > 0) and (.cpu_percent >= 0) and
     ([.processes[] | select(.pid == $c and .name == "sleep" and .rss_bytes > 0
                             and (.cmd | startswith("sleep 60")))] | length == 1)'
-  # The same keys as rm-tree -f json (cmd is ours, on loopback).
+  # The same keys as rm-tree -f json (cmd is ours, with --expose-cmdline).
   diff <(echo "$output" | jq -S 'del(.processes) | keys') \
        <(rm-tree -f json "$$" | jq -S 'del(.processes) | keys')
   run -0 curl -sS "http://127.0.0.1:$PORT/bankml/usage?pid=$child"
@@ -379,4 +386,176 @@ while time.monotonic() < e: pass' &
   wait "$clients" 2>/dev/null || true
   wait_for 30 curl -sS -o /dev/null "http://127.0.0.1:$PORT/healthz"
   stop_server
+}
+
+# as_nobody CMD...: CMD as the unprivileged user nobody.
+as_nobody() { setpriv --reuid 65534 --regid 65534 --clear-groups "$@"; }
+
+@test "--listen under hidepid=2: /usage shows a peer only its own processes (TCP and unix:PATH), root all; cmd only with --expose-cmdline" {
+  [[ $EUID -eq 0 ]] || skip_needs_root "mounts a proc with hidepid and runs clients as nobody" 21
+  unshare --mount true 2>/dev/null || skip_needs_root "needs a mount namespace (unshare --mount)" 21
+  command -v setpriv >/dev/null || skip "setpriv is not installed"
+  local d
+  d=$(mktemp -d /tmp/rm-listen-hp.XXXXXX)
+  KILL_DIR=$d
+  chmod 755 "$d"
+  sh -c 'sleep 600; : --db-password=hunter2' &
+  local rootjob=$!
+  setpriv --reuid 65534 --regid 65534 --clear-groups sleep 600 &
+  local own=$!
+  KILL_PIDS=("$rootjob" "$own")
+  # shellcheck disable=SC2016  # the script expands its own arguments
+  run -0 unshare --mount --propagation private bash -c '
+    d=$1 rootjob=$2 own=$3
+    nob() { setpriv --reuid 65534 --regid 65534 --clear-groups "$@"; }
+    mkdir "$d/proc" && mount -t proc -o hidepid=2 proc "$d/proc" || exit 3
+    RM_PROC_ROOT=$d/proc rm-sample --listen :0 2>"$d/tcp.err" & t=$!
+    RM_PROC_ROOT=$d/proc rm-sample --listen "unix:$d/sock" 2>"$d/unix.err" & u=$!
+    for _ in $(seq 300); do
+      grep -q listening "$d/tcp.err" && grep -q listening "$d/unix.err" && break; sleep 0.1
+    done
+    port=$(sed -n "s/.*listening on .*:\([0-9]*\)\$/\1/p" "$d/tcp.err")
+    q() { jq -c "[.processes[].pid] | sort" ; }
+    echo "nobody-tcp-root $(nob curl -sS "http://127.0.0.1:$port/usage?pid=$rootjob" | q)"
+    echo "nobody-tcp-own $(nob curl -sS "http://127.0.0.1:$port/usage?pid=$own" | q)"
+    echo "nobody-tcp-init $(nob curl -sS "http://127.0.0.1:$port/usage?pid=1" |
+      jq -c --argjson r "$rootjob" --argjson o "$own" "[(.processes | map(.pid) | index(\$r)), (.processes | map(.pid) | index(\$o) != null)]")"
+    echo "nobody-unix-root $(nob curl -sS --unix-socket "$d/sock" "http://x/usage?pid=$rootjob" | q)"
+    echo "nobody-unix-own $(nob curl -sS --unix-socket "$d/sock" "http://x/usage?pid=$own" | q)"
+    echo "root-tcp-root $(curl -sS "http://127.0.0.1:$port/usage?pid=$rootjob" | q)"
+    echo "root-unix-root $(curl -sS --unix-socket "$d/sock" "http://x/usage?pid=$rootjob" | q)"
+    echo "cmd $(curl -sS "http://127.0.0.1:$port/usage?pid=$rootjob" | jq -c "[.processes[] | has(\"cmd\")] | unique")"
+    echo "socket $(stat -c %F "$d/sock")"
+    kill "$t" "$u"; wait "$t" "$u" || exit 4
+    echo "socket-after $(stat -c %F "$d/sock" 2>&1 | grep -c "No such")"
+    umount "$d/proc"' _ "$d" "$rootjob" "$own"
+  echo "$output"
+  [[ "$output" == *"nobody-tcp-root []"* ]]
+  [[ "$output" == *"nobody-tcp-own [$own]"* ]]
+  [[ "$output" == *"nobody-tcp-init [null,true]"* ]]
+  [[ "$output" == *"nobody-unix-root []"* ]]
+  [[ "$output" == *"nobody-unix-own [$own]"* ]]
+  [[ "$output" == *"root-tcp-root [$rootjob"* ]]
+  [[ "$output" == *"root-unix-root [$rootjob"* ]]
+  [[ "$output" == *"cmd [false]"* ]]
+  [[ "$output" == *"socket socket"* ]]
+  [[ "$output" == *"socket-after 1"* ]]
+  # Without hidepid, /proc shows nobody every process's readings: so
+  # does /usage (the seed's endpoint, a Prometheus scraper not root).
+  start_server --listen :0
+  run -0 as_nobody curl -sS "http://127.0.0.1:$PORT/usage?pid=$rootjob"
+  echo "$output" | jq -e --argjson r "$rootjob" '[.processes[].pid] | index($r) != null'
+  echo "$output" | jq -e '[.processes[] | has("cmd")] | unique == [false]'
+  stop_server
+}
+
+# spawn N SECS: N processes `sleep SECS` with a 500-byte argv[0], which
+# die with the spawner (PR_SET_PDEATHSIG); the spawner's PID in SPAWNER,
+# once all of them run.
+spawn() {
+  "$PY" -c 'import ctypes, os, signal, sys, time
+n, secs = int(sys.argv[1]), sys.argv[2]
+libc = ctypes.CDLL(None)
+for _ in range(n):
+    if os.fork() == 0:
+        libc.prctl(1, 9)
+        os.execv("/bin/sleep", ["sleep" + "x" * 500, secs])
+print("spawned", flush=True)
+signal.signal(signal.SIGTERM, lambda *a: os._exit(0))
+time.sleep(float(secs))' "$1" "$2" >"$BATS_TEST_TMPDIR/spawned" &
+  SPAWNER=$!
+  KILL_PIDS+=("$SPAWNER")
+  wait_for 60 grep -q spawned "$BATS_TEST_TMPDIR/spawned"
+}
+
+@test "--listen: 64 clients that do not read a large /usage answer; RSS is back near its start once they close" {
+  under_valgrind && skip "memcheck's own heap"
+  under_san && skip "ASan keeps freed memory in quarantine"
+  spawn 300 120
+  start_server --listen :0 --expose-cmdline --min-age 60
+  local size rss0 rss1 fd0
+  size=$(curl -sS "http://127.0.0.1:$PORT/usage?pid=1" | wc -c)
+  rss0=$(rss_kib)
+  fd0=$(fd_count)
+  "$PY" -c 'import socket, sys, time
+cs = []
+for _ in range(64):
+    c = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    c.sendall(b"GET /usage?pid=1 HTTP/1.1\r\nHost: x\r\n\r\n")
+    cs.append(c)
+time.sleep(3)
+for c in cs: c.close()' "$PORT"
+  wait_for 30 test "$(fd_count)" -eq "$fd0"
+  rss1=$(rss_kib)
+  echo "answer ${size} bytes; RSS ${rss0} KiB before 64 unread answers, ${rss1} KiB after they closed"
+  (( size > 150000 ))
+  # 64 copies kept would be 64 times the answer; one shared copy and
+  # buffers freed on close leave RSS within a few answers of the start.
+  (( (rss1 - rss0) * 1024 < 4 * size + 524288 ))
+  stop_server
+}
+
+# rows_gap CSV: the number of rows and the longest step between two
+# rows' epoch, in seconds.
+rows_gap() {
+  "$PY" -c 'import csv, sys
+t = [float(r["epoch"]) for r in csv.DictReader(open(sys.argv[1], newline=""))]
+print(len(t), "%.3f" % max([b - a for a, b in zip(t, t[1:])] or [0]))' "$1"
+}
+
+@test "--listen: a /usage flood from nobody does not delay a tick: rows keep a reference sampler's cadence" {
+  [[ $EUID -eq 0 ]] || skip_needs_root "floods as the unprivileged user nobody"
+  under_valgrind && skip "memcheck's slowness is the test's own load"
+  command -v setpriv >/dev/null || skip "setpriv is not installed"
+  # A scan of /proc costs in the number of processes, which any user
+  # controls: 1,500 more make each new /usage key a costly one.
+  spawn 1500 120
+  sleep 8 &
+  local w=$! ref fl
+  KILL_PIDS+=("$w")
+  rm-sample -i 0.2 --watch-pid "$w" -o "$BATS_TEST_TMPDIR/ref.csv" &
+  local refp=$!
+  KILL_PIDS+=("$refp")
+  start_server -i 0.2 --watch-pid "$w" -o "$BATS_TEST_TMPDIR/fl.csv" --listen :0
+  # 32 connections from nobody, each asking for a new key (pid=1 and a
+  # random PID), a new connection as each answer comes, until w ends.
+  run -0 setpriv --reuid 65534 --regid 65534 --clear-groups "$PY" -c '
+import collections, random, selectors, socket, sys, time
+port, end = int(sys.argv[1]), time.monotonic() + float(sys.argv[2])
+sel, seen = selectors.DefaultSelector(), collections.Counter()
+def dial():
+    s = socket.socket(); s.setblocking(False); s.connect_ex(("127.0.0.1", port))
+    sel.register(s, selectors.EVENT_WRITE, [b""])
+for _ in range(32): dial()
+while time.monotonic() < end:
+    for key, ev in sel.select(0.1):
+        s, st = key.fileobj, key.data
+        try:
+            if ev & selectors.EVENT_WRITE:
+                s.send(b"GET /usage?pid=1&pid=%d HTTP/1.1\r\nConnection: close\r\n\r\n"
+                       % random.randint(2, 4194304))
+                sel.modify(s, selectors.EVENT_READ, st); continue
+            d = s.recv(65536)
+            if d:
+                st[0] = (st[0] + d)[:16]; continue
+            seen[st[0][9:12].decode() or "none"] += 1
+        except OSError:
+            seen["error"] += 1
+        sel.unregister(s); s.close(); dial()
+print(" ".join("%s=%d" % kv for kv in sorted(seen.items())))' "$PORT" 7
+  echo "answers: $output"
+  wait "$refp"
+  wait "$SRV_PID"
+  SRV_PID=
+  ref=$(rows_gap "$BATS_TEST_TMPDIR/ref.csv")
+  fl=$(rows_gap "$BATS_TEST_TMPDIR/fl.csv")
+  echo "reference: ${ref} (rows, longest step s); flooded: ${fl}"
+  # As many rows as the reference (within one in ten, and two), and no
+  # step longer than the reference's longest and two intervals.
+  "$PY" -c 'import sys
+rn, rg, fn, fg = map(float, sys.argv[1:])
+sys.exit(not (fn >= rn * 0.9 - 2 and fg <= rg + 0.4))' $ref $fl
+  # New keys beyond the rate are refused, not queued.
+  [[ "$output" == *"429="* ]]
 }

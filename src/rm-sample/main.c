@@ -62,13 +62,14 @@ static const struct rm_cli_opt options[] = {
 	{ O_LISTEN, "listen", "ADDR:PORT", .kind = RM_CLI_STRING, .off = OFF(listen),
 	  .help = "serve GET /metrics (Prometheus), /usage?pid=N (JSON)\n"
 		  "and /healthz; \":PORT\" is 127.0.0.1, \"[::1]:PORT\" IPv6,\n"
-		  "other addresses written out; port 0 picks a free one" },
+		  "other addresses written out; port 0 picks a free one;\n"
+		  "unix:PATH a Unix socket (the peer's uid is exact)" },
 	{ O_MINAGE, "min-age", "SEC",
 	  .help = "without -i, a scrape reuses a sample younger than SEC\n"
 		  "(default 1; 0: every scrape takes a sample)" },
 	{ O_EXPOSE, "expose-cmdline", NULL, .kind = RM_CLI_TRUE, .off = OFF(expose_cmd),
-	  .help = "/usage shows command lines even when the address is\n"
-		  "not a loopback one" },
+	  .help = "/usage shows command lines (never by default, on any\n"
+		  "address: loopback is every local user)" },
 	{ O_CGPATH, "cgroup-path", "PATH|auto",
 	  .help = "add cg_mem_used_mb, cg_mem_limit_mb, cg_mem_avail_mb,\n"
 		  "cg_swap_used_mb, cg_oom_kills, cg_psi_mem_full of this\n"

@@ -10,19 +10,49 @@
  * window: its first readings are taken, the answer is made when the
  * window has passed, and requests for the same PIDs in between wait for
  * that one sample instead of starting their own.
+ *
+ * What a client is shown follows what /proc shows it: no command lines
+ * unless --expose-cmdline; where the proc root is mounted with hidepid,
+ * only the processes of the peer's own uid (all of them to root, none
+ * to a peer with no uid: another host).  An answer is one shared copy,
+ * at most USAGE_MAX_ANSWER bytes.
+ *
+ * A request never delays a tick: a /usage sample that is not already
+ * under way or fresh costs a token of its peer (PEER_RATE a second,
+ * PEER_BURST at once) and of everyone's (ALL_RATE, ALL_BURST), else it
+ * is 429; and its two readings (each a scan of /proc, the costlier
+ * part) run only when the time to the next tick's deadline holds what
+ * the last readings took, else they wait for the next wait.
  */
 #define USAGE_WINDOW 0.5
 #define USAGE_SLOTS 8
 #define USAGE_MAX_PIDS 64
+#define USAGE_MAX_ANSWER (4u << 20)
+#define PEER_RATE 2.0
+#define PEER_BURST 6.0
+#define ALL_RATE 4.0
+#define ALL_BURST 8.0
+#define NPEERS 64
+#define USAGE_GIVE_UP 3.0   /* a sample that found no room for this long: 503 */
+
+enum { S_IDLE, S_QUEUED, S_WINDOW };
 
 struct usage_slot {
-	char key[USAGE_MAX_PIDS * 8];   /* sorted PIDs, "" = free */
-	int pending;
+	char key[32 + USAGE_MAX_PIDS * 8];  /* "VIEW:sorted PIDs", "" = free */
+	int state;
+	int pids[USAGE_MAX_PIDS], npids;
+	long uid;                       /* whose processes (RM_USAGE_ANY_UID) */
 	double end_at, done_at;         /* monotonic */
+	double asked_at;                /* when the sample was asked for */
 	struct rm_usage u;
-	struct rm_buf json;
+	struct rm_httpd_blob *json;     /* the last answer (S_IDLE), or NULL */
 	uint64_t waiters[RM_HTTPD_MAX_CONN];
 	int nwait;
+};
+
+struct bucket {
+	char key[64];                   /* "" = free */
+	double tokens, at;
 };
 
 static struct serve {
@@ -34,7 +64,11 @@ static struct serve {
 	struct rm_buf prom;
 	double prom_at;                 /* monotonic; 0: none yet */
 	int with_cmd;
+	int hidepid;                    /* the proc root's hidepid (0: off) */
+	double cost, cost_at;           /* what one reading of /proc took, and when */
 	struct usage_slot slot[USAGE_SLOTS];
+	struct bucket all, peer[NPEERS];
+	unsigned long limited, deferred;
 } srv;
 
 void serve_check_args(struct opts *o)
@@ -45,7 +79,8 @@ void serve_check_args(struct opts *o)
 
 	if (o->listen && rm_http_addr_parse(o->listen, &ss, &len, &loop) < 0)
 		rm_cli_usage_error(&cli,
-				   "invalid --listen '%s': ADDR:PORT, :PORT or [IPV6]:PORT", o->listen);
+				   "invalid --listen '%s': ADDR:PORT, :PORT, [IPV6]:PORT or unix:PATH",
+				   o->listen);
 	if (!o->listen && (o->min_age >= 0 || o->expose_cmd))
 		rm_cli_usage_error(&cli, "%s needs --listen",
 				   o->expose_cmd ? "--expose-cmdline" : "--min-age");
@@ -89,40 +124,185 @@ static int cmp_int(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void usage_rearm(void)
+/* Seconds to the next tick's deadline (rm_tick_next waits for slot). */
+static double tick_room(void)
 {
-	srv.h.wake_at = 0;
-	for (int i = 0; i < USAGE_SLOTS; i++)
-		if (srv.slot[i].pending && (!srv.h.wake_at || srv.slot[i].end_at < srv.h.wake_at))
-			srv.h.wake_at = srv.slot[i].end_at;
+	if (!srv.o->interval)
+		return 1e9;
+	return (double)srv.t->slot * srv.t->interval - rm_tick_elapsed(srv.t);
 }
 
-/* Windows that have passed: make their answers and send them. */
+/* What one reading of /proc is expected to take: the last readings'
+ * cost, halving every 10 s without one (a slow reading under a burst of
+ * load does not refuse /usage for good). */
+static double cost_now(void)
+{
+	return srv.cost * exp2(-(rm_now_mono() - srv.cost_at) / 10.0);
+}
+
+static void cost_took(double d)
+{
+	double c = cost_now();
+
+	srv.cost = d > c ? d : c * 0.9 + d * 0.1;
+	srv.cost_at = rm_now_mono();
+}
+
+/* Is there time for one reading of /proc before the next tick? */
+static int fits(void)
+{
+	return tick_room() > cost_now() * 1.25 + 0.002;
+}
+
+/* A token of bucket b (refilled at rate a second, up to burst)? */
+static int tokens_left(struct bucket *b, double rate, double burst, double now)
+{
+	if (!b->at)
+		b->tokens = burst;
+	else
+		b->tokens += (now - b->at) * rate;
+	if (b->tokens > burst)
+		b->tokens = burst;
+	b->at = now;
+	return b->tokens >= 1.0;
+}
+
+/* The peer's bucket: its own, else the longest unused one. */
+static struct bucket *peer_bucket(const char *key)
+{
+	struct bucket *old = &srv.peer[0];
+
+	for (int i = 0; i < NPEERS; i++) {
+		if (!strcmp(srv.peer[i].key, key))
+			return &srv.peer[i];
+		if (srv.peer[i].at < old->at)
+			old = &srv.peer[i];
+	}
+	memset(old, 0, sizeof(*old));
+	snprintf(old->key, sizeof(old->key), "%s", key);
+	return old;
+}
+
+static void slot_answer(struct usage_slot *u, int status, const char *msg)
+{
+	for (int k = 0; k < u->nwait; k++) {
+		if (status == 200)
+			rm_httpd_reply_blob(&srv.h, u->waiters[k], 200, "application/json", u->json);
+		else
+			rm_httpd_reply(&srv.h, u->waiters[k], status, NULL, msg, strlen(msg));
+	}
+	u->nwait = 0;
+}
+
+/* The first readings of a queued slot. */
+static void slot_begin(struct usage_slot *u)
+{
+	double t0 = rm_now_mono();
+	int r = rm_usage_begin(&u->u, u->pids, u->npids, srv.with_cmd, u->uid);
+
+	cost_took(rm_now_mono() - t0);
+	if (r < 0) {
+		rm_usage_free(&u->u);
+		u->state = S_IDLE;
+		u->key[0] = '\0';
+		slot_answer(u, 500, "cannot read the processes\n");
+		return;
+	}
+	u->u.gpus = &gpus;      /* opened once, in serve_start */
+	u->state = S_WINDOW;
+	u->end_at = u->u.t0 + USAGE_WINDOW;
+}
+
+/* The second readings and the answer, sent to every waiter. */
+static void slot_end(struct usage_slot *u)
+{
+	struct rm_buf b = { 0 };
+	double t0 = rm_now_mono();
+
+	rm_usage_end(&u->u, prog, USAGE_WINDOW, &b);
+	cost_took(rm_now_mono() - t0);
+	rm_httpd_blob_put(u->json);
+	u->json = NULL;
+	u->state = S_IDLE;
+	u->done_at = rm_now_mono();
+	if (b.oom || b.len > USAGE_MAX_ANSWER || !(u->json = rm_httpd_blob_new(b.p, b.len))) {
+		u->key[0] = '\0';
+		slot_answer(u, 503, b.oom || b.len <= USAGE_MAX_ANSWER ? "out of memory\n" :
+			    "answer too large: ask for fewer processes\n");
+	} else {
+		slot_answer(u, 200, NULL);
+	}
+	rm_buf_free(&b);   /* not kept: the answer is in the blob */
+}
+
+/* Do the readings that are due and fit before the next tick; wake again
+ * for the rest: a window's end, or just after the next tick. */
+static void usage_work(void)
+{
+	double next = 0, now;
+
+	for (int i = 0; i < USAGE_SLOTS; i++) {
+		struct usage_slot *u = &srv.slot[i];
+		now = rm_now_mono();
+		if (u->state == S_QUEUED || (u->state == S_WINDOW && now >= u->end_at)) {
+			if (!fits() && now - u->asked_at > USAGE_GIVE_UP) {
+				/* The ticks leave no room for it: the ticks win. */
+				if (u->state == S_WINDOW)
+					rm_usage_free(&u->u);
+				u->state = S_IDLE;
+				u->key[0] = '\0';
+				slot_answer(u, 503, "busy: no time for a sample between the ticks\n");
+				continue;
+			}
+			if (!fits()) {
+				double room = tick_room();
+				double at = now + (room > 0 ? room : 0) + 0.01;
+				srv.deferred++;
+				if (!next || at < next)
+					next = at;
+				continue;
+			}
+			if (u->state == S_QUEUED)
+				slot_begin(u);
+			else
+				slot_end(u);
+		}
+		if (u->state == S_WINDOW && (!next || u->end_at < next))
+			next = u->end_at;
+	}
+	srv.h.wake_at = next;
+}
+
 static void usage_wake(void *arg, struct rm_httpd *h, double now)
 {
 	(void)arg;
-	for (int i = 0; i < USAGE_SLOTS; i++) {
-		struct usage_slot *u = &srv.slot[i];
-		if (!u->pending || now < u->end_at)
-			continue;
-		rm_buf_reset(&u->json);
-		rm_usage_end(&u->u, prog, USAGE_WINDOW, &u->json);
-		u->pending = 0;
-		u->done_at = rm_now_mono();
-		for (int k = 0; k < u->nwait; k++)
-			rm_httpd_reply(h, u->waiters[k], 200, "application/json", u->json.p, u->json.len);
-		u->nwait = 0;
-	}
-	usage_rearm();
+	(void)h;
+	(void)now;
+	usage_work();
+}
+
+/* Whose processes this peer may see: what /proc would show it. */
+static long peer_view(uint64_t tk, char *key, size_t size)
+{
+	struct rm_httpd_peer p;
+
+	if (rm_httpd_peer(&srv.h, tk, &p) < 0)
+		return RM_USAGE_NO_UID;
+	snprintf(key, size, "%s", p.key);
+	if (srv.hidepid <= 0 || (p.uid_known && p.uid == 0))
+		return RM_USAGE_ANY_UID;
+	return p.uid_known ? (long)p.uid : RM_USAGE_NO_UID;
 }
 
 static int serve_usage(uint64_t tk, const char *query)
 {
-	int pids[USAGE_MAX_PIDS], n = 0;
-	char val[32], key[sizeof(srv.slot[0].key)];
-	size_t pos = 0, kl = 0;
+	int pids[USAGE_MAX_PIDS], n = 0, m = 0;
+	char val[32], key[sizeof(srv.slot[0].key)], pkey[64];
+	size_t pos = 0, kl;
 	struct usage_slot *u = NULL, *old = NULL;
+	struct bucket *pb;
 	double now = rm_now_mono();
+	long uid;
 
 	while (rm_http_query_next(query, &pos, "pid", val, sizeof(val))) {
 		pid_t p;
@@ -140,34 +320,52 @@ static int serve_usage(uint64_t tk, const char *query)
 	if (!n)
 		return rm_httpd_reply(&srv.h, tk, 400, NULL, "missing parameter: pid\n", 23), 0;
 	qsort(pids, (size_t)n, sizeof(int), cmp_int);
+	uid = peer_view(tk, pkey, sizeof(pkey));
+	kl = (size_t)snprintf(key, sizeof(key), "%ld:", uid);
 	for (int i = 0; i < n; i++)
-		if (!i || pids[i] != pids[i - 1])
-			kl += (size_t)snprintf(key + kl, sizeof(key) - kl, "%s%d", kl ? "," : "", pids[i]);
+		if (!i || pids[i] != pids[i - 1]) {
+			kl += (size_t)snprintf(key + kl, sizeof(key) - kl, "%s%d",
+					       m ? "," : "", pids[i]);
+			pids[m++] = pids[i];
+		}
 	for (int i = 0; i < USAGE_SLOTS; i++) {
 		struct usage_slot *c = &srv.slot[i];
 		if (c->key[0] && strcmp(c->key, key) == 0)
 			u = c;
-		else if (!c->pending && (!old || c->done_at < old->done_at))
+		else if (c->state == S_IDLE && (!old || c->done_at < old->done_at))
 			old = c;
 	}
-	if (u && !u->pending && now - u->done_at < srv.o->min_age)
-		return rm_httpd_reply(&srv.h, tk, 200, "application/json", u->json.p, u->json.len), 0;
-	if (!u || (!u->pending && !old))
-		u = u ? u : old;
-	if (!u)
-		return rm_httpd_reply(&srv.h, tk, 503, NULL, "busy: too many samples under way\n", 33), 0;
-	if (!u->pending) {
-		memcpy(u->key, key, kl + 1);
-		if (rm_usage_begin(&u->u, pids, n, srv.with_cmd) < 0) {
-			rm_usage_free(&u->u);
-			u->key[0] = '\0';
-			return rm_httpd_reply(&srv.h, tk, 500, NULL, "cannot read the processes\n", 26), 0;
+	if (u && u->state == S_IDLE && u->json && now - u->done_at < srv.o->min_age)
+		return rm_httpd_reply_blob(&srv.h, tk, 200, "application/json", u->json), 0;
+	if (!u || u->state == S_IDLE) {
+		/* A new sample: within its peer's rate and everyone's. */
+		pb = peer_bucket(pkey);
+		if (!tokens_left(pb, PEER_RATE, PEER_BURST, now) ||
+		    !tokens_left(&srv.all, ALL_RATE, ALL_BURST, now)) {
+			srv.limited++;
+			static const char msg[] = "too many new samples: try again later\n";
+			return rm_httpd_reply_hdr(&srv.h, tk, 429, NULL, "Retry-After: 1\r\n",
+						  msg, sizeof(msg) - 1), 0;
 		}
-		u->u.gpus = &gpus;      /* opened once, in serve_start */
-		u->pending = 1;
-		u->end_at = u->u.t0 + USAGE_WINDOW;
+		if (srv.o->interval && cost_now() * 1.25 + 0.002 > srv.o->interval * 0.8) {
+			static const char msg[] =
+				"busy: a sample of the processes takes longer than the interval leaves\n";
+			return rm_httpd_reply(&srv.h, tk, 503, NULL, msg, sizeof(msg) - 1), 0;
+		}
+		u = u ? u : old;
+		if (!u)
+			return rm_httpd_reply(&srv.h, tk, 503, NULL, "busy: too many samples under way\n", 33), 0;
+		pb->tokens -= 1;
+		srv.all.tokens -= 1;
+		memcpy(u->key, key, kl + 1);
+		memcpy(u->pids, pids, (size_t)m * sizeof(int));
+		u->npids = m;
+		u->uid = uid;
+		u->state = S_QUEUED;
+		u->asked_at = now;
 		u->nwait = 0;
-		usage_rearm();
+		rm_httpd_blob_put(u->json);
+		u->json = NULL;
 	}
 	if (u->nwait == RM_HTTPD_MAX_CONN) {
 		/* Forget the waiters whose connections were closed meanwhile. */
@@ -180,6 +378,7 @@ static int serve_usage(uint64_t tk, const char *query)
 	if (u->nwait == RM_HTTPD_MAX_CONN)
 		return rm_httpd_reply(&srv.h, tk, 503, NULL, "busy: too many waiting\n", 23), 0;
 	u->waiters[u->nwait++] = tk;
+	usage_work();
 	return RM_HTTPD_LATER;
 }
 
@@ -245,7 +444,11 @@ int serve_start(const struct opts *o, struct state *s, struct rm_tick *t)
 	srv.o = o;
 	srv.s = s;
 	srv.t = t;
-	srv.with_cmd = loop || o->expose_cmd;
+	(void)loop;
+	srv.with_cmd = o->expose_cmd;     /* on any address: loopback is every local user */
+	srv.hidepid = rm_usage_hidepid();
+	srv.cost = 0.01;
+	srv.cost_at = rm_now_mono();
 	srv.h.on_wake = usage_wake;
 	/* /usage's gpus: NVML comes up once, not per answer. */
 	if (!o->gpu)
@@ -265,9 +468,10 @@ void serve_stop(void)
 		return;
 	rm_httpd_close(&srv.h);
 	for (int i = 0; i < USAGE_SLOTS; i++) {
-		if (srv.slot[i].pending)
+		if (srv.slot[i].state == S_WINDOW)
 			rm_usage_free(&srv.slot[i].u);
-		rm_buf_free(&srv.slot[i].json);
+		rm_httpd_blob_put(srv.slot[i].json);
+		srv.slot[i].json = NULL;
 	}
 	rm_buf_free(&srv.prom);
 	srv.on = 0;
