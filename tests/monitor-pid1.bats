@@ -76,8 +76,14 @@ has_rows() { (($(rows "$1") >= $2)); }
   gc=$(cat "$D/gc")
   run -0 awk -F, -v gc="$gc" 'NR > 1 && $1 == gc { print $3, $9 }' "$D/out/resources-o.procs.csv"
   [ "$output" = "sleep 0" ]
-  [ -s "$D/out/resources-o.summary.txt" ]
   [ -s "$D/out/resources-o.summary.json" ]
+  # rm-tree --exec's job row beside the files: the summary and the run
+  # history say CMD's status.
+  run -0 cat "$D/out/resources-o.summary.txt"
+  [[ "$output" == *"Job: sh -c "*$'\n'"  exit 7, elapsed "* ]]
+  [ -L "$D/out/resources-o.latest.job.csv" ]
+  run -0 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $c["exit"] }' "$D/out/resources-o.run.csv"
+  [ "$output" = 7 ]
 }
 
 @test "-- CMD not as PID 1: CMD's status, its stdin and stdout, the umask it was started with; a TERM reaches it" {

@@ -106,8 +106,8 @@ static const struct rm_cli_opt options[] = {
 	{ O_GAP_NOTE, "gap-note", "TEXT",
 	  .help = "a line for the text report's \"Gaps in sampling\"" },
 	{ O_COMPANIONS, "companions", NULL,
-	  .help = "X.csv brings X.procs.csv, X.stats.csv and\n"
-		  "X.containers.csv beside it" },
+	  .help = "X.csv brings X.procs.csv, X.stats.csv,\n"
+		  "X.containers.csv and X.job.csv beside it" },
 	{ O_KEEP_ERROR, "keep-error", NULL,
 	  .help = "with -o: input that cannot be summarized leaves its\n"
 		  "message in FILE ({\"error\": ...} with --json)" },

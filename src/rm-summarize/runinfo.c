@@ -162,12 +162,14 @@ static void inputs_free(void)
 
 /*
  * The inputs, each file once however it is named, and with --companions
- * X.csv's X.procs.csv, X.stats.csv and X.containers.csv (when not empty).
+ * X.csv's X.procs.csv, X.stats.csv, X.containers.csv and X.job.csv (rm-monitor
+ * -- CMD's job row), each when not empty.
  */
 static int inputs_once(int argc, char ***argv, int first)
 {
-	static const char *const kinds[] = { ".procs.csv", ".stats.csv", ".containers.csv" };
-	const char **v = malloc((size_t)(first + 4 * (argc - first) + 1) * sizeof(*v));
+	static const char *const kinds[] = { ".procs.csv", ".stats.csv", ".containers.csv", ".job.csv" };
+	const int nk = (int)(sizeof(kinds) / sizeof(kinds[0]));
+	const char **v = malloc((size_t)(first + (nk + 1) * (argc - first) + 1) * sizeof(*v));
 	int n = first;
 
 	if (!v)
@@ -177,11 +179,13 @@ static int inputs_once(int argc, char ***argv, int first)
 		const char *csv = (*argv)[i];
 		size_t stem;
 		input_add(v, first, &n, csv);
-		if (!companions || !ends(csv, ".csv") || ends(csv, kinds[0]) || ends(csv, kinds[1]) ||
-		    ends(csv, kinds[2]))
+		int kind = 0;
+		for (int k = 0; k < nk; k++)
+			kind |= ends(csv, kinds[k]);
+		if (!companions || !ends(csv, ".csv") || kind)
 			continue;
 		stem = strlen(csv) - 4;
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < nk; k++) {
 			struct stat st;
 			char *p = malloc(stem + strlen(kinds[k]) + 1);
 			if (!p)
