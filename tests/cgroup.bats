@@ -91,6 +91,24 @@ print(len(rows), sum(near), near[0], near[-1], rows[0]["cg_mem_limit_mb"])' "$t/
   [ "$output" = "65536 0 null" ]
 }
 
+# bats test_tags=slow
+@test "rm-tree --memory-max names the victim by the kernel log's records after the job's start, not by comparing its clock with CLOCK_MONOTONIC" {
+  [[ -w /sys/fs/cgroup/memory/cgroup.procs ]] || grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null ||
+    skip_needs_root "no writable memory cgroup controller (needs root)"
+  # The kernel log's stamps are local_clock, which on a host up for days
+  # trails CLOCK_MONOTONIC by seconds.  A log (RM_KMSG) whose record of
+  # this budget's kill, written during the job, carries the stamp 0 (the
+  # clock far behind): it is named all the same.
+  local k="$BATS_TEST_TMPDIR/kmsg"
+  printf '6,1,0,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/rm-tree.1,task_memcg=/rm-tree.1,task=before,pid=41,uid=0\n' >"$k"
+  # shellcheck disable=SC2016  # the job's shell expands them
+  RM_KMSG="$k" run -137 rm-tree --exec --memory-max 64M --job "$BATS_TEST_TMPDIR/job.csv" -- sh -c '
+    printf "6,2,0,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/rm-tree.%d,task_memcg=/rm-tree.%d,task=early,pid=4242,uid=0\n" "$PPID" "$PPID" >>"$1"
+    exec "$2" -m 200 -t 1' _ "$k" "$MEMHOG"
+  run -0 csv_get "$BATS_TEST_TMPDIR/job.csv" oom_victim
+  [ "$output" = "early (PID 4242)" ]
+}
+
 @test "rm-run --memory-max where no cgroup can be made: said, exit 125, CMD never runs" {
   [[ $EUID -eq 0 ]] || skip_needs_root "needs root to become nobody"
   local d

@@ -284,43 +284,59 @@ int cgroup_oom_kills(const struct cgroup *cg, uint64_t *n)
 }
 
 /*
- * The first OOM victim the kernel logged inside our cgroup (its oom_memcg
- * is our directory) since mono_from, CLOCK_MONOTONIC seconds: another
- * cgroup's kill at the same moment is not ours.  0 with name and pid, or
- * -1 when the log names none or cannot be read.
+ * The kernel log's end at the job's start: a sequence mark, with no
+ * clock.  A record's stamp is the kernel log's clock (local_clock), not
+ * CLOCK_MONOTONIC: on a host up for days the two drift apart by seconds,
+ * and comparing them skipped the real victim (R1).  The descriptor read
+ * from here on sees only the records logged after the mark.
  */
-int cgroup_victim(const struct cgroup *cg, double mono_from, char *name, size_t nsize, int *pid)
+void cgroup_kmsg_mark(struct cgroup *cg)
+{
+	/* RM_KMSG (tests): a file of records to read in its place. */
+	const char *path = getenv("RM_KMSG");
+
+	cg->kmsg_on = 0;
+	cg->kmsg_fd = open(path && *path ? path : "/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (cg->kmsg_fd < 0)
+		return;
+	if (lseek(cg->kmsg_fd, 0, SEEK_END) < 0) {
+		close(cg->kmsg_fd);
+		return;
+	}
+	cg->kmsg_on = 1;
+}
+
+/*
+ * The first OOM victim the kernel logged inside our cgroup (its oom_memcg
+ * is our directory) after cgroup_kmsg_mark: another cgroup's kill at the
+ * same moment is not ours.  0 with name and pid, or -1 when the log names
+ * none or cannot be read.
+ */
+int cgroup_victim(struct cgroup *cg, char *name, size_t nsize, int *pid)
 {
 	char rec[8192], raw[64];
 	const char *leaf = strrchr(cg->dir, '/');
 	int fd, found = -1;
 	ssize_t n;
 
-	if (!leaf)
+	if (!leaf || !cg->kmsg_on)
 		return -1;
 	leaf++;
-	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
+	fd = cg->kmsg_fd;
 	/* One record per read; EAGAIN at the end, EPIPE when overwritten. */
 	while (found < 0 && ((n = read(fd, rec, sizeof(rec) - 1)) > 0 || (n < 0 && errno == EPIPE))) {
-		const char *semi, *c1, *c2;
-		double usec;
+		const char *semi;
 		if (n <= 0)
 			continue;
 		rec[n] = '\0';
 		semi = memchr(rec, ';', (size_t)n);
-		c1 = strchr(rec, ',');
-		c2 = c1 ? strchr(c1 + 1, ',') : NULL;
-		if (!semi || !c2 || c2 > semi)
-			continue;
-		usec = strtod(c2 + 1, NULL);
-		if (usec / 1e6 + 1.0 < mono_from)
+		if (!semi)
 			continue;
 		if (rm_cg_parse_oom_kill(semi + 1, (size_t)(rec + n - semi - 1), leaf, raw, sizeof(raw), pid))
 			found = 0;
 	}
 	close(fd);
+	cg->kmsg_on = 0;
 	if (found == 0)
 		rm_sanitize(raw, strlen(raw), name, nsize);
 	return found;

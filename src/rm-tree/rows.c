@@ -190,7 +190,7 @@ static void budget_cols(struct stream *s)
 		return;
 	}
 	rm_buf_addf(&s->b, "%llu,", (unsigned long long)kills);
-	if (kills > 0 && cgroup_victim(&s->cg, s->mono0, name, sizeof(name), &vpid) == 0) {
+	if (kills > 0 && cgroup_victim(&s->cg, name, sizeof(name), &vpid) == 0) {
 		char v[100];
 		snprintf(v, sizeof(v), "%s (PID %d)", name, vpid);
 		rm_buf_csv(&s->b, v);
