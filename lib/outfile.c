@@ -162,7 +162,7 @@ int rm_out_commit(struct rm_outfile *o, char *why, size_t n)
 		return rm_out_close(o) < 0 ? fail_errno(why, n, errno) : 0;
 	/* On disk before the name moves: a crash leaves the old file or
 	 * the new one, never an empty one. */
-	if (fsync(o->fd) < 0 && errno != EINVAL && errno != EROFS)
+	if (!o->no_sync && fsync(o->fd) < 0 && errno != EINVAL && errno != EROFS)
 		e = errno;
 	if (close(o->fd) < 0 && !e)
 		e = errno;

@@ -37,6 +37,8 @@ struct rm_outfile {
 	int inherited;    /* fd is stdout/stderr/fd N: not closed, not renamed */
 	char *path;       /* the path as named (a copy) */
 	char *tmp;        /* the temporary file, NULL when written in place */
+	int no_sync;      /* set before the commit: a file rewritten every tick
+			   * (rm-tree --live), where a crash may leave it empty */
 };
 
 /*

@@ -11,7 +11,7 @@
 
 #include "compare.h"
 #include "fmt.h"
-#include "gate.h"
+#include "runfig.h"
 
 /* The longest directory prefix ("/a/b/") all absolute unit names of r
  * share; its length, 0 when there is none. */

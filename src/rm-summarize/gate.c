@@ -16,66 +16,7 @@
 #include "fmt.h"
 #include "gate.h"
 #include "oom.h"
-
-double run_duration(const struct report *r)
-{
-	if (r->sys && r->sys->samples > 0)
-		return r->sys->last_epoch - r->sys->first_epoch;
-	if (r->job.known && !isnan(r->job.elapsed))
-		return r->job.elapsed;
-	if (r->tl.known && r->tl.rows > 0)
-		return r->tl.last_epoch - r->tl.first_epoch;
-	return NAN;
-}
-
-double run_cpu(const struct report *r)
-{
-	double cpu = 0;
-	int any = 0;
-
-	if (r->job.known && !isnan(r->job.user_s) && !isnan(r->job.sys_s))
-		return r->job.user_s + r->job.sys_s;
-	for (size_t i = 0; i < r->nproc; i++)
-		if (!isnan(r->procs[i].cpu_s)) {
-			cpu += r->procs[i].cpu_s;
-			any = 1;
-		}
-	return any ? cpu : NAN;
-}
-
-double run_ooms(const struct report *r)
-{
-	double n = NAN;
-
-	if (r->sys && r->sys->has_oom)
-		n = (double)oom_build_kills(r->sys);
-	if (r->job.known && !isnan(r->job.oom_kills))
-		n = (isnan(n) ? 0 : n) + r->job.oom_kills;
-	return n;
-}
-
-double run_cg_avail(const struct report *r)
-{
-	return r->sys && r->sys->cg_avail.known ? r->sys->cg_avail.v : NAN;
-}
-
-double run_used_kib(const struct report *r, int *exact)
-{
-	const struct sys *s = r->sys;
-
-	*exact = 1;
-	if (r->job.known && !isnan(r->job.cgroup_kib))
-		return r->job.cgroup_kib;
-	/* rm-monitor with a cgroup: its limit less the least it had left. */
-	if (s && s->cg_avail.known && !isnan(s->cg_avail.aux))
-		return (s->cg_avail.aux - s->cg_avail.v) * 1024.0;
-	*exact = 0;
-	if (r->job.known && !isnan(r->job.peak_kib))
-		return r->job.peak_kib;
-	if (r->tl.known && !isnan(r->tl.peak_kib))
-		return r->tl.peak_kib;
-	return NAN;
-}
+#include "runfig.h"
 
 static const struct {
 	const char *name;
@@ -293,12 +234,40 @@ static const char *unjudged(const struct gate_cond *c, const struct report *r)
 	}
 }
 
+/* unit=SIZE: every unit over SIZE. */
+static int eval_units(const struct gate_cond *c, const struct report *r, struct rm_buf *out)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < r->nunits; i++)
+		if (r->units[i].peak_kib > c->v) {
+			fired(out, c, "unit %s peaked at %.1f MiB (%s, stage %s)", r->units[i].name,
+			      mib(r->units[i].peak_kib), r->units[i].comm, stage_name(r, r->units[i].stage));
+			n++;
+		}
+	return n;
+}
+
+/* grow-time=PCT, grow-cpu=PCT. */
+static int eval_grow_time(const struct gate_cond *c, const struct report *old,
+			  const struct report *r, struct rm_buf *out)
+{
+	double v = c->k == G_GROW_TIME ? run_duration(old) : run_cpu(old);
+	double w = c->k == G_GROW_TIME ? run_duration(r) : run_cpu(r);
+
+	if (!(pct(v, w) > c->v))
+		return 0;
+	fired(out, c, "%s grew %.1f %%, %.1f -> %.1f s",
+	      c->k == G_GROW_TIME ? "the duration" : "the CPU time", pct(v, w), v, w);
+	return 1;
+}
+
 static int eval_one(const struct gate_cond *c, const struct report *old, const struct report *r,
 		    struct rm_buf *out)
 {
 	const struct sys *s = r->sys;
 	const struct proc *p;
-	double v, w;
+	double v;
 	int exact;
 
 	switch (c->k) {
@@ -341,17 +310,8 @@ static int eval_one(const struct gate_cond *c, const struct report *old, const s
 			return 1;
 		}
 		return 0;
-	case G_UNIT: {
-		int n = 0;
-		for (size_t i = 0; i < r->nunits; i++)
-			if (r->units[i].peak_kib > c->v) {
-				fired(out, c, "unit %s peaked at %.1f MiB (%s, stage %s)",
-				      r->units[i].name, mib(r->units[i].peak_kib), r->units[i].comm,
-				      stage_name(r, r->units[i].stage));
-				n++;
-			}
-		return n;
-	}
+	case G_UNIT:
+		return eval_units(c, r, out);
 	case G_USED:
 		v = run_used_kib(r, &exact);
 		if (v > c->v) {
@@ -364,16 +324,7 @@ static int eval_one(const struct gate_cond *c, const struct report *old, const s
 		return old ? eval_grow(c, old, r, out) : 0;
 	case G_GROW_TIME:
 	case G_GROW_CPU:
-		if (!old)
-			return 0;
-		v = c->k == G_GROW_TIME ? run_duration(old) : run_cpu(old);
-		w = c->k == G_GROW_TIME ? run_duration(r) : run_cpu(r);
-		if (pct(v, w) > c->v) {
-			fired(out, c, "%s grew %.1f %%, %.1f -> %.1f s",
-			      c->k == G_GROW_TIME ? "the duration" : "the CPU time", pct(v, w), v, w);
-			return 1;
-		}
-		return 0;
+		return old ? eval_grow_time(c, old, r, out) : 0;
 	}
 	return 0;
 }

@@ -40,15 +40,4 @@ int gate_needs_compare(const struct gate *g);
 int gate_eval(const struct gate *g, const struct report *old, const struct report *cur,
 	      struct rm_buf *out, struct rm_buf *notes);
 
-/* The figures the gate and --compare both read, NaN when not known. */
-double run_duration(const struct report *r);
-double run_cpu(const struct report *r);
-/* The build's OOM kills (0 when recorded and none; NaN not recorded). */
-double run_ooms(const struct report *r);
-/* The build's peak memory in KiB and whether it is exact (a cgroup's
- * peak) or sampled (the tree total); NaN when not known. */
-double run_used_kib(const struct report *r, int *exact);
-/* The cgroup's lowest available MiB, NaN without a cgroup. */
-double run_cg_avail(const struct report *r);
-
 #endif

@@ -18,7 +18,7 @@
 
 #include "csvread.h"
 #include "fmt.h"
-#include "gate.h"
+#include "runfig.h"
 #include "history.h"
 #include "procfs.h"
 

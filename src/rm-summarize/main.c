@@ -39,6 +39,7 @@
 #include "gate.h"
 #include "history.h"
 #include "model.h"
+#include "now.h"
 #include "outfile.h"
 #include "render_json.h"
 #include "render_md.h"
@@ -55,12 +56,13 @@ static int compare;            /* --compare OLD NEW */
 static struct gate gate;       /* --fail-on LIST */
 static const char *run_csv;    /* --run-csv FILE */
 static const char *history;    /* --history DIR */
+static const char *now_live;   /* --now LIVE */
 
 #define OFF(f) offsetof(struct opts, f)
 /* O_SAMPLER_STATUS to O_CHECK in runinfo.h's order: RI_STATUS ... RI_CHECK. */
 enum { O_JSON = RM_CLI_LONG, O_MD, O_SVG, O_CSV, O_TRACE, O_NEAR, O_LOW, O_INC, O_EXC, O_TOP,
        O_CORES, O_KMSG, O_LOST, O_LOST_FROM, O_STAGE_FB, O_SAMPLER_STATUS, O_GAP_NOTE,
-       O_COMPANIONS, O_KEEP_ERROR, O_CHECK, O_SERIES, O_COMPARE, O_FAIL_ON, O_RUN_CSV, O_HISTORY };
+       O_COMPANIONS, O_KEEP_ERROR, O_CHECK, O_SERIES, O_COMPARE, O_FAIL_ON, O_RUN_CSV, O_HISTORY, O_NOW };
 
 static const struct rm_cli_opt options[] = {
 	{ O_JSON, "json", NULL, .kind = RM_CLI_TRUE, .off = OFF(json),
@@ -130,6 +132,10 @@ static const struct rm_cli_opt options[] = {
 	  .help = "list the runs of DIR from their .run.csv files,\n"
 		  "oldest first, with the change of each peak (--json;\n"
 		  "--csv FILE for the rows); reads no FILE" },
+	{ O_NOW, "now", "LIVE",
+	  .help = "a running build now, from its CSV (companions found\n"
+		  "beside it) and rm-tree --live's snapshot LIVE\n"
+		  "(rm-monitor status)" },
 	RM_CLI_END,
 };
 
@@ -144,6 +150,7 @@ static const struct rm_cli cli = {
 		"[--companions] [--keep-error] [--check] [--fail-on] [-o] FILE...",
 		"--compare [--json | --markdown] [--fail-on] [-o] OLD NEW",
 		"--history DIR [--json | --csv FILE]",
+		"--now [--json] CSV",
 		NULL,
 	},
 	"Summarize rm-sample and seed monitor CSVs (peaks with time, stage and\n"
@@ -185,6 +192,50 @@ static void filter(int key, const char *arg, regex_t *re, int *has, const char *
 	}
 	*has = 1;
 	*pat = arg;
+}
+
+/* The options of the other forms: --compare, --fail-on, --run-csv,
+ * --history, --now. */
+static void mode_opt(int c, const char *arg)
+{
+	char why[200];
+
+	switch (c) {
+	case O_COMPARE:
+		compare = 1;
+		break;
+	case O_FAIL_ON:
+		if (gate_parse(&gate, arg, why, sizeof(why)) < 0)
+			invalid(c, arg, why);
+		break;
+	case O_RUN_CSV:
+		run_csv = arg;
+		break;
+	case O_HISTORY:
+		history = arg;
+		break;
+	case O_NOW:
+		now_live = arg;
+		break;
+	}
+}
+
+/* What goes with what (exit 2 if not). */
+static void check_modes(struct opts *o)
+{
+	if (o->json && o->markdown)
+		rm_cli_usage_error(&cli, "--json and --markdown do not go together");
+	if (runinfo_keep_error && !out_path)
+		rm_cli_usage_error(&cli, "--keep-error needs -o FILE");
+	if (gate_needs_compare(&gate) && !compare)
+		rm_cli_usage_error(&cli, "--fail-on grow=, grow-time= and grow-cpu= need --compare");
+	if (compare && (o->svg || o->csv || o->trace || o->series))
+		rm_cli_usage_error(&cli, "--compare writes no --svg, --csv, --trace or --series");
+	if (now_live && (compare || o->markdown || o->svg || o->csv || o->trace || o->series ||
+			 run_csv || gate.n))
+		rm_cli_usage_error(&cli, "--now LIVE CSV takes only --json");
+	if (compare || now_live)  /* each run's CSV brings its companions */
+		runinfo_opt(O_COMPANIONS - O_SAMPLER_STATUS, NULL);
 }
 
 /*
@@ -236,20 +287,12 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->rows_lost_from = optarg;
 			break;
 		case O_COMPARE:
-			compare = 1;
-			break;
+		case O_FAIL_ON:
 		case O_RUN_CSV:
-			run_csv = optarg;
-			break;
 		case O_HISTORY:
-			history = optarg;
+		case O_NOW:
+			mode_opt(c, optarg);
 			break;
-		case O_FAIL_ON: {
-			char why[200];
-			if (gate_parse(&gate, optarg, why, sizeof(why)) < 0)
-				invalid(c, optarg, why);
-			break;
-		}
 		case O_SAMPLER_STATUS:
 		case O_GAP_NOTE:
 		case O_COMPANIONS:
@@ -259,16 +302,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			break;
 		}
 	}
-	if (o->json && o->markdown)
-		rm_cli_usage_error(&cli, "--json and --markdown do not go together");
-	if (runinfo_keep_error && !out_path)
-		rm_cli_usage_error(&cli, "--keep-error needs -o FILE");
-	if (gate_needs_compare(&gate) && !compare)
-		rm_cli_usage_error(&cli, "--fail-on grow=, grow-time= and grow-cpu= need --compare");
-	if (compare && (o->svg || o->csv || o->trace || o->series))
-		rm_cli_usage_error(&cli, "--compare writes no --svg, --csv, --trace or --series");
-	if (compare)  /* each run's CSV brings its companions */
-		runinfo_opt(O_COMPANIONS - O_SAMPLER_STATUS, NULL);
+	check_modes(o);
 	if (runinfo_check)
 		exit(RM_EXIT_OK);
 	if (history) {
@@ -599,6 +633,15 @@ int main(int argc, char **argv)
 		while (k < nin && argv[optind + k] != newrun)
 			k++;
 		status = run_comparison(in, nin, k, &gated);
+	} else if (now_live) {
+		struct rm_buf b = { 0 };
+		reps = model_build(in, nin, &g_opt, &nrep);
+		if (nrep != 1 || !reps[0].sys)
+			errx(RM_EXIT_USAGE, "--now needs one run's system CSV");
+		print_now(&b, &reps[0], in[0].path, now_live, &g_opt);
+		rm_out(&b);
+		rm_buf_free(&b);
+		status = RM_EXIT_OK;
 	} else {
 		reps = model_build(in, nin, &g_opt, &nrep);
 		status = write_files(reps, nrep);

@@ -38,7 +38,7 @@
 const char prog[] = "rm-tree";
 #define OFF(f) offsetof(struct opts, f)
 enum { O_WATCH = RM_CLI_LONG, O_MATCH, O_NOCH, O_EXEC, O_TL, O_JOB, O_LOG, O_PSS, O_CG, O_MEMMAX,
-       O_ORPH, O_INCG, O_EXCL, O_ELSE, O_STATS, O_COMPILERS, O_INIT };
+       O_ORPH, O_INCG, O_EXCL, O_ELSE, O_STATS, O_COMPILERS, O_INIT, O_LIVE, O_LIVE_TTY };
 
 static const struct rm_cli_opt options[] = {
 	{ 'o', "columns", "LIST",
@@ -91,6 +91,12 @@ static const struct rm_cli_opt options[] = {
 	{ O_STATS, "stats", "FILE", .kind = RM_CLI_STRING, .off = OFF(stats),
 	  .help = "mode,events_lost,resyncs,delayacct,taskstats_error,\n"
 		  "pid_ns,cgroup_ns,cgroup" },
+	{ O_LIVE, "live", "FILE", .kind = RM_CLI_STRING, .off = OFF(live),
+	  .help = "the build now (processes, tree total, the three\n"
+		  "largest) rewritten whole into FILE every tick" },
+	{ O_LIVE_TTY, "live-tty", NULL, .kind = RM_CLI_TRUE, .off = OFF(live_tty),
+	  .help = "a status line on stderr, once a second, when it\n"
+		  "is a terminal" },
 	{ 'H', "no-header", NULL, .kind = RM_CLI_FALSE, .off = OFF(header),
 	  .help = "no CSV header line" },
 	RM_CLI_HELP_OPT,
@@ -107,10 +113,11 @@ static const struct rm_cli cli = {
 		"[-H] [-o] [-f] [-w] [--match | [--no-children] PID...]",
 		"-i [-H] [-n] [--watch-pid] [--timeline] [--pss]\n"
 		"[--log] [--stats] [--exclude-tree] [--elsewhere]\n"
+		"[--live] [--live-tty]\n"
 		"[--match | --in-cgroup | [--no-children] PID...]",
 		"--exec [-H] [-i] [--timeline] [--job] [--log]\n"
 		"[--stats] [--pss] [--cgroup] [--memory-max]\n"
-		"[--wait-orphans] -- CMD [ARG...]",
+		"[--wait-orphans] [--live] [--live-tty] -- CMD [ARG...]",
 		"--init -- CMD [ARG...]",
 		NULL,
 	},
@@ -269,11 +276,12 @@ static void check_stream(const struct opts *o, int cols_set)
 		if (cols_set)
 			rm_cli_usage_error(&cli, "-o is for snapshots: the exit log has fixed columns");
 	} else if (o->timeline || o->log || o->pss || o->stats || o->elsewhere || o->in_cgroup ||
-		   o->nexclude) {
+		   o->nexclude || o->live || o->live_tty) {
 		rm_cli_usage_error(&cli, "%s needs -i SEC or --exec",
 				   o->timeline ? "--timeline" : o->log ? "--log" : o->pss ? "--pss" :
 				   o->stats ? "--stats" : o->elsewhere ? "--elsewhere" :
-				   o->in_cgroup ? "--in-cgroup" : "--exclude-tree");
+				   o->in_cgroup ? "--in-cgroup" : o->live ? "--live" :
+				   o->live_tty ? "--live-tty" : "--exclude-tree");
 	}
 }
 

@@ -492,6 +492,8 @@ void totals(struct stream *s, double el, int row)
 			cg_breakdown(s);
 	}
 	s->file_acc = 0;
+	if (row)
+		live_tick(s, el, procs, rss, known);
 	if (!row || s->tl_fd < 0)
 		return;
 	timeline_row(s, el, procs, rss, known);

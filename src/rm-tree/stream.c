@@ -169,6 +169,7 @@ static int stream_finish(struct stream *s)
 			log_row(s, n, -1);
 	events_elsewhere_scan(s, el, 1);
 	events_stats(1);
+	live_end(s);
 	if (s->exec) {
 		if (s->job_fd >= 0)
 			job_row(s, el);

@@ -90,6 +90,10 @@ void scan(struct stream *s, double el);
 void scan_members(struct stream *s, double el);
 void totals(struct stream *s, double el, int row);
 
+/* live.c: --live FILE and --live-tty, once a tick */
+void live_tick(struct stream *s, double el, size_t procs, uint64_t rss, int known);
+void live_end(struct stream *s);
+
 /* rows.c: rows and the files they go to */
 int open_out(const char *path, const char *what);
 void check_outs(const struct opts *o);

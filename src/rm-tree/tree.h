@@ -62,6 +62,8 @@ struct opts {
 	int elsewhere;           /* --elsewhere */
 	uint64_t elsewhere_kib;
 	const char *stats;       /* --stats FILE */
+	const char *live;        /* --live FILE */
+	int live_tty;            /* --live-tty */
 	/* Dispositions at entry, restored in CMD before it runs. */
 	struct rm_entry entry;           /* signals CMD gets back (lib/tick) */
 	/* Resource limits at entry (we raise RLIMIT_NOFILE), restored too. */
