@@ -296,12 +296,15 @@ print(max(int(r["compilers"]) for r in rows if r["compilers"]))' "$d/resources-d
   cat >"$BATS_TEST_TMPDIR/orch.sh" <<'EOF'
 mkdir -p "$3"
 echo oomtest >"$3/stage"
+# The stage's log once the monitor runs: an earlier log is never context.
+while [ ! -s "$4" ]; do sleep 0.05; done
 echo "running the allocator" >"$3/oomtest.log"
 sleep 0.6
 bash -c 'echo $BASHPID >"$1/cgroup.procs" && exec "$2" 256 2' _ "$1" "$2" || echo "allocator ended: $?"
 sleep 1
 EOF
-  bash "$BATS_TEST_TMPDIR/orch.sh" "$CG" "$RM_BUILD/tests/oomer" "$BATS_TEST_TMPDIR/logs" &
+  bash "$BATS_TEST_TMPDIR/orch.sh" "$CG" "$RM_BUILD/tests/oomer" "$BATS_TEST_TMPDIR/logs" \
+    "$OUT/resources-oom.csv" &
   local orch=$!
   BG_PIDS="$orch"
   run -0 rm-monitor --out-dir "$OUT" --run-id oom --interval 0.2 --watch-pid "$orch" \
@@ -525,12 +528,14 @@ run_monitor() {
   local d="$BATS_TEST_TMPDIR/st"
   mkdir -p "$d/logs"
   cat >"$d/build.sh" <<'B'
+# The logs once the monitor runs: a log older than the run is never the stage.
+while [ ! -s "$2" ]; do sleep 0.05; done
 echo "rm -rf obj" >"$1/clean.log"
 sleep 0.8
 echo "cc -c big.c" >"$1/build.log"
 sleep 0.8
 B
-  bash "$d/build.sh" "$d/logs" &
+  bash "$d/build.sh" "$d/logs" "$OUT/resources-fb.csv" &
   local b=$!
   run -0 rm-monitor --out-dir "$OUT" --run-id fb --interval 0.1 --stage-file "$d/stage" \
     --stage-log-dir "$d/logs" --watch-pid "$b"
