@@ -181,9 +181,77 @@ EOS
   [[ "$output" == *"| OOM kill | 1: victim.cpp (cc1plus, PID $vpid), at least "*" MiB when killed, killed by the 150 MiB limit of cgroup "*"; beside it: partner.cpp "*" | compile | CXX victim.o |"* ]]
   [[ "$output" == *"- OOM: \\\`victim.cpp\\\` (cc1plus, PID $vpid) was killed at +"* ]]
   # The SVG: only the build's OOM mark (other engineers' kills on this
-  # host are not drawn), naming the victim.
+  # host are not drawn), naming the victim and its unit ...
   run -0 rm-summarize --svg "$T/a.svg" "${files[@]}"
   run -0 grep -c '<title>OOM kill' "$T/a.svg"
   [ "$output" = 1 ]
-  run -0 grep -F "<title>OOM kill: cc1plus (PID $vpid)" "$T/a.svg"
+  run -0 grep -F "<title>OOM kill: cc1plus (PID $vpid) victim.cpp" "$T/a.svg"
+  # ... and the cgroup's limit and use, in a panel of their own.
+  run -0 grep -cF '<title>cgroup memory limit (min per bucket)</title>' "$T/a.svg"
+  [ "$output" = 1 ]
+}
+
+@test "fixture, SVG (parsed): the cgroup's used and limit in a panel of their own, the limit's change marked, one OOM line, the build's, its label inside the page" {
+  rm-summarize --svg "$BATS_TEST_TMPDIR/a.svg" --kmsg "$F/gdb.kmsg" "$F/gdb-limit.csv" "$F/gdb.procs.csv" "$F/gdb.stats.csv" >/dev/null
+  run -0 "$PY" - "$BATS_TEST_TMPDIR/a.svg" <<'PY'
+import sys, xml.etree.ElementTree as ET
+ns = {"s": "http://www.w3.org/2000/svg"}
+root = ET.parse(sys.argv[1]).getroot()
+W = float(root.get("viewBox").split()[2]) if root.get("viewBox") else float(root.get("width"))
+titles = lambda tag: [(e, e.find("s:title", ns).text) for e in root.iter("{%s}%s" % (ns["s"], tag)) if e.find("s:title", ns) is not None]
+lines = dict((t, e) for e, t in titles("polyline"))
+assert "cgroup memory limit (min per bucket)" in lines, lines.keys()
+assert "cgroup memory used (max per bucket)" in lines
+# The limit's polyline reaches the panel's top tenth (600 of 880 MiB drawn) only after the change.
+changes = [t for e, t in titles("line") if t.startswith("cgroup limit ")]
+assert changes == ["cgroup limit 800 -> 600 MiB at +0:00:10"], changes
+ooms = [t for e, t in titles("line") if t.startswith("OOM kill")]
+assert len(ooms) == 1 and ooms[0].startswith("OOM kill: cc1plus (PID 14773) gdb/breakpoint.c"), ooms
+for t in root.iter("{%s}text" % ns["s"]):
+    if t.text == "OOM":
+        x = float(t.get("x"))
+        assert 0 <= x <= W - 25 or t.get("text-anchor") == "end", x
+print("ok")
+PY
+  # A run without a cgroup draws no such panel (and is as before).
+  run -0 rm-summarize --svg "$BATS_TEST_TMPDIR/b.svg" "$FIXTURES/summarize/scope/two-builds.csv"
+  run -1 grep -c 'cgroup memory' "$BATS_TEST_TMPDIR/b.svg"
+}
+
+@test "fixture, trace (jq): the OOM lane holds the build's kill, at its exit, with its unit; another program's kill in a muted lane of its own" {
+  local S="$FIXTURES/summarize/scope"
+  rm-summarize --trace "$BATS_TEST_TMPDIR/t.json" --kmsg "$S/two-builds.kmsg" "$S/two-builds.csv" "$S/two-builds.procs.csv" "$S/two-builds.stats.csv" >/dev/null
+  run -0 jq -c '[.traceEvents[] | select(.cat == "oom") | [.tid, .ts, .s, .name, .args.victims[0].unit]]' "$BATS_TEST_TMPDIR/t.json"
+  [ "$output" = '[[2,19500000,"g","OOM kill: src/c.cpp (cc1plus, PID 5003)","src/c.cpp"]]' ]
+  run -0 jq -c '[.traceEvents[] | select(.cat == "oom-elsewhere") | [.tid, .s, .cname, .name]]' "$BATS_TEST_TMPDIR/t.json"
+  [ "$output" = '[[3,"t","grey","OOM kill elsewhere: cc1plus (PID 7001)"]]' ]
+  run -0 jq -r '[.traceEvents[] | select(.ph == "M" and .name == "thread_name" and (.tid == 2 or .tid == 3)) | .args.name] | join("|")' "$BATS_TEST_TMPDIR/t.json"
+  [ "$output" = "OOM kills|OOM kills elsewhere on this host" ]
+}
+
+@test "fixture, Markdown: a long context is cut to its unit or 80 characters, the cgroup's row and the limit's change kept" {
+  local long="/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus -quiet -I. -I../../gdb -I../../gdb/config -DLOCALEDIR=/usr/local/share/locale -DHAVE_CONFIG_H -I../../gdb/../include/opcode ../../gdb/buildsym.c -o /tmp/ccX.s"
+  sed "s|  CXX    buildsym.o|$long|" "$F/gdb-limit.csv" >"$BATS_TEST_TMPDIR/g.csv"
+  run -0 --separate-stderr rm-summarize --markdown --kmsg "$F/gdb.kmsg" "$BATS_TEST_TMPDIR/g.csv" "$F/gdb.procs.csv" "$F/gdb.stats.csv"
+  [[ "$output" == *"| max memory used | 3600 MiB (15.7 %) | +0:00:10 | gdb | ../../gdb/buildsym.c |"* ]]
+  [[ "$output" != *"-DLOCALEDIR"*"| gdb |"* ]]
+  [[ "$output" == *"| min available (cgroup) | 1 MiB of 600 MiB | +0:00:10 | gdb |"* ]]
+  [[ "$output" == *"| cgroup limit changed | 800 -> 600 MiB | +0:00:10 | gdb |  |"* ]]
+  # Not a compiler's command: its first 80 characters.
+  sed "s|  CXX    buildsym.o|$(printf 'x%.0s' {1..120})|" "$F/gdb.csv" >"$BATS_TEST_TMPDIR/h.csv"
+  run -0 --separate-stderr rm-summarize --markdown "$BATS_TEST_TMPDIR/h.csv"
+  [[ "$output" == *"| $(printf 'x%.0s' {1..80})... |"* ]]
+}
+
+@test "fixture, JSON: every compile unit is listed, not only --top's; --top N keeps to N; the limit's change" {
+  awk -F, 'NR == 1 { print; next } { print } END { for (i = 1; i <= 12; i++) printf "%d,14700,cc1plus,1.000,2.000,%d,,0.10,0,cc1plus -quiet u%02d.cpp -o /tmp/x.s,0,0,0,,,,,,exact,in\n", 40000 + i, 1000 * i, i }' \
+    "$F/gdb.procs.csv" >"$BATS_TEST_TMPDIR/p.csv"
+  run -0 --separate-stderr rm-summarize --json --kmsg "$F/gdb.kmsg" "$F/gdb-limit.csv" "$BATS_TEST_TMPDIR/p.csv" "$F/gdb.stats.csv"
+  run -0 jq -c '[(.compile_units | length), .system.cgroup.limit_changes]' <<<"$output"
+  [ "$output" = '[14,[{"from_mb":800,"to_mb":600,"epoch":1800000010,"iso":"2027-01-15T08:00:10.000Z","elapsed_s":10,"stage":"gdb"}]]' ]
+  run -0 --separate-stderr rm-summarize --json --top 3 "$F/gdb.csv" "$BATS_TEST_TMPDIR/p.csv"
+  run -0 jq '.compile_units | length' <<<"$output"
+  [ "$output" = 3 ]
+  run -0 --separate-stderr rm-summarize --kmsg "$F/gdb.kmsg" "$F/gdb-limit.csv" "$F/gdb.procs.csv" "$F/gdb.stats.csv"
+  [[ "$output" == *"  cgroup limit changed   800 -> 600 MiB           at +0:00:10  stage gdb"* ]]
 }

@@ -79,7 +79,18 @@ static void json_cgroup(struct rm_buf *b, const struct report *r)
 	jkey_num(b, &g, "host_avail_mb", s->cg_host_avail, 0);
 	jtime(b, &g, s, s->cg_avail.epoch);
 	jstage(b, &g, r, s->cg_avail.stage);
-	rm_buf_addc(b, '}');
+	jkey(b, &g, "limit_changes");
+	rm_buf_addc(b, '[');
+	for (int i = 0; i < s->nlimch; i++) {
+		int h = 1;
+		rm_buf_adds(b, i ? ",{" : "{");
+		jkey_num(b, &h, "from_mb", s->limch[i].from, 0);
+		jkey_num(b, &h, "to_mb", s->limch[i].to, 0);
+		jtime(b, &h, s, s->limch[i].epoch);
+		jstage(b, &h, r, stage_at(r, s->limch[i].epoch));
+		rm_buf_addc(b, '}');
+	}
+	rm_buf_adds(b, "]}");
 }
 
 static void json_peaks(struct rm_buf *b, const struct report *r)
@@ -590,7 +601,9 @@ static void json_lists(struct rm_buf *b, int *f, const struct report *r, const s
 	rm_buf_addc(b, ']');
 	jkey(b, f, "compile_units");
 	rm_buf_addc(b, '[');
-	for (size_t i = 0; i < r->nunits && i < (size_t)o->top; i++) {
+	/* Every unit, as the process list has every process: comparing two
+	 * runs needs them all (--top N keeps to N). */
+	for (size_t i = 0; i < r->nunits && (!o->top_set || i < (size_t)o->top); i++) {
 		int g = 1;
 		rm_buf_adds(b, i ? ",{" : "{");
 		jkey_str(b, &g, "unit", r->units[i].name);

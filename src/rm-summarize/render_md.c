@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "containers.h"
+#include "cu.h"
 #include "fmt.h"
 #include "kmsg.h"
 #include "oom.h"
@@ -57,6 +58,32 @@ static void md_run(struct rm_buf *b, const struct report *r, const struct opts *
 		rm_buf_adds(b, "not recorded.\n\n");
 }
 
+/* A context cell: a compiler's whole command line (400 characters and
+ * more, six times over) cut to its unit, else to its first 80 characters. */
+static void md_context(struct rm_buf *b, const char *ctx)
+{
+	char unit[RM_TEXT_MAX + 1], cut[RM_TEXT_MAX + 1];
+	size_t n = ctx ? strlen(ctx) : 0, i = 0, chars = 0;
+
+	if (n <= 80) {
+		md_cell(b, ctx ? ctx : "");
+		return;
+	}
+	if (rm_cu_source(ctx, n, unit, sizeof(unit))) {
+		md_cell(b, unit);
+		return;
+	}
+	/* 80 characters, not bytes: a UTF-8 sequence is never cut. */
+	for (; i < n && i < sizeof(cut) - 1; i++) {
+		if (((unsigned char)ctx[i] & 0xc0) != 0x80 && chars++ == 80)
+			break;
+		cut[i] = ctx[i];
+	}
+	cut[i] = '\0';
+	md_cell(b, cut);
+	rm_buf_adds(b, "...");
+}
+
 /* " | +CLOCK | STAGE | CONTEXT |": the end of a peak's or a kill's row. */
 static void md_when(struct rm_buf *b, const struct report *r, double epoch, int stage,
 		    const char *ctx)
@@ -67,33 +94,16 @@ static void md_when(struct rm_buf *b, const struct report *r, double epoch, int 
 	rm_buf_addf(b, " | +%s | ", clk);
 	md_cell(b, stage_name(r, stage));
 	rm_buf_adds(b, " | ");
-	md_cell(b, ctx);
+	md_context(b, ctx);
 	rm_buf_adds(b, " |\n");
 }
 
-/* The peaks and the build's OOM kills, one table. */
-static void md_peaks(struct rm_buf *b, const struct report *r)
+/* The build's OOM kills: a row each, with its units. */
+static void md_oom_rows(struct rm_buf *b, const struct report *r)
 {
 	const struct sys *s = r->sys;
 	char v[80];
 
-	rm_buf_adds(b, "| peak | value | at | stage | context |\n|---|---|---|---|---|\n");
-	for (int k = 0; k < PK_N; k++) {
-		const struct peak *p = &s->pk[k];
-		if (!peak_applies(s, k) || !p->known)
-			continue;
-		fmt_val(k, p->v, p->aux, v, sizeof(v));
-		rm_buf_addf(b, "| %s%s | %s", peak_label(k), host_peak(r, k) ? " (host)" : "", v);
-		md_when(b, r, p->epoch, p->stage, p->ctx);
-	}
-	if (r->ctrs.bind) {
-		const struct ctr *c = r->ctrs.bind;
-		char nm[200];
-		fmt_ctr_name(c, nm, sizeof(nm));
-		rm_buf_addf(b, "| min available (container) | %.0f MiB of %.0f MiB", c->min_avail_kib / 1024,
-			    c->min_avail_limit / 1024);
-		md_when(b, r, c->min_avail_epoch, c->min_avail_stage, nm);
-	}
 	for (size_t i = 0; i < s->nev; i++) {
 		const struct oomev *e = &s->ev[i];
 		if (!oom_event_is_build(e))
@@ -151,6 +161,44 @@ static void md_peaks(struct rm_buf *b, const struct report *r)
 		else
 			md_when(b, r, e->epoch, e->stage, e->ctx);
 	}
+}
+
+/* The peaks and the build's OOM kills, one table. */
+static void md_peaks(struct rm_buf *b, const struct report *r)
+{
+	const struct sys *s = r->sys;
+	char v[80];
+
+	rm_buf_adds(b, "| peak | value | at | stage | context |\n|---|---|---|---|---|\n");
+	for (int k = 0; k < PK_N; k++) {
+		const struct peak *p = &s->pk[k];
+		if (!peak_applies(s, k) || !p->known)
+			continue;
+		fmt_val(k, p->v, p->aux, v, sizeof(v));
+		rm_buf_addf(b, "| %s%s | %s", peak_label(k), host_peak(r, k) ? " (host)" : "", v);
+		/* Swap never used has no moment worth a context. */
+		md_when(b, r, p->epoch, p->stage, k == PK_SWAP && p->v == 0 ? "" : p->ctx);
+	}
+	if (s->cg_avail.known) {
+		/* The cgroup's headroom, as the text's peaks have it. */
+		rm_buf_addf(b, "| min available (cgroup) | %.0f MiB of %.0f MiB", s->cg_avail.v, s->cg_avail.aux);
+		md_when(b, r, s->cg_avail.epoch, s->cg_avail.stage, s->cg_avail.ctx);
+	}
+	for (int i = 0; i < s->nlimch; i++) {
+		char clk[32];
+		fmt_clock(s->limch[i].epoch - s->first_epoch, clk, sizeof(clk));
+		rm_buf_addf(b, "| cgroup limit changed | %.0f -> %.0f MiB", s->limch[i].from, s->limch[i].to);
+		md_when(b, r, s->limch[i].epoch, stage_at(r, s->limch[i].epoch), "");
+	}
+	if (r->ctrs.bind) {
+		const struct ctr *c = r->ctrs.bind;
+		char nm[200];
+		fmt_ctr_name(c, nm, sizeof(nm));
+		rm_buf_addf(b, "| min available (container) | %.0f MiB of %.0f MiB", c->min_avail_kib / 1024,
+			    c->min_avail_limit / 1024);
+		md_when(b, r, c->min_avail_epoch, c->min_avail_stage, nm);
+	}
+	md_oom_rows(b, r);
 }
 
 static void md_stages(struct rm_buf *b, const struct report *r)

@@ -133,6 +133,12 @@ static void text_peaks(struct rm_buf *b, const struct report *r, const struct st
 		snprintf(v, sizeof(v), "%.0f MiB of %.0f MiB", s->cg_avail.v, s->cg_avail.aux);
 		peak_line(b, r, "min available (cgroup)", v, s->cg_avail.epoch, s->cg_avail.stage);
 	}
+	/* A limit changed during the run: each change, when (the text's
+	 * "cgroup limit" above is the tightest). */
+	for (int i = 0; i < s->nlimch; i++) {
+		snprintf(v, sizeof(v), "%.0f -> %.0f MiB", s->limch[i].from, s->limch[i].to);
+		peak_line(b, r, "cgroup limit changed", v, s->limch[i].epoch, stage_at(r, s->limch[i].epoch));
+	}
 	/* The build's container with the least left by its own limit. */
 	if (r->ctrs.bind) {
 		const struct ctr *k = r->ctrs.bind;

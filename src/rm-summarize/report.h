@@ -192,7 +192,7 @@ struct seg {
 	int stage;
 };
 
-enum { SV_USED, SV_AVAIL, SV_SWAP, SV_DISK, SV_CPU, SV_COMP, SV_N };
+enum { SV_USED, SV_AVAIL, SV_SWAP, SV_DISK, SV_CPU, SV_COMP, SV_CG_USED, SV_CG_LIMIT, SV_N };
 
 struct bucket {
 	float min[SV_N], max[SV_N];
@@ -246,6 +246,11 @@ struct sys {
 	struct peak cg_avail;  /* lowest cg_mem_avail_mb; aux: the limit then */
 	double cg_host_avail;  /* host mem_avail_mb in that row */
 	double cg_limit_min;   /* tightest cg_mem_limit_mb seen */
+	double cg_limit_last;  /* the last row's cg_mem_limit_mb, NaN */
+	/* The cgroup's limit changed during the run: when, from, to (MiB). */
+#define MAX_LIMCH 16
+	struct { double epoch, from, to; } limch[MAX_LIMCH];
+	int nlimch;
 	int cores;             /* the cores column (effective cores), 0: none */
 	long oom_else;         /* oom.c: kills whose victim was elsewhere */
 	char lastctx[CTX_RAW]; /* the last row's context, for the next OOM event */

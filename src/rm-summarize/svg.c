@@ -282,9 +282,22 @@ static void svg_ooms(struct rm_buf *b, const struct sys *s, const struct panel *
 {
 	for (size_t i = 0; i < s->nev; i++) {
 		const struct oomev *e = &s->ev[i];
-		double x = px(s, e->epoch - s->first_epoch);
+		double at = e->epoch, x;
+		const char *ctx = e->ctx;
+		int right;
 		if (!oom_event_is_build(e))
 			continue;
+		/* At the first victim's own time (its exit), not the sample's. */
+		for (int k = 0; k < e->nv; k++)
+			if (e->vscope[k] != 0) {
+				at = e->vx[k].epoch;
+				if (e->vx[k].ctx)
+					ctx = e->vx[k].ctx;
+				break;
+			}
+		x = px(s, at - s->first_epoch);
+		/* The label inside the page: left of a line near the right edge. */
+		right = x > W - R - 40;
 		rm_buf_addf(b, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#e74c3c\" stroke-width=\"2\"><title>OOM kill",
 			    x, mem->y, x, cpu->y + cpu->h);
 		for (int k = 0; k < e->nv; k++) {
@@ -293,11 +306,33 @@ static void svg_ooms(struct rm_buf *b, const struct sys *s, const struct panel *
 			rm_buf_adds(b, k ? ", " : ": ");
 			xml(b, e->vname[k]);
 			rm_buf_addf(b, " (PID %d)", e->vpid[k]);
+			if (e->vx[k].row && e->vx[k].row->unit) {
+				rm_buf_adds(b, " ");
+				xml(b, e->vx[k].row->unit);
+			}
 		}
 		rm_buf_adds(b, "; ");
-		xml(b, e->ctx);
-		rm_buf_addf(b, "</title></line>\n<text x=\"%.1f\" y=\"%.0f\" font-size=\"11\" fill=\"#e74c3c\">OOM</text>\n",
-			    x + 2, mem->y + 24);
+		xml(b, ctx);
+		rm_buf_addf(b, "</title></line>\n<text x=\"%.1f\" y=\"%.0f\" font-size=\"11\" fill=\"#e74c3c\"%s>OOM</text>\n",
+			    right ? x - 2 : x + 2, mem->y + 24, right ? " text-anchor=\"end\"" : "");
+	}
+}
+
+/* The build's cgroup: used and limit over time, and each change of the
+ * limit marked (the host panel's scale would hide a 600 MiB limit). */
+static void svg_cgroup(struct rm_buf *b, const struct sys *s, const struct panel *cg)
+{
+	char clk[32];
+
+	frame(b, cg, "MiB");
+	series(b, s, cg, SV_CG_USED, 1, "#c0392b", "cgroup memory used (max per bucket)");
+	series(b, s, cg, SV_CG_LIMIT, 0, "#922b21", "cgroup memory limit (min per bucket)");
+	for (int i = 0; i < s->nlimch; i++) {
+		double x = px(s, s->limch[i].epoch - s->first_epoch);
+		fmt_clock(s->limch[i].epoch - s->first_epoch, clk, sizeof(clk));
+		rm_buf_addf(b, "<line class=\"limit-change\" x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" "
+			    "stroke=\"#922b21\" stroke-dasharray=\"2,3\"><title>cgroup limit %.0f -> %.0f MiB at +%s</title></line>\n",
+			    x, cg->y, x, cg->y + cg->h, s->limch[i].from, s->limch[i].to, clk);
 	}
 }
 
@@ -312,7 +347,16 @@ static void build(struct rm_buf *b, const struct report *r, const struct opts *o
 	struct panel mem = { 60, 220, 0, memhi > 0 ? memhi : 1, "Memory (MiB): used, available, swap" };
 	struct panel dsk = { 320, 110, 0, 0, "Disk available (GiB)" };
 	struct panel cpu = { 470, 110, 0, 100, "CPU busy (%) and compilers" };
-	int H = 630;
+	struct panel cg = { 320, 110, 0, 1, "Memory of the build's cgroup (MiB): used, limit" };
+	int H = 630, has_cg = !isnan(s->cg_limit_min) && series_max(s, SV_CG_LIMIT) > 0;
+
+	if (has_cg) {
+		/* A panel of its own, above the disk's. */
+		cg.hi = series_max(s, SV_CG_LIMIT) * 1.1;
+		dsk.y += 150;
+		cpu.y += 150;
+		H += 150;
+	}
 
 	g_dur = dur;
 	if (o->low_disk_gb > diskhi)
@@ -321,6 +365,8 @@ static void build(struct rm_buf *b, const struct report *r, const struct opts *o
 	svg_head(b, H, s->file, "", s->first_epoch, dur, (size_t)s->samples);
 	svg_stages(b, r, &mem, &cpu, dur);
 	svg_panels(b, s, o, &mem, &dsk, &cpu);
+	if (has_cg)
+		svg_cgroup(b, s, &cg);
 	time_axis(b, s, cpu.y + cpu.h + 14);
 	svg_peaks(b, r, &mem, &dsk, &cpu);
 	svg_ooms(b, s, &mem, &cpu);

@@ -76,7 +76,7 @@ struct sys *sys_new(const char *file, const struct rm_csv *hdr)
 	s->cur_stage = -1;
 	s->bw = 0.125;
 	s->cg_avail.stage = -1;
-	s->cg_avail.aux = s->cg_host_avail = s->cg_limit_min = NAN;
+	s->cg_avail.aux = s->cg_host_avail = s->cg_limit_min = s->cg_limit_last = NAN;
 	return s;
 }
 
@@ -309,6 +309,13 @@ static int cgroup_fold(struct sys *s, struct stage *st, const struct row *w, dou
 		st->min_cg_avail = av;
 	if (isnan(s->cg_limit_min) || lim < s->cg_limit_min)
 		s->cg_limit_min = lim;
+	if (!isnan(s->cg_limit_last) && lim != s->cg_limit_last && s->nlimch < MAX_LIMCH) {
+		s->limch[s->nlimch].epoch = epoch;
+		s->limch[s->nlimch].from = s->cg_limit_last;
+		s->limch[s->nlimch].to = lim;
+		s->nlimch++;
+	}
+	s->cg_limit_last = lim;
 	if (!s->cg_avail.known || av < s->cg_avail.v) {
 		peak_set(&s->cg_avail, av, epoch, SC_CG_LIMIT, s->cur_stage, w);
 		s->cg_host_avail = host_avail;
@@ -546,7 +553,8 @@ int sys_row(struct report *r, struct rm_csv *c, char *why, size_t wsize)
 	if (!isnan(val(&w, SC_GPU_VRAM_TOTAL)))
 		s->vram_total_mb = val(&w, SC_GPU_VRAM_TOTAL);
 	{
-		double v[SV_N] = { used, avail, swap, disk, cpu, comp };
+		double cl = val(&w, SC_CG_LIMIT), ca = val(&w, SC_CG_AVAIL);
+		double v[SV_N] = { used, avail, swap, disk, cpu, comp, cl - ca, cl };
 		bucket_fold(s, t, v);
 	}
 	s->prev_epoch = epoch;

@@ -26,10 +26,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "oom.h"
 #include "trace.h"
 
 #define TID_STAGES 1
 #define TID_OOM 2
+#define TID_OOM_ELSE 3     /* other programs' kills, muted */
 #define TID_LANE0 10
 
 struct io {
@@ -312,30 +314,61 @@ static void write_stages(struct rm_buf *b, const struct report *r, double origin
 	}
 }
 
-static void write_ooms(struct rm_buf *b, const struct report *r, double origin)
+/* One lane's kills: the build's (build 1) at each first victim's own
+ * time, with its unit, or other programs' (build 0), muted. */
+static void ooms_lane(struct rm_buf *b, const struct report *r, double origin, int build)
 {
 	const struct sys *s = r->sys;
+	int tid = build ? TID_OOM : TID_OOM_ELSE, named = 0;
 
 	for (size_t i = 0; s && i < s->nev; i++) {
 		const struct oomev *e = &s->ev[i];
-		char name[160];
-		if (i == 0)
-			thread_name(b, TID_OOM, "OOM kills", TID_OOM);
-		if (e->nv)
-			snprintf(name, sizeof(name), "OOM kill: %s (PID %d)", e->vname[0], e->vpid[0]);
+		char name[600];
+		double at = e->epoch;
+		int first = -1, n = 0;
+		if (build ? !oom_event_is_build(e) : e->else_kills <= 0)
+			continue;
+		for (int k = 0; k < e->nv && first < 0; k++)
+			if ((e->vscope[k] != 0) == build)
+				first = k;
+		if (!named++)
+			thread_name(b, tid, build ? "OOM kills" : "OOM kills elsewhere on this host", tid);
+		if (first >= 0 && build && e->vx[first].row && e->vx[first].row->unit)
+			snprintf(name, sizeof(name), "OOM kill: %s (%s, PID %d)", e->vx[first].row->unit,
+				 e->vname[first], e->vpid[first]);
+		else if (first >= 0)
+			snprintf(name, sizeof(name), "OOM kill%s: %s (PID %d)", build ? "" : " elsewhere",
+				 e->vname[first], e->vpid[first]);
 		else
 			snprintf(name, sizeof(name), "OOM kill (victim unknown)");
-		ev_head(b, "i", us(e->epoch - origin), TID_OOM);
-		rm_buf_adds(b, "\"s\":\"g\",\"cat\":\"oom\",\"name\":");
+		if (first >= 0 && build)
+			at = e->vx[first].epoch;
+		ev_head(b, "i", us(at - origin), tid);
+		rm_buf_addf(b, "\"s\":\"%s\",\"cat\":\"%s\",%s\"name\":", build ? "g" : "t", build ? "oom" : "oom-elsewhere",
+			    build ? "" : "\"cname\":\"grey\",");
 		rm_buf_json(b, name);
-		rm_buf_addf(b, ",\"args\":{\"kills\":%ld,\"victims\":[", e->kills);
+		rm_buf_addf(b, ",\"args\":{\"kills\":%ld,\"victims\":[",
+			    build ? e->kills - e->else_kills : e->else_kills);
 		for (int k = 0; k < e->nv; k++) {
-			rm_buf_adds(b, k ? ",{\"name\":" : "{\"name\":");
+			if ((e->vscope[k] != 0) != build)
+				continue;
+			rm_buf_adds(b, n++ ? ",{\"name\":" : "{\"name\":");
 			rm_buf_json(b, e->vname[k]);
-			rm_buf_addf(b, ",\"pid\":%d}", e->vpid[k]);
+			rm_buf_addf(b, ",\"pid\":%d", e->vpid[k]);
+			if (build && e->vx[k].row && e->vx[k].row->unit) {
+				rm_buf_adds(b, ",\"unit\":");
+				rm_buf_json(b, e->vx[k].row->unit);
+			}
+			rm_buf_adds(b, "}");
 		}
 		rm_buf_adds(b, "]}}");
 	}
+}
+
+static void write_ooms(struct rm_buf *b, const struct report *r, double origin)
+{
+	ooms_lane(b, r, origin, 1);
+	ooms_lane(b, r, origin, 0);
 }
 
 int write_trace(const struct report *r, const char *path)
