@@ -255,3 +255,23 @@ PY
   run -0 --separate-stderr rm-summarize --kmsg "$F/gdb.kmsg" "$F/gdb-limit.csv" "$F/gdb.procs.csv" "$F/gdb.stats.csv"
   [[ "$output" == *"  cgroup limit changed   800 -> 600 MiB           at +0:00:10  stage gdb"* ]]
 }
+
+@test "fixture: the Stages table's compilers are the build's own at once, the host-wide count beside it; rows without a command line are counted" {
+  # The sampler saw 14 compilers on the host; the build had at most 2.
+  awk -F, -v OFS=, 'NR > 1 && $12 > 0 { $12 = 14 } { print }' "$F/gdb.csv" >"$BATS_TEST_TMPDIR/g.csv"
+  run -0 --separate-stderr rm-summarize "$BATS_TEST_TMPDIR/g.csv" "$F/gdb.procs.csv" "$F/gdb.stats.csv"
+  [[ "$output" == *"  stage   duration  samples  peak used  min avail  min disk compilers host comp near-OOM  cg avail"$'\n'"  gdb      0:00:20        4       3600      19400    100.00         2        14        1         1"* ]]
+  run -0 --separate-stderr rm-summarize --json "$BATS_TEST_TMPDIR/g.csv" "$F/gdb.procs.csv" "$F/gdb.stats.csv"
+  run -0 jq -c '.system.stages[0] | [.max_build_compilers, .max_compilers]' <<<"$output"
+  [ "$output" = '[2,14]' ]
+  run -0 --separate-stderr rm-summarize --markdown "$BATS_TEST_TMPDIR/g.csv" "$F/gdb.procs.csv" "$F/gdb.stats.csv"
+  [[ "$output" == *"| max compilers | max compilers (host-wide) |"*"| gdb | 0:00:20 | 4 | 3600 | 19400 | 100.00 | 2 | 14 | 1 | 1 |"* ]]
+  # buildsym.c started after breakpoint.c ended: one at a time.
+  sed 's/^32141,32140,cc1plus,8.010,/32141,32140,cc1plus,12.500,/' "$F/gdb.procs.csv" >"$BATS_TEST_TMPDIR/p.csv"
+  run -0 --separate-stderr rm-summarize "$BATS_TEST_TMPDIR/g.csv" "$BATS_TEST_TMPDIR/p.csv" "$F/gdb.stats.csv"
+  [[ "$output" == *"  gdb      0:00:20        4       3600      19400    100.00         1        14        1         1"* ]]
+  # A process whose command line was never read.
+  sed 's|^32140,14700,g++,8.000,14.000,2048,,0.01,1,g++ -c -o buildsym.o gdb/buildsym.c,|32140,14700,g++,8.000,14.000,2048,,0.01,1,,|' "$F/gdb.procs.csv" >"$BATS_TEST_TMPDIR/q.csv"
+  run -0 --separate-stderr rm-summarize "$F/gdb.csv" "$BATS_TEST_TMPDIR/q.csv" "$F/gdb.stats.csv"
+  [[ "$output" == *"Process data: exact mode"*$'\n'"  1 process without a command line (ended before it was read): their units are unknown"* ]]
+}

@@ -457,6 +457,69 @@ static double peak_bound(const struct proc *p, double off)
 	return off + t;
 }
 
+struct cev {
+	double t;
+	int d;                 /* +1 a start, -1 an end */
+};
+
+static int cev_cmp(const void *a, const void *b)
+{
+	const struct cev *x = a, *y = b;
+
+	if (x->t != y->t)
+		return (x->t > y->t) - (x->t < y->t);
+	return x->d - y->d;    /* an end before a start at the same time */
+}
+
+static void comp_max(struct report *r, int stage, int n)
+{
+	struct stage *st;
+
+	if (stage < 0)
+		return;
+	st = &r->stages[stage];
+	if (isnan(st->build_comp) || n > st->build_comp)
+		st->build_comp = n;
+}
+
+/*
+ * Each stage's most compilers of the build alive at once: a sweep over
+ * the exit log's start and end times (the kernel's in exact mode), the
+ * count at every start and end and at every stage change.  A survivor
+ * runs to the end of the run.
+ */
+static void derive_build_comp(struct report *r, double off)
+{
+	const struct sys *s = r->sys;
+	struct cev *v;
+	size_t n = 0, j = 0;
+	int cur = 0;
+
+	if (!s || isnan(off) || !r->nexitlogs)
+		return;
+	r->has_build_comp = 1;
+	v = xmalloc((2 * r->nproc + 1) * sizeof(*v));
+	for (size_t i = 0; i < r->nproc; i++) {
+		const struct proc *p = &r->procs[i];
+		double end = isnan(p->end_s) ? s->last_epoch - off : p->end_s;
+		if (!p->compiler || isnan(p->start_s))
+			continue;
+		v[n++] = (struct cev){ p->start_s, 1 };
+		v[n++] = (struct cev){ end, -1 };
+	}
+	qsort(v, n, sizeof(*v), cev_cmp);
+	for (int i = 0; i < r->nstages; i++)
+		if (r->stages[i].samples)
+			r->stages[i].build_comp = 0;
+	for (size_t i = 0; i < n; i++) {
+		for (; j < s->nseg && s->segs[j].epoch <= off + v[i].t; j++)
+			comp_max(r, s->segs[j].stage, cur);
+		cur += v[i].d;
+		comp_max(r, stage_at(r, off + v[i].t), cur);
+	}
+	free(v);
+}
+
 static void report_finish(struct report *r, const struct opts *o)
 {
 	double off = NAN;
@@ -507,6 +570,7 @@ static void report_finish(struct report *r, const struct opts *o)
 	qsort(r->order, r->nproc, sizeof(*r->order), by_peak);
 	derive_lists(r);
 	derive_perjob(r, o);
+	derive_build_comp(r, off);
 }
 
 void report_free(struct report *r)

@@ -340,6 +340,8 @@ static void json_stages(struct rm_buf *b, const struct report *r)
 		jkey_num(b, &g, "min_mem_avail_mb", st->min_avail, 0);
 		jkey_num(b, &g, "min_disk_avail_gb", st->min_disk, 2);
 		jkey_num(b, &g, "max_compilers", st->max_comp, 0);
+		if (r->has_build_comp)
+			jkey_num(b, &g, "max_build_compilers", st->build_comp, 0);
 		jkey_long(b, &g, "near_oom_samples", st->near_oom);
 		if (s->cg_avail.known)
 			jkey_num(b, &g, "min_cg_mem_avail_mb", st->min_cg_avail, 0);

@@ -206,10 +206,13 @@ static void md_stages(struct rm_buf *b, const struct report *r)
 	const struct sys *s = r->sys;
 	char d[40];
 
-	rm_buf_adds(b, "\n| stage | duration | samples | peak used MiB | min avail MiB | min disk GiB | max compilers | near-OOM |");
+	rm_buf_adds(b, "\n| stage | duration | samples | peak used MiB | min avail MiB | min disk GiB |");
+	/* The build's own compilers at once (exit log), and the host's. */
+	rm_buf_adds(b, r->has_build_comp ? " max compilers | max compilers (host-wide) |" : " max compilers |");
+	rm_buf_adds(b, " near-OOM |");
 	rm_buf_adds(b, s->cg_avail.known ? " cgroup min avail MiB |" : "");
 	rm_buf_adds(b, r->ctrs.bind ? " container min avail MiB |\n" : "\n");
-	rm_buf_adds(b, "|---|---|---|---|---|---|---|---|");
+	rm_buf_adds(b, r->has_build_comp ? "|---|---|---|---|---|---|---|---|---|" : "|---|---|---|---|---|---|---|---|");
 	rm_buf_adds(b, s->cg_avail.known ? "---|" : "");
 	rm_buf_adds(b, r->ctrs.bind ? "---|\n" : "\n");
 	for (int i = 0; i < r->nstages; i++) {
@@ -224,6 +227,8 @@ static void md_stages(struct rm_buf *b, const struct report *r)
 		rm_buf_addf(b, isnan(st->peak_used) ? "- | " : "%.0f | ", st->peak_used);
 		rm_buf_addf(b, isnan(st->min_avail) ? "- | " : "%.0f | ", st->min_avail);
 		rm_buf_addf(b, isnan(st->min_disk) ? "- | " : "%.2f | ", st->min_disk);
+		if (r->has_build_comp)
+			rm_buf_addf(b, isnan(st->build_comp) ? "- | " : "%.0f | ", st->build_comp);
 		rm_buf_addf(b, isnan(st->max_comp) ? "- | " : "%.0f | ", st->max_comp);
 		rm_buf_addf(b, "%ld |", st->near_oom);
 		if (s->cg_avail.known)

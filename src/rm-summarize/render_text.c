@@ -468,8 +468,11 @@ static void text_stages(struct rm_buf *b, const struct report *r, const struct s
 		if (r->stages[i].samples && l > w)
 			w = l > 32 ? 32 : l;
 	}
-	rm_buf_addf(b, "  %-*s %10s %8s %10s %10s %9s %9s %8s%s%s%s\n", w, "stage", "duration",
-		    "samples", "peak used", "min avail", "min disk", "compilers", "near-OOM",
+	/* compilers: the build's own at once, from the exit log's times,
+	 * where there is one; the sampler's host-wide count beside it. */
+	rm_buf_addf(b, "  %-*s %10s %8s %10s %10s %9s %9s%s %8s%s%s%s\n", w, "stage", "duration",
+		    "samples", "peak used", "min avail", "min disk", "compilers",
+		    r->has_build_comp ? " host comp" : "", "near-OOM",
 		    energy ? "  energy J" : "", cg ? "  cg avail" : "", ctr ? "  ctr avail" : "");
 	for (int i = 0; i < r->nstages; i++) {
 		const struct stage *st = &r->stages[i];
@@ -479,10 +482,14 @@ static void text_stages(struct rm_buf *b, const struct report *r, const struct s
 		cell(pu, sizeof(pu), 0, st->peak_used);
 		cell(ma, sizeof(ma), 0, st->min_avail);
 		cell(md, sizeof(md), 2, st->min_disk);
-		cell(mc, sizeof(mc), 0, st->max_comp);
-		rm_buf_addf(b, "  %-*.*s %10s %8ld %10s %10s %9s %9s %8ld", w, 32,
-			    st->name[0] ? st->name : "(none)", d, st->samples, pu, ma, md, mc,
-			    st->near_oom);
+		cell(mc, sizeof(mc), 0, r->has_build_comp ? st->build_comp : st->max_comp);
+		rm_buf_addf(b, "  %-*.*s %10s %8ld %10s %10s %9s %9s", w, 32,
+			    st->name[0] ? st->name : "(none)", d, st->samples, pu, ma, md, mc);
+		if (r->has_build_comp) {
+			cell(mc, sizeof(mc), 0, st->max_comp);
+			rm_buf_addf(b, " %9s", mc);
+		}
+		rm_buf_addf(b, " %8ld", st->near_oom);
 		if (energy)
 			rm_buf_addf(b, "  %8.0f", isnan(st->energy_j) ? 0 : st->energy_j);
 		if (cg && isnan(st->min_cg_avail))

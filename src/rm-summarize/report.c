@@ -63,7 +63,7 @@ int stage_intern(struct report *r, const char *raw, size_t len)
 	st->rawlen = len;
 	st->name = sanitized(raw, len);
 	st->first_epoch = st->peak_used = st->min_avail = st->min_disk = NAN;
-	st->max_comp = st->energy_j = NAN;
+	st->max_comp = st->energy_j = st->build_comp = NAN;
 	r->stage_hash[h] = r->nstages;
 	return r->nstages++;
 }

@@ -180,6 +180,7 @@ struct stage {
 	char *raw;             /* as in the CSV, to compare rows cheaply */
 	size_t rawlen;
 	double first_epoch, duration, peak_used, min_avail, min_disk, max_comp, energy_j;
+	double build_comp;     /* most of the build's compilers alive at once (exit-log times); NaN */
 	long samples, near_oom;
 	double min_cg_avail;   /* cg_mem_avail_mb, NaN without */
 	double *cpeaks;        /* compiler peaks (KiB) that fell in this stage */
@@ -424,6 +425,7 @@ struct report {
 	double ram_mb;
 	double host_ram_mb;    /* RAM when ram_mb is a cgroup's limit, else NaN */
 	double tree_off;       /* epoch at rm-tree's time 0 (start_s, end_s); NaN */
+	int has_build_comp;    /* stages' build_comp known (an exit log was read) */
 	int cores;
 	struct verdict *verdicts;
 	int nverdicts;

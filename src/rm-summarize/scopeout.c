@@ -132,6 +132,18 @@ static int delayacct_off(const struct report *r, const struct io *io)
 static const char delay_hint[] =
 	"delay columns are empty: delay accounting is off (sysctl kernel.task_delayacct=1 turns it on)";
 
+
+/* The build's rows without a command line: ended before rm-tree read it
+ * (a busy host), so no unit can be named for them. */
+static size_t no_cmd(const struct report *r)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nproc; i++)
+		n += !r->procs[i].cmd || !r->procs[i].cmd[0];
+	return n;
+}
+
 static void text_collection(struct rm_buf *b, const struct report *r, const struct io *io)
 {
 	const struct stats *st = &r->stats;
@@ -153,6 +165,9 @@ static void text_collection(struct rm_buf *b, const struct report *r, const stru
 	if (!isnan(st->resyncs) && st->resyncs > 0)
 		rm_buf_addf(b, ", %.0f resync%s from /proc", st->resyncs, st->resyncs == 1 ? "" : "s");
 	rm_buf_adds(b, "\n");
+	if (no_cmd(r))
+		rm_buf_addf(b, "  %zu process%s without a command line (ended before it was read): their units are unknown\n",
+			    no_cmd(r), no_cmd(r) == 1 ? "" : "es");
 	if (delayacct_off(r, io))
 		rm_buf_addf(b, "  %s\n", delay_hint);
 }
@@ -285,6 +300,9 @@ static void md_collection(struct rm_buf *b, const struct report *r, const struct
 		md_cell(b, r->stats.error);
 		rm_buf_adds(b, ")");
 	}
+	if (no_cmd(r))
+		rm_buf_addf(b, "; %zu process%s without a command line: their units are unknown", no_cmd(r),
+			    no_cmd(r) == 1 ? "" : "es");
 	if (delayacct_off(r, io))
 		rm_buf_addf(b, "; %s", delay_hint);
 	rm_buf_adds(b, ".\n\n");
