@@ -38,9 +38,12 @@ set -u
 # Files whose tests share machine-wide state and so never run beside each
 # other: memory cgroups and real OOM kills (the kernel's oom_kill counter
 # and /dev/kmsg are the machine's; a monitor beside another file's kill
-# would report it), the kernel.task_delayacct sysctl, the proc connector.
+# would report it), the kernel.task_delayacct sysctl, the proc connector
+# (trust-churn's thousands of processes a second and events' storms flood
+# every listener's socket: rm-tree-exact's short compilers lost their
+# command lines beside them).
 # They run one after another, in one bats process, beside the others.
-SERIAL_FILES=(cgroup rm-monitor rm-run rm-tree rm-tree-exact scope resource-monitor monitor-pid1 emulation oom-answer monitor-docker)
+SERIAL_FILES=(cgroup rm-monitor rm-run rm-tree rm-tree-exact scope resource-monitor monitor-pid1 emulation oom-answer monitor-docker trust-churn events)
 
 # make check VALGRIND=1 runs the bats files below, not all: the files whose
 # tests feed a command its input and check its output, where memcheck's
