@@ -115,13 +115,21 @@ intel-rapl:0:0,core,3000000,65712999613" ]
   local root out
   root=$(fixture intel2)
   out="$BATS_TEST_TMPDIR/two.csv"
-  RM_SYS_ROOT="$root" rm-energy -i 0.5 -n 1 >"$out" &
-  wait_for 5 has_lines "$out" 1
+  # The header says the baselines are read; the row is taken when the
+  # watched sleep ends, after the four counters have moved (a 0.5 s tick
+  # could fall between two of the writes on a loaded machine).
+  sleep 600 &
+  local w=$!
+  RM_SYS_ROOT="$root" rm-energy -i 600 -n 1 --watch-pid "$w" >"$out" &
+  local e=$!
+  wait_for 30 has_lines "$out" 1
   set_uj "$root/devices/virtual/powercap/intel-rapl/intel-rapl:0" 1010000000
   set_uj "$root/devices/virtual/powercap/intel-rapl/intel-rapl:1" 2025000000
   set_uj "$root/devices/virtual/powercap/intel-rapl/intel-rapl:0/intel-rapl:0:0" 401000000
   set_uj "$root/devices/virtual/powercap/intel-rapl/intel-rapl:1/intel-rapl:1:0" 502000000
-  wait
+  kill "$w"
+  wait "$e"
+  [ "$(lines "$out")" -eq 2 ]
   [ "$(csv_get "$out" pkg_j)" = "35.000" ]
   [ "$(csv_get "$out" dram_j)" = "3.000" ]
 }

@@ -39,16 +39,6 @@ set_uj() {
   mv "$1/energy_uj.new" "$1/energy_uj"
 }
 
-# holds_dir PID DIR: PID has DIR open (rm-tree's RAPL zones, opened for
-# the first reading of the window).
-holds_dir() {
-  local f
-  for f in /proc/"$1"/fd/*; do
-    [[ "$(readlink "$f" 2>/dev/null)" == "$2" ]] && return 0
-  done
-  return 1
-}
-
 @test "usage JSON: package_watts is null and gpus [] where there is no RAPL and no GPU" {
   mkdir -p "$BATS_TEST_TMPDIR/sys/class"
   RM_SYS_ROOT="$BATS_TEST_TMPDIR/sys" run -0 --separate-stderr rm-tree -f json "$$"
@@ -74,18 +64,30 @@ holds_dir() {
   echo "$output" | jq -e '.package_watts == 0'
   # package-0 sits 0.5 J below its wrap; during the 4 s window it passes
   # the wrap and reads 0.5 J: 1 J over the window, so at most 1 J / 4 s.
-  # (A window of 4 s, so that a loaded machine still lets this shell see
-  # it begin before it ends.)
+  # (A window of 4 s, so that the wrap written at the first reading is
+  # in it on a loaded machine too.)
   # (psys, intel-rapl:1, is never added; the mmio copy of package-0 is
   # the same counter and is dropped.)
   z="$root/class/powercap/intel-rapl:0"
   max=$(cat "$z/max_energy_range_uj")
   set_uj "$z" $((max - 500000))
+  # The wrap comes as soon as the window's first reading has read the
+  # counter (inotify IN_ACCESS), not after a guess at when that was.
+  "$PY" -c 'import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(0)
+if fd < 0 or libc.inotify_add_watch(fd, sys.argv[1].encode(), 0x1) < 0:
+    sys.exit("inotify: %s" % os.strerror(ctypes.get_errno()))
+print("watching", flush=True)
+os.read(fd, 4096)
+with open(sys.argv[1] + ".new", "w") as f:
+    f.write(sys.argv[2] + "\n")
+os.rename(sys.argv[1] + ".new", sys.argv[1])' "$z/energy_uj" 500000 >"$BATS_TEST_TMPDIR/watch" &
+  local watcher=$!
+  wait_for 30 grep -q watching "$BATS_TEST_TMPDIR/watch"
   RM_SYS_ROOT="$root" rm-tree -f json -w 4 "$$" >"$BATS_TEST_TMPDIR/out.json" &
   BG_PID=$!
-  wait_for 30 holds_dir "$BG_PID" "$(readlink -f "$root/class/powercap")"
-  sleep 0.5
-  set_uj "$z" 500000
+  wait "$watcher"
   wait "$BG_PID"
   BG_PID=
   run -0 jq -e '.interval_ms == 4000 and (.package_watts | type == "number") and
