@@ -129,3 +129,54 @@ for r in empty:
     --regid=nogroup --clear-groups "$RM_TOP/bin/rm-tree" --exec --log /dev/null -- true
   grep -q NETLINK_CONNECTOR "$D/ev.strace"
 }
+
+@test "--exec, sampled: an orphan reaped on the PID of a member gone unseen gets its own row, its zombie read by path" {
+  [[ $EUID -eq 0 ]] || skip_needs_root "sets kernel.ns_last_pid to reuse a PID" 21
+  [[ -w /proc/sys/kernel/ns_last_pid ]] || skip "kernel.ns_last_pid is not writable here"
+  # CMD starts A (sleep), waits until rm-tree keeps A's stat open, kills
+  # and reaps A itself (rm-tree's next listing is 5 s away), then makes B
+  # on A's PID as an orphan, which rm-tree (the subreaper) reaps: the kept
+  # descriptor is A's and fails; B's zombie must be read by its path, so
+  # that A's row ends and B gets a row of its own with B's exit status.
+  # shellcheck disable=SC2016
+  RM_NO_EVENTS=1 run -0 --separate-stderr rm-tree --exec -i 5 -- "$PY" -c '
+import os, subprocess, sys, time
+a = subprocess.Popen(["sleep", "60"]).pid
+tree, want, end = os.getppid(), "/proc/%d/stat" % a, time.monotonic() + 30
+def kept():
+    for f in os.listdir("/proc/%d/fd" % tree):
+        try:
+            if os.readlink("/proc/%d/fd/%s" % (tree, f)) == want: return True
+        except OSError: pass
+    return False
+while not kept():
+    if time.monotonic() > end: sys.exit("rm-tree never kept %s open" % want)
+    time.sleep(0.05)
+os.kill(a, 9); os.waitpid(a, 0)
+for _ in range(50):
+    mid = os.fork()
+    if mid == 0:
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f: f.write(str(a - 1))
+        b = os.fork()
+        if b == 0:
+            time.sleep(0.3)          # its parent is gone: rm-tree adopts it
+            os._exit(7 if os.getpid() == a else 8)
+        os._exit(0 if b == a else 1)
+    if os.waitpid(mid, 0)[1] == 0: break
+else:
+    sys.exit("no child got PID %d" % a)
+print(a, file=sys.stderr)
+time.sleep(1)'
+  echo "$output"
+  echo "$stderr"
+  local a
+  a=$(grep -x '[0-9]*' <<<"$stderr" | tail -1)
+  [[ -n "$a" ]]
+  # B: pid A, python3, exit 7; A's own row (sleep) does not take B's status.
+  run -0 "$PY" -c 'import csv, io, sys
+rows = [r for r in csv.DictReader(io.StringIO(sys.argv[1])) if r["pid"] == sys.argv[2]]
+print(" ".join("%s:%s" % (r["comm"], r["exit"]) for r in rows))' "$output" "$a"
+  echo "rows of PID $a: $output"
+  [[ "$output" == *"python3:7"* ]]
+  [[ "$output" != *"sleep:7"* ]]
+}

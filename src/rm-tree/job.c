@@ -124,6 +124,14 @@ void reap(struct stream *s, double el)
 		n = rm_ptree_find(&s->t, pid);
 		have = rm_pfile_read(n ? &n->stat_fd : NULL, pid, "stat", buf, sizeof(buf), 0) > 0 &&
 		       rm_pstat_parse(buf, &st) == 0;
+		/* A descriptor kept from before an exec may fail to read, and
+		 * so does one of an older process on this pid, not yet seen
+		 * gone: the zombie is read by its path then, as sample() does. */
+		if (!have && n) {
+			rm_pfile_close(&n->stat_fd);
+			have = rm_pfile_read(NULL, pid, "stat", buf, sizeof(buf), 0) > 0 &&
+			       rm_pstat_parse(buf, &st) == 0;
+		}
 		while (wait4(pid, &status, 0, &ru) < 0)
 			if (errno != EINTR)
 				break;
