@@ -275,3 +275,19 @@ PY
   run -0 --separate-stderr rm-summarize "$F/gdb.csv" "$BATS_TEST_TMPDIR/q.csv" "$F/gdb.stats.csv"
   [[ "$output" == *"Process data: exact mode"*$'\n'"  1 process without a command line (ended before it was read): their units are unknown"* ]]
 }
+
+@test "fixture: rm-run --memory-max 600M: the -j advice is sized from the budget, and the budget line names the killed unit" {
+  local T="$BATS_TEST_TMPDIR"
+  printf '%s\n' 'cmd,start_epoch,end_epoch,elapsed_s,exit,procs,peak_rss_kib,peak_at_s,max_proc_rss_kib,cgroup_peak_kib,user_s,sys_s,mem_max_kib,oom_kills,oom_victim' \
+    '"make -j2",1800000000.000,1800000060.000,60.000,2,3,614400,30.000,464956,614400,40.0,2.0,614400,1,cc1plus (PID 19245)' >"$T/job.csv"
+  cat >"$T/procs.csv" <<'CSV'
+pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,cmd,read_kib,write_kib,majflt,cpu_delay_ms,io_delay_ms,swapin_delay_ms,reclaim_delay_ms,thrash_delay_ms,source,scope
+19240,1,make,0.000,60.000,4096,,0.50,2,make -j2,0,0,0,,,,,,exact,in
+19245,19240,cc1plus,1.000,30.000,330924,,10.00,SIGKILL,/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus -quiet gdb/breakpoint.c -o /tmp/a.s,0,0,0,,,,,,exact,in
+19246,19240,cc1plus,1.000,40.000,464956,,20.00,0,/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus -quiet gdb/ada-lang.c -o /tmp/b.s,0,0,0,,,,,,exact,in
+CSV
+  run -0 --separate-stderr rm-summarize --cores 2 "$T/job.csv" "$T/procs.csv"
+  [[ "$output" == *"memory budget (--memory-max)     600.0 MiB: OOM-killed inside the budget (1 kill, first victim \`gdb/breakpoint.c\` (cc1plus, PID 19245))"* ]]
+  [[ "$output" == *"-j for 600 MiB memory budget (--memory-max), 2 cores)"*"  (all)                    2     454.1     454.1          512        1  memory budget"* ]]
+  [[ "$output" != *"bound by cores"* && "$output" != *"        2  cores"* ]]
+}

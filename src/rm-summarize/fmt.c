@@ -240,9 +240,23 @@ void filter_warning(struct rm_buf *b, const struct report *r, const struct opts 
 }
 
 /* rm-run --memory-max: did CMD fit the budget, and if not, who was killed. */
-void budget_line(const struct job *j, char *buf, size_t size)
+void budget_line(const struct report *r, char *buf, size_t size)
 {
+	const struct job *j = &r->job;
+	char victim[sizeof(j->victim) + 300];
+	const char *pp = strstr(j->victim, "(PID ");
 	int n = snprintf(buf, size, "%.1f MiB: ", mib(j->mem_max_kib));
+
+	/* The victim's unit, from its exit-log row (the PID's killed row). */
+	snprintf(victim, sizeof(victim), "%s", j->victim);
+	for (size_t i = 0; pp && i < r->nproc; i++) {
+		const struct proc *p = &r->procs[i];
+		if (p->pid == atoi(pp + 5) && p->unit &&
+		    (strcmp(p->exit, "137") == 0 || strcmp(p->exit, "SIGKILL") == 0)) {
+			snprintf(victim, sizeof(victim), "`%s` (%s, PID %d)", p->unit, p->comm, p->pid);
+			break;
+		}
+	}
 
 	if (n < 0 || (size_t)n >= size)
 		return;
@@ -251,7 +265,7 @@ void budget_line(const struct job *j, char *buf, size_t size)
 	else if (j->oom_kills > 0)
 		snprintf(buf + n, size - (size_t)n, "OOM-killed inside the budget (%.0f kill%s%s%s%s)",
 			 j->oom_kills, j->oom_kills == 1 ? "" : "s", j->victim[0] ? ", first victim " : "",
-			 j->victim, j->victim[0] ? "" : ", victim not in the kernel log");
+			 victim, j->victim[0] ? "" : ", victim not in the kernel log");
 	else
 		snprintf(buf + n, size - (size_t)n, "fitted, no OOM kill");
 	n = (int)strlen(buf);
@@ -273,7 +287,7 @@ const char *jobs_bound(const struct report *r, const struct perjob *pj)
 		return "cores";
 	if (pj->bound[0])
 		return pj->bound;
-	return isnan(r->host_ram_mb) ? "memory" : "cgroup memory";
+	return r->ram_budget ? "memory budget" : isnan(r->host_ram_mb) ? "memory" : "cgroup memory";
 }
 
 const char *oom_cause(int constraint)

@@ -36,7 +36,7 @@ const struct proc *largest_row(const struct report *r);
 /* Why the sampled tree total and the cgroup's exact peak differ; 0: nothing to say. */
 int cgroup_gap(const struct job *j, char *buf, size_t size);
 /* rm-run --memory-max: did CMD fit the budget, and if not, who was killed. */
-void budget_line(const struct job *j, char *buf, size_t size);
+void budget_line(const struct report *r, char *buf, size_t size);
 
 /* --include/--exclude: how many match, and the peaks left out. */
 struct filt {

@@ -546,6 +546,14 @@ static void report_finish(struct report *r, const struct opts *o)
 		containers_finish(r);
 	if (r->sys)
 		sys_finish(r, o);
+	/* rm-run --memory-max: the budget binds, as a cgroup limit does. */
+	if (r->job.known && r->job.mem_max_kib > 0 &&
+	    (isnan(r->ram_mb) || r->job.mem_max_kib / 1024.0 < r->ram_mb)) {
+		if (isnan(r->host_ram_mb))
+			r->host_ram_mb = r->ram_mb;
+		r->ram_mb = r->job.mem_max_kib / 1024.0;
+		r->ram_budget = 1;
+	}
 
 	for (size_t i = 0; i < r->nproc; i++) {
 		struct proc *p = &r->procs[i];

@@ -288,8 +288,10 @@ static void md_containers(struct rm_buf *b, const struct report *r)
 	rm_buf_adds(b, "\n");
 }
 
-static void md_job(struct rm_buf *b, const struct job *j)
+static void md_job(struct rm_buf *b, const struct report *r)
 {
+	const struct job *j = &r->job;
+
 	rm_buf_adds(b, "### Job: `");
 	md_cell(b, j->cmd);
 	rm_buf_addf(b, "`\n\nexit %s, elapsed %.2f s, peak %.1f MiB (sampled)", j->exit, j->elapsed,
@@ -299,8 +301,8 @@ static void md_job(struct rm_buf *b, const struct job *j)
 	if (!isnan(j->max_proc_kib))
 		rm_buf_addf(b, ", largest process %.1f MiB", mib(j->max_proc_kib));
 	if (!isnan(j->mem_max_kib)) {
-		char line[400];
-		budget_line(j, line, sizeof(line));
+		char line[800];
+		budget_line(r, line, sizeof(line));
 		rm_buf_adds(b, "; memory budget ");
 		md_cell(b, line);
 	}
@@ -359,7 +361,7 @@ void print_markdown(struct rm_buf *b, const struct report *r, const struct opts 
 	if (r->ctrs.known)
 		md_containers(b, r);
 	if (r->job.known)
-		md_job(b, &r->job);
+		md_job(b, r);
 	md_lists(b, r, o);
 	emulated_note(b, r, "");
 	if (r->nemulated)

@@ -621,8 +621,8 @@ static void text_job(struct rm_buf *b, const struct report *r, const struct sty 
 		rm_buf_adds(b, "\n");
 	}
 	if (!isnan(j->mem_max_kib)) {
-		char line[400];
-		budget_line(j, line, sizeof(line));
+		char line[800];
+		budget_line(r, line, sizeof(line));
 		rm_buf_addf(b, "  memory budget (--memory-max)     %s\n", line);
 	}
 	/* A survivor of an --exec job: a daemon it left behind. */
@@ -704,6 +704,12 @@ static void text_procs(struct rm_buf *b, const struct report *r, const struct op
 	rm_buf_adds(b, "\n");
 }
 
+/* What ram_mb is: the host's RAM, a cgroup's limit or rm-run's budget. */
+static const char *ram_word(const struct report *r)
+{
+	return r->ram_budget ? "memory budget (--memory-max)" : isnan(r->host_ram_mb) ? "RAM" : "cgroup limit";
+}
+
 static void text_units(struct rm_buf *b, const struct report *r, const struct opts *o,
 		       const struct sty *c)
 {
@@ -726,10 +732,9 @@ static void text_units(struct rm_buf *b, const struct report *r, const struct op
 		rm_buf_addf(b, "%sMemory per compile job%s (p95 of compiler peaks per stage", c->b, c->off);
 		if (r->ctrs.bind)
 			rm_buf_addf(b, "; -j for the memory limit of the stage's container, where it ran in one, else %.0f MiB %s; %d cores",
-				    r->ram_mb, isnan(r->host_ram_mb) ? "RAM" : "cgroup limit", r->cores);
+				    r->ram_mb, ram_word(r), r->cores);
 		else if (!isnan(r->ram_mb))
-			rm_buf_addf(b, "; -j for %.0f MiB %s, %d cores", r->ram_mb,
-				    isnan(r->host_ram_mb) ? "RAM" : "cgroup limit", r->cores);
+			rm_buf_addf(b, "; -j for %.0f MiB %s, %d cores", r->ram_mb, ram_word(r), r->cores);
 		rm_buf_adds(b, ")\n");
 		rm_buf_addf(b, "  %-16s %9s %9s %9s %12s %8s  %s\n", "stage", "compilers", "p95 MiB",
 			    "max MiB", "per job MiB", "safe -j", "bound by");

@@ -425,6 +425,7 @@ struct report {
 	double ram_mb;
 	double host_ram_mb;    /* RAM when ram_mb is a cgroup's limit, else NaN */
 	double tree_off;       /* epoch at rm-tree's time 0 (start_s, end_s); NaN */
+	int ram_budget;        /* ram_mb is rm-run --memory-max's budget */
 	int has_build_comp;    /* stages' build_comp known (an exit log was read) */
 	int cores;
 	struct verdict *verdicts;
