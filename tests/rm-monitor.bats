@@ -46,7 +46,9 @@ has_rows() {
   run -2 --separate-stderr rm-monitor --out-dir "$OUT" --run-id x..y
   # Values are checked by the binary that uses them, before anything starts.
   run -2 --separate-stderr rm-monitor --out-dir "$OUT" --interval fast
-  [[ "$stderr" == "rm-sample: invalid interval 'fast': seconds from 0.001 to 86400"* ]]
+  # Their messages name the command typed, with its usage.
+  [[ "$stderr" == "rm-monitor: invalid interval 'fast': seconds from 0.001 to 86400"* ]]
+  [[ "$stderr" == *$'\nusage: rm-monitor '* && "$stderr" != *rm-sample* ]]
   run -2 --separate-stderr rm-monitor --out-dir "$OUT" --interval 0
   run -2 --separate-stderr rm-monitor --out-dir "$OUT" --interval 100000
   run -2 --separate-stderr rm-monitor --out-dir "$OUT" --procs-interval 100000
@@ -54,11 +56,9 @@ has_rows() {
   run -2 --separate-stderr rm-monitor --out-dir "$OUT" --context-match '('
   # EREs grep -E takes but regcomp(3) does not: refused at once.
   run -2 --separate-stderr rm-monitor --out-dir "$OUT" --context-match '(?i)error'
-  [[ "$stderr" == "rm-sample: invalid --context-match '(?i)error': "* ]]
+  [[ "$stderr" == "rm-monitor: invalid --context-match '(?i)error': "* ]]
   run -1 --separate-stderr rm-monitor --out-dir "$OUT" --disk-path /nonexistent
-  [ "$stderr" = "rm-sample: cannot read disk path '/nonexistent': No such file or directory" ]
-  run -1 --separate-stderr rm-monitor --out-dir "$OUT" --prom-dir /nonexistent
-  [ "$stderr" = "rm-sample: cannot write --prom-file '/nonexistent/rm-tools.prom': No such file or directory" ]
+  [ "$stderr" = "rm-monitor: cannot read disk path '/nonexistent': No such file or directory" ]
   # A run-id no file name can hold: at once, in words.
   run -2 --separate-stderr rm-monitor --out-dir "$OUT" --run-id "$(printf 'x%.0s' {1..300})"
   [ "${stderr_lines[0]}" = "rm-monitor: invalid --run-id: file name too long" ]
@@ -66,12 +66,16 @@ has_rows() {
   [[ "$stderr" == "rm-monitor: unknown option '--bogus'"* ]]
   # The summary's thresholds: checked at start by rm-summarize, which uses them.
   run -2 --separate-stderr rm-monitor --out-dir "$OUT" --near-oom-mb lots
-  [ "${stderr_lines[0]}" = "rm-summarize: invalid --near-oom-mb 'lots': MiB, a number from 0" ]
+  [ "${stderr_lines[0]}" = "rm-monitor: invalid --near-oom-mb 'lots': MiB, a number from 0" ]
+  [ "${stderr_lines[1]}" = "usage: rm-monitor [--out-dir DIR] [--run-id ID] [--interval SEC] [--stage-log-dir DIR]" ]
   run -2 --separate-stderr rm-monitor --out-dir "$OUT" --low-disk-gb=-1
-  [ "${stderr_lines[0]}" = "rm-summarize: invalid --low-disk-gb '-1': GiB, a number from 0" ]
+  [ "${stderr_lines[0]}" = "rm-monitor: invalid --low-disk-gb '-1': GiB, a number from 0" ]
   # What only the monitor uses, it checks.
   run -2 --separate-stderr rm-monitor --out-dir "$OUT" --watch-pid self
   [ "${stderr_lines[0]}" = "rm-monitor: invalid --watch-pid 'self': a PID" ]
+  # Its own PID (a subshell's $BASHPID, exec'd into the monitor) would never end.
+  run -2 --separate-stderr bash -c 'exec rm-monitor --out-dir "$1" --watch-pid $$' _ "$OUT"
+  [[ "${stderr_lines[0]}" == "rm-monitor: --watch-pid "*" is this monitor's own PID (it would wait for itself): give the build's PID" ]]
   run -2 --separate-stderr rm-monitor --out-dir "$OUT" --scope tree
   [ "${stderr_lines[0]}" = "rm-monitor: --scope tree needs --watch-pid" ]
   run -2 --separate-stderr rm-monitor --out-dir "$OUT" --scope cgroup:
@@ -79,6 +83,22 @@ has_rows() {
   run -2 --separate-stderr rm-monitor --out-dir "$OUT" --interval
   [ "${stderr_lines[0]}" = "rm-monitor: option '--interval' needs a value" ]
   [ ! -e "$OUT" ]
+}
+
+@test "--prom-dir: a missing one is made below a directory only we may write; else CSV-only with a warning" {
+  local d="$BATS_TEST_TMPDIR/d"
+  mkdir -m 0755 "$d" && mkdir -m 1777 "$d/shared"
+  run -0 --separate-stderr rm-monitor --out-dir "$OUT" --run-id p --interval 0.2 --prom-dir "$d/prom/sub" -- true
+  [ -z "$stderr" ]
+  [ -d "$d/prom/sub" ] && has_rows "$OUT/resources-p.csv" && [ -s "$OUT/resources-p.summary.txt" ]
+  # Another user may write the parent: no name made there, the build monitored all the same.
+  run -0 --separate-stderr rm-monitor --out-dir "$OUT" --run-id q --interval 0.2 --prom-dir "$d/shared/prom" -- true
+  [ "$stderr" = "rm-monitor: --prom-dir '$d/shared/prom': '$d/shared' may be written by another user: not creating a directory in it; carrying on without rm-tools.prom" ]
+  [ ! -e "$d/shared/prom" ] && has_rows "$OUT/resources-q.csv" && [ -s "$OUT/resources-q.summary.txt" ]
+  # One rm-sample cannot write (not a directory): the same.
+  run -0 --separate-stderr rm-monitor --out-dir "$OUT" --run-id r --interval 0.2 --prom-dir /etc/hostname -- true
+  [ "$stderr" = "rm-monitor: --prom-dir '/etc/hostname': cannot write --prom-file '/etc/hostname/rm-tools.prom': Not a directory; carrying on without rm-tools.prom" ]
+  has_rows "$OUT/resources-r.csv"
 }
 
 @test "--help and --version exit 0 at once, even with standard output closed: never a monitor" {
