@@ -241,6 +241,23 @@ EOF
   [ "$output" = '[700000,720000,7,11,614400,640]' ]
 }
 
+@test "a link's driver chain (collect2 and its ld, both of unit app) is one unit, counted once; two links twice" {
+  local f="$BATS_TEST_TMPDIR/link.csv"
+  {
+    printf 'pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,cmd\n'
+    printf '200,1,g++,1.000,2.000,2620,1.500,0.00,0,g++ -o app a.o b.o\n'
+    printf '201,200,collect2,1.010,1.990,1908,1.500,0.00,0,/usr/lib/gcc/x86_64-linux-gnu/12/collect2 -o app a.o b.o\n'
+    printf '202,201,ld,1.020,1.980,19408,1.500,0.15,0,/usr/bin/ld -o app a.o b.o\n'
+  } >"$f"
+  run -0 rm-summarize "$f"
+  [[ "$output" == *"        19.0  -                ld         app"$'\n'* ]]
+  [[ "$output" != *"(x2)"* ]]
+  # The same link again (a relink): two of unit app.
+  printf '300,1,ld,3.000,4.000,20000,3.500,0.15,0,/usr/bin/ld -o app a.o b.o\n' >>"$f"
+  run -0 rm-summarize "$f"
+  [[ "$output" == *"        19.5  -                ld         app (x2)"* ]]
+}
+
 @test "--include and --exclude change what is shown, never the totals" {
   run -0 rm-summarize --json --include '^cc1' "$F/exitlog.csv"
   run -0 jq -c '[.processes.count, .processes.matching, .processes.cpu_s, [.processes.top[].pid], [.groups[].comm]]' <<<"$output"

@@ -303,10 +303,36 @@ static int dbl_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int by_pid(const void *a, const void *b)
+{
+	const struct proc *x = *(struct proc *const *)a, *y = *(struct proc *const *)b;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* Whether p's parent or an ancestor above it (by pid, among the n processes
+ * of byp sorted by pid, started no later than p) has p's unit: a gcc driver,
+ * its collect2 and their ld are one link of one unit, counted once. */
+static int unit_below_own(struct proc **byp, size_t n, const struct proc *p)
+{
+	const struct proc *c = p;
+
+	for (int depth = 0; depth < 64 && c->ppid > 0; depth++) {
+		struct proc key = { .pid = c->ppid }, *kp = &key, **hit;
+		hit = bsearch(&kp, byp, n, sizeof(*byp), by_pid);
+		if (!hit || *hit == c || (*hit)->start_s > c->start_s)
+			return 0;
+		c = *hit;
+		if (c->unit && strcmp(c->unit, p->unit) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* Groups by command name and compile units, over the shown processes. */
 static void derive_lists(struct report *r)
 {
 	struct proc **v = xmalloc((r->nproc ? r->nproc : 1) * sizeof(*v));
+	struct proc **byp = xmalloc((r->nproc ? r->nproc : 1) * sizeof(*byp));
 	size_t n = 0;
 
 	for (size_t i = 0; i < r->nproc; i++)
@@ -335,6 +361,8 @@ static void derive_lists(struct report *r)
 	}
 	qsort(r->groups, r->ngroups, sizeof(*r->groups), group_cmp);
 
+	memcpy(byp, v, n * sizeof(*v));
+	qsort(byp, n, sizeof(*byp), by_pid);
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++)
 		if (v[i]->unit && !isnan(v[i]->peak_kib))
@@ -352,7 +380,8 @@ static void derive_lists(struct report *r)
 			u->stage = -1;
 		}
 		u = &r->units[r->nunits - 1];
-		u->count++;
+		if (!unit_below_own(byp, n, v[i]))
+			u->count++;
 		if (v[i]->peak_kib > u->peak_kib) {
 			u->peak_kib = v[i]->peak_kib;
 			u->comm = v[i]->comm;
@@ -361,6 +390,7 @@ static void derive_lists(struct report *r)
 		}
 	}
 	qsort(r->units, r->nunits, sizeof(*r->units), unit_cmp);
+	free(byp);
 	free(v);
 }
 
