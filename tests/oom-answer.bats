@@ -213,6 +213,12 @@ for t in root.iter("{%s}text" % ns["s"]):
         assert 0 <= x <= W - 25 or t.get("text-anchor") == "end", x
 print("ok")
 PY
+  # The system CSV alone (no exit log): the kill is drawn, of unknown scope.
+  rm-summarize --svg "$BATS_TEST_TMPDIR/c.svg" --kmsg "$F/gdb.kmsg" "$F/gdb.csv" >/dev/null
+  run -0 grep -c '<title>OOM kill (scope unknown: no exit log given; rm-summarize --companions reads the run' "$BATS_TEST_TMPDIR/c.svg"
+  [ "$output" = 1 ]
+  run -0 grep -c '>OOM?</text>' "$BATS_TEST_TMPDIR/c.svg"
+  [ "$output" = 1 ]
   # A run without a cgroup draws no such panel (and is as before).
   run -0 rm-summarize --svg "$BATS_TEST_TMPDIR/b.svg" "$FIXTURES/summarize/scope/two-builds.csv"
   run -1 grep -c 'cgroup memory' "$BATS_TEST_TMPDIR/b.svg"

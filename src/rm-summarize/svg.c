@@ -277,9 +277,14 @@ static void svg_peaks(struct rm_buf *b, const struct report *r, const struct pan
 }
 
 /* The build's OOM kills: a red line each (another program's is not drawn). */
-static void svg_ooms(struct rm_buf *b, const struct sys *s, const struct panel *mem,
+static void svg_ooms(struct rm_buf *b, const struct report *r, const struct panel *mem,
 		     const struct panel *cpu)
 {
+	const struct sys *s = r->sys;
+	/* Without the exit log no kill can be told the build's or another
+	 * program's: drawn, and said to be of unknown scope. */
+	int unknown = !r->nexitlogs;
+
 	for (size_t i = 0; i < s->nev; i++) {
 		const struct oomev *e = &s->ev[i];
 		double at = e->epoch, x;
@@ -298,8 +303,9 @@ static void svg_ooms(struct rm_buf *b, const struct sys *s, const struct panel *
 		x = px(s, at - s->first_epoch);
 		/* The label inside the page: left of a line near the right edge. */
 		right = x > W - R - 40;
-		rm_buf_addf(b, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#e74c3c\" stroke-width=\"2\"><title>OOM kill",
-			    x, mem->y, x, cpu->y + cpu->h);
+		rm_buf_addf(b, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#e74c3c\" stroke-width=\"2\"%s><title>OOM kill%s",
+			    x, mem->y, x, cpu->y + cpu->h, unknown ? " stroke-dasharray=\"4,3\"" : "",
+			    unknown ? " (scope unknown: no exit log given; rm-summarize --companions reads the run's)" : "");
 		for (int k = 0; k < e->nv; k++) {
 			if (e->vscope[k] == 0)
 				continue;
@@ -313,8 +319,9 @@ static void svg_ooms(struct rm_buf *b, const struct sys *s, const struct panel *
 		}
 		rm_buf_adds(b, "; ");
 		xml(b, ctx);
-		rm_buf_addf(b, "</title></line>\n<text x=\"%.1f\" y=\"%.0f\" font-size=\"11\" fill=\"#e74c3c\"%s>OOM</text>\n",
-			    right ? x - 2 : x + 2, mem->y + 24, right ? " text-anchor=\"end\"" : "");
+		rm_buf_addf(b, "</title></line>\n<text x=\"%.1f\" y=\"%.0f\" font-size=\"11\" fill=\"#e74c3c\"%s>%s</text>\n",
+			    right ? x - 2 : x + 2, mem->y + 24, right ? " text-anchor=\"end\"" : "",
+			    unknown ? "OOM?" : "OOM");
 	}
 }
 
@@ -369,7 +376,7 @@ static void build(struct rm_buf *b, const struct report *r, const struct opts *o
 		svg_cgroup(b, s, &cg);
 	time_axis(b, s, cpu.y + cpu.h + 14);
 	svg_peaks(b, r, &mem, &dsk, &cpu);
-	svg_ooms(b, s, &mem, &cpu);
+	svg_ooms(b, r, &mem, &cpu);
 	rm_buf_addf(b, "<text x=\"10\" y=\"%d\" font-size=\"10\" fill=\"#555\">red: memory used, blue: available, orange: swap; "
 		    "dots: peaks (hover for stage and context); red lines: OOM kills</text>\n", H - 12);
 	rm_buf_adds(b, "</svg>\n");
