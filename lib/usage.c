@@ -177,6 +177,11 @@ void rm_usage_json(struct rm_buf *b, const char *source, const struct rm_usage_p
 
 void rm_usage_free(struct rm_usage *u)
 {
+	if (u->scanning)
+		rm_procscan_close(&u->ps);
+	u->scanning = 0;
+	free(u->p);
+	u->p = NULL;
 	rm_ptree_free(&u->t);
 	rm_usage_extra_free(&u->x);
 	free(u->v);
@@ -251,25 +256,46 @@ static int visible_to(int pid, long uid)
 	return fstatat(rm_proc_dirfd(), name, &st, 0) == 0 && (long)st.st_uid == uid;
 }
 
-int rm_usage_begin(struct rm_usage *u, const int *pids, int npids, int with_cmd, long uid)
+int rm_usage_start(struct rm_usage *u, const int *pids, int npids, int with_cmd, long uid)
 {
-	struct rm_procscan ps;
-	uint64_t page_kib = rm_page_kib();
-	size_t members = 0;
-	int pid;
-
 	memset(u, 0, sizeof(*u));
 	rm_ptree_init(&u->t);
 	u->with_cmd = with_cmd;
 	u->uid = uid;
 	u->first_pid = npids > 0 ? pids[0] : 0;
+	if (npids > (int)(sizeof(u->pids) / sizeof(u->pids[0])))
+		npids = (int)(sizeof(u->pids) / sizeof(u->pids[0]));
+	memcpy(u->pids, pids, (size_t)(npids > 0 ? npids : 0) * sizeof(int));
+	u->npids = npids;
 	rm_usage_extra_begin(&u->x);
 	u->t0 = rm_now_mono();
 	if (uid == RM_USAGE_NO_UID)
-		return 0;
-	if (rm_procscan_open(&ps) < 0)
+		return 0;          /* nothing to read: the scan is over */
+	if (rm_procscan_open(&u->ps) < 0)
 		return -1;
-	while ((pid = rm_procscan_next(&ps)) > 0) {
+	u->scanning = 1;
+	return 0;
+}
+
+/* Past until (monotonic; 0: no bound)?  Asked every 16 processes. */
+static int past(double until, unsigned *count)
+{
+	return until > 0 && (++*count & 15) == 0 && rm_now_mono() >= until;
+}
+
+int rm_usage_scan(struct rm_usage *u, double until)
+{
+	uint64_t page_kib = rm_page_kib();
+	unsigned count = 0;
+	int pid;
+
+	if (!u->scanning)
+		return 1;
+	for (;;) {
+		if (past(until, &count))
+			return 0;  /* stopped by the clock: more to read */
+		if ((pid = rm_procscan_next(&u->ps)) <= 0)
+			break;
 		struct rm_pstat st;
 		struct rm_pnode *nd;
 		if (rm_pstat_read(pid, &st) < 0 || (st.flags & RM_PF_KTHREAD) ||
@@ -293,47 +319,67 @@ int rm_usage_begin(struct rm_usage *u, const int *pids, int npids, int with_cmd,
 		memcpy(nd->comm, st.comm, sizeof(nd->comm));
 		u->v[u->n++] = nd;
 	}
-	rm_procscan_close(&ps);
-	for (int i = 0; i < npids; i++) {
-		struct rm_pnode *nd = rm_ptree_find(&u->t, pids[i]);
+	rm_procscan_close(&u->ps);
+	u->scanning = 0;
+	for (int i = 0; i < u->npids; i++) {
+		struct rm_pnode *nd = rm_ptree_find(&u->t, u->pids[i]);
 		if (nd)
 			nd->member = 1;
 	}
 	rm_ptree_adopt(&u->t, u->v, u->n, 0, 0);
+	u->members = 0;
 	for (size_t i = 0; i < u->n; i++) {
-		if (u->v[i]->member && !visible_to(u->v[i]->pid, uid))
+		if (u->v[i]->member && !visible_to(u->v[i]->pid, u->uid))
 			u->v[i]->member = 0;
-		members += u->v[i]->member;
+		u->members += u->v[i]->member;
 	}
-	return (int)members;
+	return 1;
 nomem:
-	rm_procscan_close(&ps);
+	rm_procscan_close(&u->ps);
+	u->scanning = 0;
 	errno = ENOMEM;
 	return -1;
 }
 
-void rm_usage_end(struct rm_usage *u, const char *source, double window, struct rm_buf *b)
+int rm_usage_begin(struct rm_usage *u, const int *pids, int npids, int with_cmd, long uid)
 {
-	struct rm_usage_proc *p = malloc((u->n ? u->n : 1) * sizeof(*p));
-	uint64_t page_kib = rm_page_kib();
-	size_t k = 0;
+	if (rm_usage_start(u, pids, npids, with_cmd, uid) < 0 || rm_usage_scan(u, 0) < 0)
+		return -1;
+	return (int)u->members;
+}
 
-	for (size_t i = 0; p && i < u->n; i++) {
-		struct rm_pnode *nd = u->v[i];
+int rm_usage_read(struct rm_usage *u, double until)
+{
+	uint64_t page_kib = rm_page_kib();
+	unsigned count = 0;
+
+	if (!u->p) {
+		u->p = malloc((u->n ? u->n : 1) * sizeof(*u->p));
+		u->next = u->k = 0;
+		if (!u->p) {
+			u->next = u->n;  /* no room: an answer with no process */
+			return 1;
+		}
+	}
+	for (; u->next < u->n; u->next++) {
+		struct rm_pnode *nd = u->v[u->next];
+		struct rm_usage_proc *q = &u->p[u->k];
 		struct rm_pstat st;
 		double dt;
+		if (past(until, &count))
+			return 0;
 		if (!nd->member)
 			continue;
 		if (rm_pstat_read(nd->pid, &st) < 0 || st.starttime != nd->start ||
 		    st.state == 'Z' || st.state == 'X' || !visible_to(nd->pid, u->uid))
 			continue;
 		dt = rm_now_mono() - nd->first_at;
-		p[k].pid = nd->pid;
-		p[k].comm = nd->comm;
-		p[k].rss_kib = st.rss_pages * page_kib;
-		p[k].cpu_pct = dt > 0 && st.utime + st.stime >= nd->ticks ?
+		q->pid = nd->pid;
+		q->comm = nd->comm;
+		q->rss_kib = st.rss_pages * page_kib;
+		q->cpu_pct = dt > 0 && st.utime + st.stime >= nd->ticks ?
 			100.0 * (double)(st.utime + st.stime - nd->ticks) / (double)rm_clk_tck() / dt : -1;
-		p[k].cmd = NULL;
+		q->cmd = NULL;
 		if (u->with_cmd) {
 			char raw[4096], out[RM_TEXT_MAX + 1];
 			ssize_t len = rm_pfile_read(NULL, nd->pid, "cmdline", raw, sizeof(raw), 0);
@@ -341,12 +387,17 @@ void rm_usage_end(struct rm_usage *u, const char *source, double window, struct 
 				len = (ssize_t)rm_cmdline_join(raw, (size_t)len);
 			if (len > 0 && rm_sanitize(raw, (size_t)len, out, sizeof(out)) > 0)
 				nd->cmd = strdup(out);
-			p[k].cmd = nd->cmd;
+			q->cmd = nd->cmd;
 		}
-		k++;
+		u->k++;
 	}
+	return 1;
+}
+
+void rm_usage_end(struct rm_usage *u, const char *source, double window, struct rm_buf *b)
+{
+	rm_usage_read(u, 0);
 	rm_usage_extra_end(&u->x, u->gpus);
-	rm_usage_json(b, source, p, p ? k : 0, window, u->with_cmd, u->first_pid, &u->x);
-	free(p);
+	rm_usage_json(b, source, u->p, u->p ? u->k : 0, window, u->with_cmd, u->first_pid, &u->x);
 	rm_usage_free(u);
 }

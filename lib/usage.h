@@ -45,6 +45,7 @@
 
 #include "energy.h"
 #include "gpu.h"
+#include "proctab.h"
 #include "ptree.h"
 #include "text.h"
 
@@ -118,6 +119,12 @@ struct rm_usage {
 	struct rm_usage_extra x;
 	struct rm_gpus *gpus;    /* may be set after rm_usage_begin: open GPUs
 				  * rm_usage_end reads (NULL: it opens them) */
+	/* In steps (rm_usage_start, _scan, _read): where each one stands. */
+	int pids[64], npids;
+	struct rm_procscan ps;
+	int scanning;
+	size_t members, next, k;
+	struct rm_usage_proc *p;
 };
 
 /*
@@ -129,7 +136,23 @@ struct rm_usage {
  */
 int rm_usage_begin(struct rm_usage *u, const int *pids, int npids, int with_cmd, long uid);
 
-/* Second readings and the JSON (window: seconds, as reported). */
+/*
+ * The same in steps, for a caller whose other work has deadlines (a
+ * server between ticks): rm_usage_start sets up (0, or -1 with errno,
+ * then rm_usage_free); rm_usage_scan takes first readings until the
+ * monotonic time until (0: no bound) and returns 1 when every process is
+ * read (the members chosen, u->members), 0 when stopped by the clock
+ * with more to read, -1 with errno ENOMEM; rm_usage_read takes the
+ * second readings the same way (1 when done).  At most 16 processes are
+ * read past until.  Each process's CPU share is over its own time
+ * between its two readings.
+ */
+int rm_usage_start(struct rm_usage *u, const int *pids, int npids, int with_cmd, long uid);
+int rm_usage_scan(struct rm_usage *u, double until);
+int rm_usage_read(struct rm_usage *u, double until);
+
+/* Second readings (what rm_usage_read left) and the JSON (window:
+ * seconds, as reported); frees u. */
 void rm_usage_end(struct rm_usage *u, const char *source, double window, struct rm_buf *b);
 
 void rm_usage_free(struct rm_usage *u);

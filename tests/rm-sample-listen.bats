@@ -518,6 +518,11 @@ print(len(t), "%.3f" % max([b - a for a, b in zip(t, t[1:])] or [0]))' "$1"
   local refp=$!
   KILL_PIDS+=("$refp")
   start_server -i 0.2 --watch-pid "$w" -o "$BATS_TEST_TMPDIR/fl.csv" --listen :0
+  # A sample of every process (longer than a 0.2 s interval leaves on a
+  # loaded host) is taken in steps between the ticks, and answered.
+  run -0 curl -sS -w '\n%{http_code}' "http://127.0.0.1:$PORT/usage?pid=1"
+  [[ "${lines[-1]}" == 200 ]]
+  echo "${lines[0]}" | jq -e '.processes | length >= 1500'
   # 32 connections from nobody, each asking for a new key (pid=1 and a
   # random PID), a new connection as each answer comes, until w ends.
   run -0 setpriv --reuid 65534 --regid 65534 --clear-groups "$PY" -c '

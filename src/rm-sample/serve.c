@@ -20,9 +20,10 @@
  * A request never delays a tick: a /usage sample that is not already
  * under way or fresh costs a token of its peer (PEER_RATE a second,
  * PEER_BURST at once) and of everyone's (ALL_RATE, ALL_BURST), else it
- * is 429; and its two readings (each a scan of /proc, the costlier
- * part) run only when the time to the next tick's deadline holds what
- * the last readings took, else they wait for the next wait.
+ * is 429; and its two readings (a scan of /proc, then the members
+ * again) are taken in steps that stop TICK_MARGIN before the next
+ * tick's deadline and go on in the next wait; a sample not answered
+ * USAGE_GIVE_UP seconds after it was asked is 503.
  */
 #define USAGE_WINDOW 0.5
 #define USAGE_SLOTS 8
@@ -33,9 +34,9 @@
 #define ALL_RATE 4.0
 #define ALL_BURST 8.0
 #define NPEERS 64
-#define USAGE_GIVE_UP 3.0   /* a sample that found no room for this long: 503 */
+#define USAGE_GIVE_UP 10.0  /* a sample not done this long after it was asked: 503 */
 
-enum { S_IDLE, S_QUEUED, S_WINDOW };
+enum { S_IDLE, S_QUEUED, S_SCAN, S_WINDOW, S_READ };
 
 struct usage_slot {
 	char key[32 + USAGE_MAX_PIDS * 8];  /* "VIEW:sorted PIDs", "" = free */
@@ -65,7 +66,6 @@ static struct serve {
 	double prom_at;                 /* monotonic; 0: none yet */
 	int with_cmd;
 	int hidepid;                    /* the proc root's hidepid (0: off) */
-	double cost, cost_at;           /* what one reading of /proc took, and when */
 	struct usage_slot slot[USAGE_SLOTS];
 	struct bucket all, peer[NPEERS];
 	unsigned long limited, deferred;
@@ -132,26 +132,17 @@ static double tick_room(void)
 	return (double)srv.t->slot * srv.t->interval - rm_tick_elapsed(srv.t);
 }
 
-/* What one reading of /proc is expected to take: the last readings'
- * cost, halving every 10 s without one (a slow reading under a burst of
- * load does not refuse /usage for good). */
-static double cost_now(void)
-{
-	return srv.cost * exp2(-(rm_now_mono() - srv.cost_at) / 10.0);
-}
+/* How long before the next tick serving stops: the row starts on time. */
+#define TICK_MARGIN 0.005
 
-static void cost_took(double d)
+/* Until when /proc may be read now (monotonic), or 0 when not at all. */
+static double read_until(void)
 {
-	double c = cost_now();
+	double room = tick_room();
 
-	srv.cost = d > c ? d : c * 0.9 + d * 0.1;
-	srv.cost_at = rm_now_mono();
-}
-
-/* Is there time for one reading of /proc before the next tick? */
-static int fits(void)
-{
-	return tick_room() > cost_now() * 1.25 + 0.002;
+	if (room >= 1e8)
+		return rm_now_mono() + 0.05;   /* no ticks: in steps all the same */
+	return room > TICK_MARGIN * 2 ? rm_now_mono() + room - TICK_MARGIN : 0;
 }
 
 /* A token of bucket b (refilled at rate a second, up to burst)? */
@@ -194,33 +185,12 @@ static void slot_answer(struct usage_slot *u, int status, const char *msg)
 	u->nwait = 0;
 }
 
-/* The first readings of a queued slot. */
-static void slot_begin(struct usage_slot *u)
-{
-	double t0 = rm_now_mono();
-	int r = rm_usage_begin(&u->u, u->pids, u->npids, srv.with_cmd, u->uid);
-
-	cost_took(rm_now_mono() - t0);
-	if (r < 0) {
-		rm_usage_free(&u->u);
-		u->state = S_IDLE;
-		u->key[0] = '\0';
-		slot_answer(u, 500, "cannot read the processes\n");
-		return;
-	}
-	u->u.gpus = &gpus;      /* opened once, in serve_start */
-	u->state = S_WINDOW;
-	u->end_at = u->u.t0 + USAGE_WINDOW;
-}
-
-/* The second readings and the answer, sent to every waiter. */
-static void slot_end(struct usage_slot *u)
+/* The answer of a slot whose readings are done, sent to every waiter. */
+static void slot_done(struct usage_slot *u)
 {
 	struct rm_buf b = { 0 };
-	double t0 = rm_now_mono();
 
 	rm_usage_end(&u->u, prog, USAGE_WINDOW, &b);
-	cost_took(rm_now_mono() - t0);
 	rm_httpd_blob_put(u->json);
 	u->json = NULL;
 	u->state = S_IDLE;
@@ -235,40 +205,89 @@ static void slot_end(struct usage_slot *u)
 	rm_buf_free(&b);   /* not kept: the answer is in the blob */
 }
 
-/* Do the readings that are due and fit before the next tick; wake again
+static void slot_fail(struct usage_slot *u, const char *msg)
+{
+	rm_usage_free(&u->u);
+	u->state = S_IDLE;
+	u->key[0] = '\0';
+	slot_answer(u, msg[0] == 'c' ? 500 : 503, msg);
+}
+
+/*
+ * One step of a slot's readings, until `until`: a queued slot starts its
+ * scan, a scan goes on (the window starts when it is over), a window
+ * that has passed has its second readings taken, and then its answer.
+ */
+static void slot_step(struct usage_slot *u, double until, double now)
+{
+	int r;
+
+	switch (u->state) {
+	case S_QUEUED:
+		if (rm_usage_start(&u->u, u->pids, u->npids, srv.with_cmd, u->uid) < 0) {
+			slot_fail(u, "cannot read the processes\n");
+			return;
+		}
+		u->u.gpus = &gpus;      /* opened once, in serve_start */
+		u->state = S_SCAN;
+		/* fall through */
+	case S_SCAN:
+		r = rm_usage_scan(&u->u, until);
+		if (r < 0) {
+			slot_fail(u, "cannot read the processes\n");
+			return;
+		}
+		if (r == 1) {
+			u->state = S_WINDOW;
+			u->end_at = rm_now_mono() + USAGE_WINDOW;
+		}
+		return;
+	case S_WINDOW:
+		if (now < u->end_at)
+			return;
+		u->state = S_READ;
+		/* fall through */
+	case S_READ:
+		if (rm_usage_read(&u->u, until) == 1)
+			slot_done(u);
+		return;
+	}
+}
+
+/* Read what is due, in steps that end before the next tick; wake again
  * for the rest: a window's end, or just after the next tick. */
 static void usage_work(void)
 {
-	double next = 0, now;
+	double next = 0;
 
 	for (int i = 0; i < USAGE_SLOTS; i++) {
 		struct usage_slot *u = &srv.slot[i];
-		now = rm_now_mono();
-		if (u->state == S_QUEUED || (u->state == S_WINDOW && now >= u->end_at)) {
-			if (!fits() && now - u->asked_at > USAGE_GIVE_UP) {
-				/* The ticks leave no room for it: the ticks win. */
-				if (u->state == S_WINDOW)
-					rm_usage_free(&u->u);
-				u->state = S_IDLE;
-				u->key[0] = '\0';
-				slot_answer(u, 503, "busy: no time for a sample between the ticks\n");
-				continue;
-			}
-			if (!fits()) {
-				double room = tick_room();
-				double at = now + (room > 0 ? room : 0) + 0.01;
-				srv.deferred++;
-				if (!next || at < next)
-					next = at;
-				continue;
-			}
-			if (u->state == S_QUEUED)
-				slot_begin(u);
-			else
-				slot_end(u);
+		double now = rm_now_mono(), until;
+		int due = u->state == S_QUEUED || u->state == S_SCAN || u->state == S_READ ||
+			  (u->state == S_WINDOW && now >= u->end_at);
+		if (!due) {
+			if (u->state == S_WINDOW && (!next || u->end_at < next))
+				next = u->end_at;
+			continue;
 		}
-		if (u->state == S_WINDOW && (!next || u->end_at < next))
-			next = u->end_at;
+		if (now - u->asked_at > USAGE_GIVE_UP) {
+			slot_fail(u, "busy: no time for a sample between the ticks\n");
+			continue;
+		}
+		until = read_until();
+		if (until > 0)
+			slot_step(u, until, now);
+		now = rm_now_mono();
+		if (u->state == S_WINDOW) {
+			if (!next || u->end_at < next)
+				next = u->end_at;
+		} else if (u->state != S_IDLE) {
+			/* Not done: go on after the next tick (or at once). */
+			double room = tick_room(), at = now + (room < 1e8 && room > 0 ? room : 0) + 0.002;
+			srv.deferred++;
+			if (!next || at < next)
+				next = at;
+		}
 	}
 	srv.h.wake_at = next;
 }
@@ -346,11 +365,6 @@ static int serve_usage(uint64_t tk, const char *query)
 			static const char msg[] = "too many new samples: try again later\n";
 			return rm_httpd_reply_hdr(&srv.h, tk, 429, NULL, "Retry-After: 1\r\n",
 						  msg, sizeof(msg) - 1), 0;
-		}
-		if (srv.o->interval && cost_now() * 1.25 + 0.002 > srv.o->interval * 0.8) {
-			static const char msg[] =
-				"busy: a sample of the processes takes longer than the interval leaves\n";
-			return rm_httpd_reply(&srv.h, tk, 503, NULL, msg, sizeof(msg) - 1), 0;
 		}
 		u = u ? u : old;
 		if (!u)
@@ -447,8 +461,6 @@ int serve_start(const struct opts *o, struct state *s, struct rm_tick *t)
 	(void)loop;
 	srv.with_cmd = o->expose_cmd;     /* on any address: loopback is every local user */
 	srv.hidepid = rm_usage_hidepid();
-	srv.cost = 0.01;
-	srv.cost_at = rm_now_mono();
 	srv.h.on_wake = usage_wake;
 	/* /usage's gpus: NVML comes up once, not per answer. */
 	if (!o->gpu)
@@ -468,7 +480,7 @@ void serve_stop(void)
 		return;
 	rm_httpd_close(&srv.h);
 	for (int i = 0; i < USAGE_SLOTS; i++) {
-		if (srv.slot[i].state == S_WINDOW)
+		if (srv.slot[i].state != S_IDLE && srv.slot[i].state != S_QUEUED)
 			rm_usage_free(&srv.slot[i].u);
 		rm_httpd_blob_put(srv.slot[i].json);
 		srv.slot[i].json = NULL;

@@ -3,9 +3,12 @@
  * on mountinfo text as the kernel prints it, old numeric options and
  * new words alike.
  */
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tap.h"
+#include "tick.h"
 #include "usage.h"
 
 static int mode(const char *text, const char *point)
@@ -39,8 +42,42 @@ static void test_hidepid_of_the_proc_root(void)
 	CHECK(mode("", "/proc") == -1);
 }
 
+/* In steps: a scan stopped by the clock goes on where it stopped and
+ * ends with the same members as one whole scan. */
+static void test_steps_stop_at_the_deadline_and_go_on(void)
+{
+	struct rm_usage u;
+	struct rm_buf b = { 0 };
+	int me = (int)getpid(), r, steps = 0, whole;
+	char want[32];
+
+	whole = rm_usage_begin(&u, &me, 1, 0, RM_USAGE_ANY_UID);
+	rm_usage_free(&u);
+	CHECK(whole >= 1);
+	CHECK(rm_usage_start(&u, &me, 1, 0, RM_USAGE_ANY_UID) == 0);
+	/* A deadline already past: at most 16 processes a step. */
+	while ((r = rm_usage_scan(&u, rm_now_mono() - 1)) == 0)
+		steps++;
+	CHECK(r == 1);
+	CHECK(steps >= 1);
+	CHECK_U64(u.members, (unsigned long long)whole);
+	while (rm_usage_read(&u, rm_now_mono() - 1) == 0)
+		;
+	rm_usage_end(&u, "t", 0.5, &b);
+	snprintf(want, sizeof(want), "\"pid\":%d,", me);
+	CHECK(b.p && strstr(b.p, want) != NULL);
+	rm_buf_free(&b);
+	/* A peer with no uid under hidepid: nothing is read at all. */
+	CHECK(rm_usage_start(&u, &me, 1, 0, RM_USAGE_NO_UID) == 0);
+	CHECK(rm_usage_scan(&u, 0) == 1 && u.members == 0);
+	rm_usage_end(&u, "t", 0.5, &b);
+	CHECK(b.p && strstr(b.p, "\"processes\":[]") != NULL);
+	rm_buf_free(&b);
+}
+
 int main(void)
 {
 	RUN(test_hidepid_of_the_proc_root);
+	RUN(test_steps_stop_at_the_deadline_and_go_on);
 	return tap_done();
 }
