@@ -297,3 +297,18 @@ CSV
   [[ "$output" == *"-j for 600 MiB memory budget (--memory-max), 2 cores)"*"  (all)                    2     454.1     454.1          512        1  memory budget"* ]]
   [[ "$output" != *"bound by cores"* && "$output" != *"        2  cores"* ]]
 }
+
+@test "fixture: Elsewhere on this host groups the rows by command, so a neighbour's build stands out (cc1 x5, up to 189.0 MiB)" {
+  local S="$FIXTURES/summarize/scope"
+  {
+    cat "$S/two-builds.procs.csv"
+    for k in 111 122 134 165 189; do
+      printf '%d,1,cc1,1.000,5.000,%d,,1.00,0,,0,0,0,,,,,,exact,out\n' $((8000 + k)) $((k * 1024))
+    done
+    for k in 365 364 366; do
+      printf '%d,1,rm-summarize,1.000,5.000,%d,,1.00,0,,0,0,0,,,,,,exact,out\n' $((9000 + k)) $((k * 1024))
+    done
+  } >"$BATS_TEST_TMPDIR/p.csv"
+  run -0 --separate-stderr rm-summarize --kmsg "$S/two-builds.kmsg" "$S/two-builds.csv" "$BATS_TEST_TMPDIR/p.csv" "$S/two-builds.stats.csv"
+  [[ "$output" == *"  by command: cc1plus x1, up to 900.0 MiB; python3 x1, up to 700.0 MiB; rm-summarize x3, up to 366.0 MiB; cc1 x5, up to 189.0 MiB"$'\n'* ]]
+}

@@ -250,6 +250,39 @@ static void text_else_kills(struct rm_buf *b, const struct report *r)
 	}
 }
 
+/* The rows outside the build by command, heaviest first: a neighbour's
+ * build ("cc1 x5, up to 189.0 MiB") stands out among single processes. */
+static void text_else_groups(struct rm_buf *b, const struct report *r)
+{
+	enum { NG = 64, SHOWN = 8 };
+	const char *comm[NG];
+	double peak[NG];
+	size_t count[NG], ng = 0;
+
+	for (size_t i = 0; i < r->nothers; i++) {
+		const struct proc *p = r->oorder[i];
+		size_t g = 0;
+		while (g < ng && strcmp(comm[g], p->comm) != 0)
+			g++;
+		if (g == ng) {
+			if (ng == NG)
+				continue;
+			comm[ng] = p->comm;
+			peak[ng] = p->peak_kib;
+			count[ng++] = 0;
+		}
+		count[g]++;
+	}
+	if (ng == r->nothers)
+		return;  /* one process a command: the list said it all */
+	rm_buf_adds(b, "  by command:");
+	for (size_t g = 0; g < ng && g < SHOWN; g++)
+		rm_buf_addf(b, "%s %s x%zu, up to %.1f MiB", g ? ";" : "", comm[g], count[g], mib(peak[g]));
+	if (ng > SHOWN)
+		rm_buf_addf(b, "; %zu more command%s", ng - SHOWN, ng - SHOWN == 1 ? "" : "s");
+	rm_buf_adds(b, "\n");
+}
+
 static void text_elsewhere(struct rm_buf *b, const struct report *r, const struct opts *o,
 			   const char *bold, const char *off)
 {
@@ -266,6 +299,7 @@ static void text_elsewhere(struct rm_buf *b, const struct report *r, const struc
 			rm_buf_addf(b, "    %7d %10s  %-15s %.100s%s\n", p->pid, pk, p->comm, p->rcmd,
 				    emu_mark(p->emulated));
 		}
+		text_else_groups(b, r);
 	}
 	text_else_kills(b, r);
 	rm_buf_adds(b, "\n");
