@@ -139,7 +139,7 @@ KILL_PIDS=()
     kill -9 "${pid}"
     wait "${pid}" 2>/dev/null || true
     [[ ! -s "${BATS_TEST_TMPDIR}/err" ]]
-    out=$(whole_rows "${BATS_TEST_TMPDIR}/log-${i}.csv" 20)
+    out=$(whole_rows "${BATS_TEST_TMPDIR}/log-${i}.csv" 21)
     rows=$((rows + ${out% rows}))
     whole_rows "${BATS_TEST_TMPDIR}/tl-${i}.csv" 6
   done
