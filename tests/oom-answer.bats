@@ -158,7 +158,6 @@ EOS
   local cgname=${CG#"$v1"} files=("$out/resources-ans.csv" "$out/resources-ans.procs.csv" "$out/resources-ans.stats.csv")
   run -0 cat "$out/resources-ans.summary.txt"
   local text=$output
-  echo "$text" | sed -n '/^Verdict/,$p' >&3
   # Text: the verdict leads with the killed unit.
   [[ "$text" == *"Verdict"$'\n'"  - OOM: \`victim.cpp\` (cc1plus, PID $vpid) was killed at +"*" in stage compile by the 150 MiB limit of cgroup $cgname (usage "*"), with \`partner.cpp\` ("*" MiB) compiling beside it; it had at least "*" MiB when killed. The log then (read "*" before the kill): CXX victim.o. The kernel killed 1 process of the build."* ]]
   [[ "$text" == *"beside it (the kernel's task dump, memory at the kill): \`partner.cpp\` (cc1plus, PID $ppid)"* ]]
