@@ -6,6 +6,11 @@
  * heaviest processes, groups by command, compile units, and the memory a
  * compile job needs per stage.  Anything that is not such a CSV exits 1
  * with a message.
+ *
+ * This file is long because the derivations that need every file read
+ * (the process order, units, groups, memory per job, the OOM and
+ * container judgements) run here in one place, in the order each needs
+ * the one before.
  */
 #include <err.h>
 #include <errno.h>

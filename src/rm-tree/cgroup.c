@@ -287,7 +287,7 @@ int cgroup_oom_kills(const struct cgroup *cg, uint64_t *n)
  * The kernel log's end at the job's start: a sequence mark, with no
  * clock.  A record's stamp is the kernel log's clock (local_clock), not
  * CLOCK_MONOTONIC: on a host up for days the two drift apart by seconds,
- * and comparing them skipped the real victim (R1).  The descriptor read
+ * and comparing them skipped the real victim.  The descriptor read
  * from here on sees only the records logged after the mark.
  */
 void cgroup_kmsg_mark(struct cgroup *cg)
