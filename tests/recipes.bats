@@ -65,7 +65,14 @@ for n, (title, code, checks) in enumerate(blocks(sys.argv[1]), 1):
     os.makedirs(d)
     fit = os.environ["FIT"]
     shutil.copy(os.path.join(fit, "monitor.csv"), os.path.join(d, "resources-my-run.csv"))
-    shutil.copy(os.path.join(fit, "resources-demo.procs.csv"), os.path.join(d, "resources-my-run.procs.csv"))
+    # As rm-monitor writes it: a scope column, and a heavy process elsewhere
+    # on the host (scope=out, killed) that no recipe may count as the build's.
+    with open(os.path.join(fit, "resources-demo.procs.csv"), encoding="utf-8") as f:
+        rows = f.read().splitlines()
+    rows = [rows[0] + ",scope"] + [r + ",in" for r in rows[1:]]
+    rows.append("9000,1,firefox,20.000,60.000,5242880,59.000,30.00,137,/usr/lib/firefox/firefox,out")
+    with open(os.path.join(d, "resources-my-run.procs.csv"), "w", encoding="utf-8") as f:
+        f.write("\n".join(rows) + "\n")
     p = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", code], cwd=d,
                        capture_output=True, timeout=120)
     why = []
