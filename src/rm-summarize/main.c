@@ -38,7 +38,9 @@
 #include "csvout.h"
 #include "gate.h"
 #include "history.h"
+#include "memwatch.h"
 #include "model.h"
+#include "mwrun.h"
 #include "now.h"
 #include "outfile.h"
 #include "render_json.h"
@@ -62,7 +64,8 @@ static const char *now_live;   /* --now LIVE */
 /* O_SAMPLER_STATUS to O_CHECK in runinfo.h's order: RI_STATUS ... RI_CHECK. */
 enum { O_JSON = RM_CLI_LONG, O_MD, O_SVG, O_CSV, O_TRACE, O_NEAR, O_LOW, O_INC, O_EXC, O_TOP,
        O_CORES, O_KMSG, O_LOST, O_LOST_FROM, O_STAGE_FB, O_SAMPLER_STATUS, O_GAP_NOTE,
-       O_COMPANIONS, O_KEEP_ERROR, O_CHECK, O_SERIES, O_COMPARE, O_FAIL_ON, O_RUN_CSV, O_HISTORY, O_NOW };
+       O_COMPANIONS, O_KEEP_ERROR, O_CHECK, O_SERIES, O_COMPARE, O_FAIL_ON, O_RUN_CSV, O_HISTORY, O_NOW,
+       O_MW, O_MW_CSV, O_MW_TL, O_MW_IV, O_MW_ARG };
 
 static const struct rm_cli_opt options[] = {
 	{ O_JSON, "json", NULL, .kind = RM_CLI_TRUE, .off = OFF(json),
@@ -136,6 +139,16 @@ static const struct rm_cli_opt options[] = {
 	  .help = "a running build now, from its CSV (companions found\n"
 		  "beside it) and rm-tree --live's snapshot LIVE\n"
 		  "(rm-monitor status)" },
+	{ O_MW, "memwatch", NULL,
+	  .help = "memwatch's text, or with --json its JSON, of an\n"
+		  "rm-tree --exec job (rm-run run); --include and\n"
+		  "--exclude are then Rust regexes on the command line" },
+	{ O_MW_CSV, "memwatch-csv", "FILE",
+	  .help = "memwatch's per-process CSV to FILE" },
+	{ O_MW_TL, "memwatch-timeline", "FILE",
+	  .help = "memwatch's timeline CSV to FILE (and the JSON's timeline)" },
+	{ O_MW_IV, "memwatch-interval", "MS", .help = "the sampling interval for the JSON, in ms" },
+	{ O_MW_ARG, "memwatch-arg", "ARG", .help = "the next word of the job's command (repeated)" },
 	RM_CLI_END,
 };
 
@@ -151,6 +164,8 @@ static const struct rm_cli cli = {
 		"--compare [--json | --markdown] [--fail-on] [-o] OLD NEW",
 		"--history DIR [--json | --csv FILE]",
 		"--now [--json] CSV",
+		"--memwatch [--json] [--memwatch-csv] [--memwatch-timeline]\n"
+		"[--memwatch-interval] [--memwatch-arg]... LOG JOB [TIMELINE]",
 		NULL,
 	},
 	"Summarize rm-sample and seed monitor CSVs (peaks with time, stage and\n"
@@ -183,6 +198,11 @@ static void filter(int key, const char *arg, regex_t *re, int *has, const char *
 	char msg[256];
 	int rc;
 
+	if (g_mw.on) {
+		if (memwatch_filter(key == O_INC, arg, msg, sizeof(msg)) < 0)
+			invalid(key, arg, msg);
+		return;
+	}
 	if (*has)
 		regfree(re);
 	rc = regcomp(re, arg, REG_EXTENDED | REG_NOSUB);
@@ -220,6 +240,36 @@ static void mode_opt(int c, const char *arg)
 	}
 }
 
+/* --memwatch and its options; --include and --exclude after --memwatch
+ * are Rust regexes. */
+static void memwatch_opt(int c, const char *arg)
+{
+	double ms;
+
+	switch (c) {
+	case O_MW:
+		if (g_opt.has_inc || g_opt.has_exc)
+			rm_cli_usage_error(&cli, "--memwatch goes before --include and --exclude");
+		g_mw.on = 1;
+		break;
+	case O_MW_CSV:
+		g_mw.csv = arg;
+		break;
+	case O_MW_TL:
+		g_mw.timeline = arg;
+		break;
+	case O_MW_IV:
+		if (rm_parse_seconds(arg, 1, 86400000, &ms) < 0)
+			invalid(c, arg, "milliseconds, from 1");
+		g_mw.interval_ms = ms;
+		break;
+	case O_MW_ARG:
+		g_mw.argv = xrealloc(g_mw.argv, (size_t)(g_mw.argc + 1) * sizeof(*g_mw.argv));
+		g_mw.argv[g_mw.argc++] = (char *)arg;
+		break;
+	}
+}
+
 /* What goes with what (exit 2 if not). */
 static void check_modes(struct opts *o)
 {
@@ -234,6 +284,13 @@ static void check_modes(struct opts *o)
 	if (now_live && (compare || o->markdown || o->svg || o->csv || o->trace || o->series ||
 			 run_csv || gate.n))
 		rm_cli_usage_error(&cli, "--now LIVE CSV takes only --json");
+	if (!g_mw.on && (g_mw.csv || g_mw.timeline || g_mw.argc || !isnan(g_mw.interval_ms)))
+		rm_cli_usage_error(&cli, "--memwatch-csv, --memwatch-timeline, --memwatch-interval "
+					 "and --memwatch-arg need --memwatch");
+	if (g_mw.on && (compare || now_live || o->markdown || o->svg || o->csv || o->trace ||
+			o->series || run_csv || history))
+		rm_cli_usage_error(&cli, "--memwatch takes only --json, its own options, --include, "
+					 "--exclude and -o");
 	if (compare || now_live)  /* each run's CSV brings its companions */
 		runinfo_opt(O_COMPANIONS - O_SAMPLER_STATUS, NULL);
 }
@@ -292,6 +349,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case O_HISTORY:
 		case O_NOW:
 			mode_opt(c, optarg);
+			break;
+		default:  /* --memwatch and its options */
+			memwatch_opt(c, optarg);
 			break;
 		case O_SAMPLER_STATUS:
 		case O_GAP_NOTE:
@@ -405,6 +465,14 @@ static void check_outputs(const struct input *in, int nin)
 static int write_files(const struct report *reps, int nrep)
 {
 	int done_csv = 0, done_svg = 0, done_trace = 0, status = RM_EXIT_OK;
+
+	if (g_mw.on) {
+		for (int k = 0; k < nrep; k++)
+			if (reps[k].nexitlogs)
+				return write_memwatch_files(&reps[k]) < 0 ? RM_EXIT_FAIL : RM_EXIT_OK;
+		warnx("--memwatch: no rm-tree exit log among the inputs");
+		return RM_EXIT_FAIL;
+	}
 
 	for (int k = 0; k < nrep && status == RM_EXIT_OK; k++) {
 		const struct report *r = &reps[k];
@@ -559,7 +627,9 @@ static int print_reports(const struct report *reps, int nrep, int *gated)
 		if (k > 0 && !g_opt.json)
 			rm_buf_addc(&b, '\n');
 		from = b.len;
-		if (g_opt.json)
+		if (g_mw.on)
+			print_memwatch(&b, &reps[k], g_opt.json);
+		else if (g_opt.json)
 			print_json(&b, &reps[k], &g_opt);
 		else if (g_opt.markdown)
 			print_markdown(&b, &reps[k], &g_opt);
@@ -611,6 +681,8 @@ int main(int argc, char **argv)
 
 	rm_set_prog(prog);
 	signal(SIGPIPE, SIG_IGN);
+	if (argc > 1 && strcmp(argv[1], "--memwatch-run") == 0)
+		return memwatch_run(argc - 1, argv + 1, &g_opt);
 	parse_args(argc, argv, &g_opt);
 	if (history)
 		return rm_finish_stdout(print_history(history, &g_opt));
