@@ -85,3 +85,18 @@ text" ]
   run -0 mandoc -T lint -W warning "$page"
   [ "$(synopsis_words "$page")" = "$(help_words "$bin/rm-x")" ]
 }
+
+@test "README and integration.md say rm-tools is Linux only and what each mode needs of the kernel; README opens with its two commands" {
+  local f
+  # The project's fixed rule: the first lines of the README are the two commands, the title after them.
+  [[ "$(sed -n 1p "$RM_TOP/README.md")" == "    make && bin/rm-demo "* ]]
+  [[ "$(sed -n 2p "$RM_TOP/README.md")" == "    make check check-long "* ]]
+  for f in README.md docs/integration.md; do
+    grep -q 'Linux only' "$RM_TOP/$f"
+    grep -q 'macOS' "$RM_TOP/$f"
+    for feature in CONFIG_PROC_EVENTS CONFIG_TASKSTATS CAP_NET_ADMIN task_delayacct /proc/pressure \
+      'cgroup' /dev/kmsg binfmt_misc powercap NVML; do
+      grep -q -- "$feature" "$RM_TOP/$f" || { echo "$f does not name $feature"; return 1; }
+    done
+  done
+}
