@@ -51,6 +51,7 @@ static const char *const src_ext[] = {
 
 static const char *const linkers[] = {
 	"ld", "ld.bfd", "ld.gold", "ld.lld", "ld.mold", "lld", "ld64.lld", "mold", "collect2",
+	"rust-lld", "wasm-ld",
 };
 
 /*
@@ -61,7 +62,7 @@ static const char *const linkers[] = {
  */
 static const char compiler_list[] =
 	"cc1,cc1plus,cc1obj,cc1objplus,clang,clang++,rustc,lto1,"
-	"collect2,ld,ld.bfd,ld.gold,ld.lld,ld.mold,lld,mold";
+	"collect2,ld,ld.bfd,ld.gold,ld.lld,ld.mold,lld,mold,rust-lld,wasm-ld";
 
 static int tok_is(struct tok t, const char *s)
 {
@@ -235,7 +236,7 @@ static int found(struct tok t, struct tok *u)
 struct cu_seen {
 	struct tok dumpbase, mainfile, output, crate;
 	struct tok first_obj, crate_root;
-	int end_opts, ltrans;
+	int end_opts, ltrans, print;
 };
 
 /* Option t of a k command line: note what it names in sc, taking its
@@ -259,6 +260,8 @@ static int cu_option(const char *cmd, size_t len, size_t *pos, enum kind k, stru
 		slot = &sc->crate;
 	if (tok_is(t, "-fltrans"))
 		sc->ltrans = 1;
+	if (tok_is(t, "--print") || attached(t, "--print=", &v))
+		sc->print = 1;
 	if (slot || in_list(t, arg_opts, NELEM(arg_opts)) ||
 	    (k == K_CC1 && (tok_is(t, "-MD") || tok_is(t, "-MMD")))) {
 		struct tok val;
@@ -280,6 +283,11 @@ static int cu_pick(enum kind k, const struct cu_seen *sc, struct tok *u)
 {
 	switch (k) {
 	case K_RUST:
+		/* rustc --print compiles nothing: cargo's probe
+		 * (rustc - --crate-name ___ --print=file-names ...) is
+		 * no unit. */
+		if (sc->print)
+			return 0;
 		/* The crate by its name: every crate of a cargo workspace
 		 * has a src/lib.rs, but its name is its own. */
 		if (sc->crate.len)

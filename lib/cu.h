@@ -7,11 +7,12 @@
  * clang++ drivers and clang -cc1, the source file compiled, as written
  * (a relative path stays relative), never a value of -MD/-MMD (cc1's
  * dependency file), -MF, -MT, -MQ, -o, -include, -I, -D and the like;
- * for rustc, --crate-name, else the crate root (.rs); for an lto1 LTRANS
+ * for rustc, --crate-name, else the crate root (.rs), and none for rustc
+ * --print (cargo's probe, --crate-name ___); for an lto1 LTRANS
  * partition (-fltrans), its input object when it is on the command line,
  * else -dumpbase (OUTPUT.ltransN.ltrans); for lto1 -fwpa, -dumpbase; for
  * the linkers (ld, ld.bfd, ld.gold, ld.lld, ld.mold, lld, mold,
- * collect2), the -o output.  A command line cut short (rm-tree bounds it)
+ * collect2, rust-lld, wasm-ld), the -o output.  A command line cut short (rm-tree bounds it)
  * falls back to -dumpbase / -main-file-name / --crate-name.  Pure and
  * bounded: it reads at most len bytes, never allocates, and always
  * NUL-terminates out.  tests/fixtures/cu/ holds real command lines.

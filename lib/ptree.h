@@ -53,6 +53,8 @@ struct rm_pnode {
 	unsigned has_kend : 1;   /* kend_el: its exit event's kernel time */
 	double kend_el;          /* seconds of the stream (CLOCK_MONOTONIC) */
 	unsigned emulated : 2;   /* rm-tree: 0 unknown, 1 no, 2 yes (emul.c) */
+	unsigned comm_ok : 1;    /* comm read from the process (its main thread)
+				  * since its last exec: rm-tree events.c */
 	int exit;                /* exit column: code or 128+N, -1 unknown */
 	char comm[RM_COMM_MAX];  /* raw */
 	char *cmd;               /* sanitized command line (heap), or NULL */

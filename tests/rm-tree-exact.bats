@@ -354,3 +354,35 @@ PY
     echo "# $output" >&3
   done
 }
+
+# A multi-threaded process is named by the process, not by its last
+# thread to exit: taskstats sends the process's record with that thread's,
+# under the thread's name (rustc's "ctrl-c" thread hid the rustc unit).
+@test "exact: a multi-threaded process whose last thread renamed itself ctrl-c is named by its main thread, in --exec and --match rows" {
+  need_exact
+  local d="$BATS_TEST_TMPDIR" h="$RM_BUILD/tests/mtname" i
+  for i in 1 2 3; do
+    run -0 --separate-stderr rm-tree --exec --log "$d/log.csv" -- "$h" rustc
+    # Its one row (CMD itself; its command line may be read or not).
+    run -0 py_rows "$d/log.csv" 'True'
+    [ "$output" = 1 ]
+    run -0 py_rows "$d/log.csv" 'r["comm"] == "rustc"'
+    [ "$output" = 1 ]
+    run -0 py_rows "$d/log.csv" 'r["comm"] == "ctrl-c"'
+    [ "$output" = 0 ]
+  done
+  # --match decides by the name at exit: the process's.
+  rm-tree --match '^mtname-cc1$' -i 0.2 --log "$d/match.csv" 2>/dev/null &
+  local tree=$!
+  wait_for 10 test -s "$d/match.csv"   # the header: its listeners are open
+  "$h" mtname-cc1
+  "$h" mtname-cc1
+  for ((i = 0; i < 100; i++)); do
+    [ "$(py_rows "$d/match.csv" 'r["comm"] == "mtname-cc1"')" = 2 ] && break
+    sleep 0.1
+  done
+  kill "$tree"
+  wait "$tree" || true
+  cat "$d/match.csv"
+  [ "$(py_rows "$d/match.csv" 'r["comm"] == "mtname-cc1"')" = 2 ]
+}

@@ -438,9 +438,12 @@ static struct rm_pnode *add_node(int pid, const struct rm_pnode *parent)
 		n->pgrp = st.pgrp;
 		n->state = st.state;
 		memcpy(n->comm, st.comm, sizeof(n->comm));
+		n->comm_ok = 1;
 	} else if (parent) {
+		/* A fork's child is named as its parent, until it execs. */
 		n->ppid = parent->pid;
 		memcpy(n->comm, parent->comm, sizeof(n->comm));
+		n->comm_ok = parent->comm_ok;
 	}
 	/* --exclude-tree: an event may bring a process before any scan has
 	 * met it (events_decide sees only what a scan meets). */
@@ -458,9 +461,12 @@ static void read_cmd(struct rm_pnode *n)
 	ssize_t len = rm_pfile_read(NULL, n->pid, "comm", comm, sizeof(comm), 0);
 
 	if (len > 0) {
+		/* /proc/PID/comm is the main thread's name: at an exec the
+		 * file's base name. */
 		if (comm[len - 1] == '\n')
 			comm[len - 1] = '\0';
 		memcpy(n->comm, comm, sizeof(n->comm));
+		n->comm_ok = 1;
 	}
 	len = rm_pfile_read(NULL, n->pid, "cmdline", buf, sizeof(buf), 0);
 	if (len > 0) {
@@ -574,7 +580,15 @@ static void on_exec(struct stream *s, const struct rm_pe *e)
 		 * parent's.  Unknown is better than wrong when it is gone. */
 		free(n->cmd);
 		n->cmd = NULL;
+		if (e->what == RM_PE_EXEC)
+			n->comm_ok = 0;
 		read_cmd(n);
+		/* The main thread renamed itself (PR_SET_NAME): the event
+		 * says to what, whenever it is read. */
+		if (e->what == RM_PE_COMM) {
+			memcpy(n->comm, e->comm, sizeof(e->comm));
+			n->comm_ok = 1;
+		}
 		E.mev++;
 		return;
 	}
@@ -587,10 +601,13 @@ static void on_exec(struct stream *s, const struct rm_pe *e)
 		return;
 	if (n->excluded)
 		return;
-	if (e->what == RM_PE_COMM)
+	if (e->what == RM_PE_COMM) {
 		memcpy(n->comm, e->comm, sizeof(e->comm));
-	else
+		n->comm_ok = 1;
+	} else {
+		n->comm_ok = 0;
 		read_cmd(n);
+	}
 	if (selected(n)) {
 		join_member(s, n);
 		if (!n->cmd_read)
@@ -641,6 +658,12 @@ static int nmsg;
 
 static void fold_into(struct rm_pnode *f, const struct rm_ts *r)
 {
+	/* The main thread's own record, at its exit: the process's name
+	 * (a thread of it may outlive it under another name). */
+	if (r->pid == r->tgid && r->comm[0]) {
+		snprintf(f->comm, sizeof(f->comm), "%s", r->comm);
+		f->comm_ok = 1;
+	}
 	f->ticks += r->utime_us + r->stime_us;
 	f->majflt += r->majflt;
 	f->read_kib += r->read_bytes;
@@ -711,6 +734,26 @@ static double kernel_end(struct rm_pnode *n, const struct rm_ts *r, double read)
 	return end;
 }
 
+/*
+ * The name of the process whose last task's record is r (f: what its
+ * threads' records left), into n->comm.  taskstats sends the process's
+ * record with its last task's, which carries that task's name: a
+ * multi-threaded program's may be a worker's (rustc's "ctrl-c", so the
+ * rustc unit vanished).  The name is the main thread's: its own record
+ * (pid == tgid, now or before), else what was read from the process
+ * (exec, /proc, its comm events), and the last task's only where nothing
+ * else is known (an exec read after the process was gone).
+ */
+static void exit_name(struct rm_pnode *n, const struct rm_ts *r, const struct rm_pnode *f)
+{
+	if (r->comm[0] && r->pid == r->tgid)
+		snprintf(n->comm, sizeof(n->comm), "%s", r->comm);
+	else if (f && f->comm_ok)
+		memcpy(n->comm, f->comm, sizeof(n->comm));
+	else if (!(n->comm_ok && n->comm[0]) && r->comm[0])
+		snprintf(n->comm, sizeof(n->comm), "%s", r->comm);
+}
+
 static void put_row(struct stream *s, struct rm_pnode *n, const struct acc *a,
 		    const struct rm_pnode *f, double el)
 {
@@ -746,10 +789,7 @@ static void put_row(struct stream *s, struct rm_pnode *n, const struct acc *a,
 	n->cpu_us = cpu;
 	n->has_ticks = 1;
 	n->exit = rm_exit_column((int)r->exitcode);
-	/* The kernel's name at exit: right even when the exec event was
-	 * read after the process was gone. */
-	if (r->comm[0])
-		snprintf(n->comm, sizeof(n->comm), "%s", r->comm);
+	exit_name(n, r, f);
 	if (!n->ppid)
 		n->ppid = (int)r->ppid;
 	n->majflt = maj;
@@ -793,7 +833,11 @@ static void finalize(struct stream *s, const struct acc *a, double el)
 		tmp.pid = tgid;
 		tmp.stat_fd = tmp.status_fd = -1;
 		tmp.exit = -1;
-		snprintf(tmp.comm, sizeof(tmp.comm), "%s", a->r.comm);
+		if (n) {
+			memcpy(tmp.comm, n->comm, sizeof(tmp.comm));
+			tmp.comm_ok = n->comm_ok;
+		}
+		exit_name(&tmp, &a->r, f);
 		/* Met by no scan or event as a member: --match and "every
 		 * process" decide by the name at exit; a kernel thread (no
 		 * memory of its own, or met as one) is never listed. */
@@ -955,6 +999,7 @@ int events_park(struct stream *s, struct rm_pnode *n, double el)
 	c->ppid = n->ppid;
 	c->pgrp = n->pgrp;
 	memcpy(c->comm, n->comm, sizeof(c->comm));
+	c->comm_ok = n->comm_ok;
 	c->cmd = n->cmd ? strdup(n->cmd) : NULL;
 	c->emulated = n->emulated;
 	c->peak_kib = n->peak_kib;
@@ -1003,6 +1048,7 @@ static int renew(struct rm_pnode *n)
 	n->pgrp = st.pgrp;
 	n->state = st.state;
 	memcpy(n->comm, st.comm, sizeof(n->comm));
+	n->comm_ok = 1;
 	free(n->cmd);
 	n->cmd = NULL;
 	n->cmd_read = 0;

@@ -138,6 +138,7 @@ static void take(struct stream *s, struct rm_pnode *n, const struct rm_pstat *st
 	if (!n->cmd_read || strcmp(n->comm, st->comm) != 0) {
 		ssize_t len;
 		memcpy(n->comm, st->comm, sizeof(n->comm));
+		n->comm_ok = 1;
 		len = rm_pfile_read(NULL, n->pid, "cmdline", buf, sizeof(buf), 0);
 		if (len > 0) {
 			/* Read while it lives: emulated or not is known now. */

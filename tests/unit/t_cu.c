@@ -54,6 +54,12 @@ static void test_rustc(void)
 		  "serde");
 	CHECK_STR(unit("rustc --edition=2021 src/main.rs --crate-type bin"), "src/main.rs");
 	CHECK_STR(unit("rustc --crate-name serde --edition=2018 --crate-t"), "serde");
+	/* cargo's probe, and any --print, compiles nothing. */
+	CHECK_STR(unit("rustc - --crate-name ___ --print=file-names --crate-type bin"), "");
+	CHECK_STR(unit("rustc - --crate-name ___ --print file-names"), "");
+	CHECK_STR(unit("rustc -vV"), "");
+	CHECK_STR(unit("rust-lld -flavor gnu -o target/debug/app a.o"), "target/debug/app");
+	CHECK_STR(unit("wasm-ld -o out.wasm a.o"), "out.wasm");
 }
 
 static void test_link(void)
@@ -130,6 +136,9 @@ static void test_is_compiler(void)
 	CHECK(rm_cu_is_compiler("ld.lld"));
 	CHECK(rm_cu_is_compiler("collect2"));
 	CHECK(rm_cu_is_compiler("mold"));
+	CHECK(rm_cu_is_compiler("rust-lld"));
+	CHECK(rm_cu_is_compiler("ld.mold"));
+	CHECK(rm_cu_is_compiler("wasm-ld"));
 	CHECK(!rm_cu_is_compiler("make"));
 	CHECK(!rm_cu_is_compiler("cc1plu"));
 	CHECK(!rm_cu_is_compiler("cc1plus,cc1"));
@@ -281,6 +290,12 @@ static void fixture(void)
 	if (len < 0) {
 		printf("#   %s: unreadable, or no \"# unit: \" line or no argv\n", fx_path);
 		CHECK(len >= 0);
+	} else if (strcmp(want, "(none)") == 0) {
+		/* A command line that compiles nothing: no unit at all. */
+		CHECK(rm_cu_source(nul, (size_t)len, got, sizeof(got)) == 0);
+		CHECK_STR(got, "");
+		if (sp)
+			CHECK(rm_cu_source(sp, (size_t)len, got, sizeof(got)) == 0);
 	} else {
 		CHECK(rm_cu_source(nul, (size_t)len, got, sizeof(got)) == 1);
 		CHECK_STR(got, want);

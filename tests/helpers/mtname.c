@@ -1,0 +1,44 @@
+/*
+ * mtname: a multi-threaded process whose last thread to exit has another
+ * name than the process, as rustc's "ctrl-c" thread.  The main thread
+ * names itself NAME (PR_SET_NAME, default "rustc"), starts a thread that
+ * renames itself "ctrl-c", waits until it has, then ends (pthread_exit),
+ * and the thread ends last, after about 0.3 s: taskstats' process record
+ * comes with the thread's, named "ctrl-c".  Usage: mtname [NAME]
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int renamed;
+
+static void *worker(void *arg)
+{
+	struct timespec ts = { 0, 300 * 1000 * 1000 };
+
+	(void)arg;
+	prctl(PR_SET_NAME, "ctrl-c", 0, 0, 0);
+	pthread_mutex_lock(&mu);
+	renamed = 1;
+	pthread_cond_signal(&cv);
+	pthread_mutex_unlock(&mu);
+	nanosleep(&ts, NULL);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t;
+
+	prctl(PR_SET_NAME, argc > 1 ? argv[1] : "rustc", 0, 0, 0);
+	if (pthread_create(&t, NULL, worker, NULL) != 0)
+		return 2;
+	pthread_mutex_lock(&mu);
+	while (!renamed)
+		pthread_cond_wait(&cv, &mu);
+	pthread_mutex_unlock(&mu);
+	pthread_exit(NULL);
+}
