@@ -34,6 +34,15 @@ rows=list(csv.DictReader(open(sys.argv[1], newline="")))
 print(rows[int(sys.argv[3])-1][sys.argv[2]])' "$1" "$2" "${3:-1}"
 }
 
+# connector_for_users: true when this kernel lets a user without
+# CAP_NET_ADMIN listen to the proc connector (Linux 6.6 may; some builds
+# refuse): asked of the kernel by a bind, as nobody.
+connector_for_users() {
+  setpriv --reuid=nobody --regid=nogroup --clear-groups "$PY" -c 'import socket
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, 11)  # NETLINK_CONNECTOR
+s.bind((0, 1))  # CN_IDX_PROC' 2>/dev/null
+}
+
 # under_san: true in `make check SAN=1`, where ASan's shadow memory and
 # quarantine make a program's resident set say nothing about the program.
 under_san() {
