@@ -209,3 +209,14 @@ print(len(rows))'
   run -0 --separate-stderr rm-run -i 0.1 --json -o - -- true
   jq -e '.job.exit == "0" or .job.exit == 0' <<<"$output"
 }
+
+@test "rm-run run: an output that cannot be written stops it before CMD runs; a quick exit says so" {
+  run -1 --separate-stderr rm-run run --csv /nonexistent/x.csv -- touch ran
+  [ "$stderr" = "rm-run run: cannot write --csv '/nonexistent/x.csv': No such file or directory; nothing was run" ]
+  run -1 --separate-stderr rm-run run --timeline "$BATS_TEST_TMPDIR/no/t.csv" -- touch ran
+  [[ "$stderr" == "rm-run run: cannot write --timeline '$BATS_TEST_TMPDIR/no/t.csv': "*"; nothing was run" ]]
+  [ ! -e ran ]
+  run -0 --separate-stderr rm-run run -- true
+  [[ "$output" == *"try a shorter interval, -i 50"* ]]
+  [[ "$output" == *"PER-PROCESS PEAKS"* ]]
+}

@@ -341,6 +341,10 @@ static void print_text_mw(struct rm_buf *b, const struct report *r)
 	size_str(b, j->max_proc_kib);
 	rm_buf_addf(b, " (exact)\n  Processes:       %ld\n", c.shown + c.hidden);
 	rm_buf_addf(b, "  Exit:            %s\n", j->exit);
+	if (samples < 2)
+		rm_buf_adds(b, "  (the command ended before a second sample: the sampled total says "
+			       "little; try a shorter interval, -i 50; each process's peak below is "
+			       "the kernel's)\n");
 	if (g_mw.has_inc || g_mw.has_exc) {
 		rm_buf_adds(b, "  Filter:         ");
 		if (g_mw.has_inc)

@@ -70,6 +70,20 @@ static void forward(int sig)
 		kill(tree_pid, sig);
 }
 
+/* An output that cannot be written is found before CMD runs: exit 1
+ * naming it, nothing run (lib/outfile makes and removes its temporary). */
+static void check_output(const char *opt, const char *path)
+{
+	struct rm_outfile f;
+	char why[256];
+
+	if (!path)
+		return;
+	if (rm_out_open(path, &f, why, sizeof(why)) < 0)
+		errx(RM_EXIT_FAIL, "cannot write %s '%s': %s; nothing was run", opt, path, why);
+	rm_out_abort(&f);
+}
+
 /* dir/name into out[PATH_MAX]. */
 static void fpath(char *out, const char *dir, const char *name)
 {
@@ -246,6 +260,8 @@ int memwatch_run(int argc, char **argv, struct opts *o)
 	g_mw.interval_ms = (double)ms;
 	if (g_mw.csv && g_mw.timeline && rm_out_same_path(g_mw.csv, g_mw.timeline))
 		rm_cli_usage_error(&mw_cli, "'%s' is named for both --csv and --timeline", g_mw.csv);
+	check_output("--csv", g_mw.csv);
+	check_output("--timeline", g_mw.timeline);
 	if (!tmp || !*tmp)
 		tmp = "/tmp";
 	if ((size_t)snprintf(tmpl, sizeof(tmpl), "%s/rm-run.XXXXXX", tmp) >= sizeof(tmpl))
