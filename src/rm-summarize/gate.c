@@ -5,6 +5,7 @@
  * unit; a cgroup's) gate growth by default; duration and CPU only when
  * named, as they change from run to run on a shared host.
  */
+#include <err.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -342,4 +343,64 @@ int gate_eval(const struct gate *g, const struct report *old, const struct repor
 			n += eval_one(&g->c[i], old, cur, out);
 	}
 	return n;
+}
+
+/*
+ * --fail-on: the conditions that hold, one line each, on stderr and at
+ * the top of what is printed (text and Markdown), or in the JSON object
+ * as "fail_on" (b holds the object, its closing brace last).
+ */
+void gate_lines(struct rm_buf *b, const struct rm_buf *lines, size_t from, int json, int md)
+{
+	if (!lines->len)
+		return;
+	if (json) {
+		/* Reopen the object b ends with: ...}\n -> ...,"fail_on":[...]}\n */
+		const char *p = lines->p;
+		int first = 1;
+		if (b->len < from + 2)
+			return;
+		b->len -= 2;
+		rm_buf_adds(b, ",\"fail_on\":[");
+		while (*p) {
+			const char *nl = strchr(p, '\n');
+			char *one = xstrndup(p, (size_t)(nl - p));
+			if (!first)
+				rm_buf_addc(b, ',');
+			rm_buf_json(b, one);
+			free(one);
+			first = 0;
+			p = nl + 1;
+		}
+		rm_buf_adds(b, "]}\n");
+		return;
+	}
+	{
+		struct rm_buf t = { 0 };
+		rm_buf_add(&t, b->p, from);
+		if (md)
+			rm_buf_adds(&t, "**Budget gate (--fail-on) failed:**\n\n");
+		for (const char *p = lines->p; *p;) {
+			const char *nl = strchr(p, '\n');
+			if (md)
+				rm_buf_adds(&t, "- ");
+			rm_buf_add(&t, p, (size_t)(nl - p) + 1);
+			p = nl + 1;
+		}
+		rm_buf_addc(&t, '\n');
+		rm_buf_add(&t, b->p + from, b->len - from);
+		rm_buf_reset(b);
+		rm_buf_add(b, t.p, t.len);
+		rm_buf_free(&t);
+	}
+}
+
+/* The fired conditions on stderr, one write a line. */
+void gate_stderr(const struct rm_buf *lines)
+{
+	for (const char *p = lines->p; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		warnx("%.*s", (int)(nl - p), p);
+		p = nl + 1;
+	}
 }

@@ -40,4 +40,12 @@ int gate_needs_compare(const struct gate *g);
 int gate_eval(const struct gate *g, const struct report *old, const struct report *cur,
 	      struct rm_buf *out, struct rm_buf *notes);
 
+/*
+ * The fired lines at the top of what b holds from offset from on (text,
+ * Markdown as a list), or, json, as "fail_on" in the object b ends with.
+ */
+void gate_lines(struct rm_buf *b, const struct rm_buf *lines, size_t from, int json, int md);
+/* Each line on stderr, one write a line. */
+void gate_stderr(const struct rm_buf *lines);
+
 #endif

@@ -517,66 +517,6 @@ static int write_files(const struct report *reps, int nrep)
 }
 
 /*
- * --fail-on: the conditions that hold, one line each, on stderr and at
- * the top of what is printed (text and Markdown), or in the JSON object
- * as "fail_on" (b holds the object, its closing brace last).
- */
-static void gate_lines(struct rm_buf *b, const struct rm_buf *lines, size_t from)
-{
-	if (!lines->len)
-		return;
-	if (g_opt.json) {
-		/* Reopen the object b ends with: ...}\n -> ...,"fail_on":[...]}\n */
-		const char *p = lines->p;
-		int first = 1;
-		if (b->len < from + 2)
-			return;
-		b->len -= 2;
-		rm_buf_adds(b, ",\"fail_on\":[");
-		while (*p) {
-			const char *nl = strchr(p, '\n');
-			char *one = xstrndup(p, (size_t)(nl - p));
-			if (!first)
-				rm_buf_addc(b, ',');
-			rm_buf_json(b, one);
-			free(one);
-			first = 0;
-			p = nl + 1;
-		}
-		rm_buf_adds(b, "]}\n");
-		return;
-	}
-	{
-		struct rm_buf t = { 0 };
-		rm_buf_add(&t, b->p, from);
-		if (g_opt.markdown)
-			rm_buf_adds(&t, "**Budget gate (--fail-on) failed:**\n\n");
-		for (const char *p = lines->p; *p;) {
-			const char *nl = strchr(p, '\n');
-			if (g_opt.markdown)
-				rm_buf_adds(&t, "- ");
-			rm_buf_add(&t, p, (size_t)(nl - p) + 1);
-			p = nl + 1;
-		}
-		rm_buf_addc(&t, '\n');
-		rm_buf_add(&t, b->p + from, b->len - from);
-		rm_buf_reset(b);
-		rm_buf_add(b, t.p, t.len);
-		rm_buf_free(&t);
-	}
-}
-
-/* The fired conditions on stderr, one write a line. */
-static void gate_stderr(const struct rm_buf *lines)
-{
-	for (const char *p = lines->p; p && *p;) {
-		const char *nl = strchr(p, '\n');
-		warnx("%.*s", (int)(nl - p), p);
-		p = nl + 1;
-	}
-}
-
-/*
  * --compare OLD NEW: each run read into its own report (OLD's files are
  * in[0..k), NEW's in[k..nin): its CSV and the companions found beside it),
  * their comparison printed, and the gate judged on NEW against OLD.
@@ -597,7 +537,7 @@ static int run_comparison(struct input *in, int nin, int k, int *gated)
 	print_compare(&b, ra, rb, &g_opt);
 	if (gate_eval(&gate, ra, rb, &lines, &notes) > 0)
 		*gated = 1;
-	gate_lines(&b, &lines, 0);
+	gate_lines(&b, &lines, 0, g_opt.json, g_opt.markdown);
 	gate_stderr(&notes);
 	gate_stderr(&lines);
 	rm_out(&b);
@@ -637,7 +577,7 @@ static int print_reports(const struct report *reps, int nrep, int *gated)
 			print_text(&b, &reps[k], &g_opt);
 		if (gate_eval(&gate, NULL, &reps[k], &lines, &notes) > 0)
 			*gated = 1;
-		gate_lines(&b, &lines, from);
+		gate_lines(&b, &lines, from, g_opt.json, g_opt.markdown);
 		gate_stderr(&notes);
 		gate_stderr(&lines);
 		rm_buf_free(&lines);
