@@ -220,3 +220,19 @@ print(len(rows))'
   [[ "$output" == *"try a shorter interval, -i 50"* ]]
   [[ "$output" == *"PER-PROCESS PEAKS"* ]]
 }
+
+@test "rm-run run: SIGINT is passed on to CMD, and its status is rm-run's" {
+  # (CMD ends by itself after a minute: a SIGINT not passed on fails, not hangs)
+  rm-run run --json -- sh -c 'trap "exit 7" INT; touch started; i=0; while [ $i -lt 300 ]; do sleep 0.2; i=$((i + 1)); done' >int.json &
+  local pid=$! i=0
+  while [ ! -e started ] && ((i < 600)); do
+    sleep 0.1
+    i=$((i + 1))
+  done
+  [ -e started ]
+  kill -INT "$pid"
+  local rc=0
+  wait "$pid" || rc=$?
+  [ "$rc" = 7 ]
+  jq -e '.exit_code == 7' int.json
+}

@@ -145,6 +145,10 @@ static int run_tree(char **cmd, int ncmd, const char *dir, long ms, int silent)
 	if (tree_pid < 0)
 		err(RM_EXIT_FAIL, "cannot fork");
 	if (tree_pid == 0) {
+		/* A background job starts with SIGINT ignored: rm-tree and CMD
+		 * get the default back, as under rm-run. */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
 		if (silent) {
 			int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 			if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
