@@ -236,3 +236,20 @@ print(len(rows))'
   [ "$rc" = 7 ]
   jq -e '.exit_code == 7' int.json
 }
+
+@test "rm-summarize --memwatch renders files rm-tree --exec already wrote" {
+  rm-tree --exec -i 100ms --log log.csv --job job.csv --timeline tl.csv -- "$MEMHOG" -m 16 -t 1
+  run -0 --separate-stderr rm-summarize --memwatch --json --memwatch-interval 100 \
+    --memwatch-arg memhog --memwatch-arg -m --memwatch-timeline mt.csv --memwatch-csv mp.csv \
+    --exclude '^zz' log.csv job.csv tl.csv
+  echo "$output" >j.json
+  check_json j.json
+  run -0 jq -e '.command == ["memhog", "-m"] and .interval_ms == 100 and .processes[0].max_rss_kib >= 16384
+    and (.timeline | length) == .samples and .filter.exclude_pattern == "^zz"' j.json
+  [ "$(head -1 mp.csv)" = "pid,ppid,command,max_rss_kib,max_rss_mib,first_seen,last_seen" ]
+  [ "$(head -1 mt.csv)" = "timestamp,elapsed_seconds,total_rss_kib,total_rss_mib,process_count" ]
+  run -2 --separate-stderr rm-summarize --memwatch-csv x.csv log.csv
+  [[ "${stderr_lines[0]}" == "rm-summarize: --memwatch-csv, --memwatch-timeline, --memwatch-interval and --memwatch-arg need --memwatch" ]]
+  run -2 --separate-stderr rm-summarize --memwatch --svg x.svg log.csv
+  [[ "${stderr_lines[0]}" == "rm-summarize: --memwatch takes only"* ]]
+}
