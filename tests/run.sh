@@ -43,7 +43,7 @@ set -u
 # every listener's socket: rm-tree-exact's short compilers lost their
 # command lines beside them).
 # They run one after another, in one bats process, beside the others.
-SERIAL_FILES=(cgroup rm-monitor rm-run rm-run-memwatch rm-tree rm-tree-exact scope resource-monitor monitor-pid1 emulation oom-answer monitor-docker trust-churn events)
+SERIAL_FILES=(cgroup rm-monitor rm-run rm-run-memwatch rm-tree rm-tree-exact scope resource-monitor monitor-pid1 emulation oom-answer monitor-docker trust-churn events containers)
 
 # make check VALGRIND=1 runs the bats files below, not all: the files whose
 # tests feed a command its input and check its output, where memcheck's

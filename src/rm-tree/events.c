@@ -470,6 +470,7 @@ static void read_cmd(struct rm_pnode *n)
 	}
 	len = rm_pfile_read(NULL, n->pid, "cmdline", buf, sizeof(buf), 0);
 	if (len > 0) {
+		containers_cmdline(n, buf, len);
 		/* Read while it lives: emulated or not is known now. */
 		n->emulated = (unsigned)cmd_emulated(n->pid, buf, (size_t)len, n->comm);
 		free(n->cmd);

@@ -38,7 +38,8 @@
 const char prog[] = "rm-tree";
 #define OFF(f) offsetof(struct opts, f)
 enum { O_WATCH = RM_CLI_LONG, O_MATCH, O_NOCH, O_EXEC, O_TL, O_JOB, O_LOG, O_PSS, O_CG, O_MEMMAX,
-       O_ORPH, O_INCG, O_EXCL, O_ELSE, O_STATS, O_COMPILERS, O_INIT, O_LIVE, O_LIVE_TTY };
+       O_ORPH, O_INCG, O_EXCL, O_ELSE, O_STATS, O_COMPILERS, O_INIT, O_LIVE, O_LIVE_TTY,
+       O_CONTAINERS };
 
 static const struct rm_cli_opt options[] = {
 	{ 'o', "columns", "LIST",
@@ -91,6 +92,10 @@ static const struct rm_cli_opt options[] = {
 	{ O_STATS, "stats", "FILE", .kind = RM_CLI_STRING, .off = OFF(stats),
 	  .help = "mode,events_lost,resyncs,delayacct,taskstats_error,\n"
 		  "pid_ns,cgroup_ns,cgroup" },
+	{ O_CONTAINERS, "containers", "FILE", .kind = RM_CLI_STRING, .off = OFF(containers),
+	  .help = "a row per container cgroup per sample to FILE\n"
+		  "(limit, usage, peak, OOM kills; tied to the build\n"
+		  "by its clients' --cidfile or --cgroup-parent)" },
 	{ O_LIVE, "live", "FILE", .kind = RM_CLI_STRING, .off = OFF(live),
 	  .help = "the build now (processes, tree total, the three\n"
 		  "largest) rewritten whole into FILE every tick" },
@@ -113,11 +118,12 @@ static const struct rm_cli cli = {
 		"[-H] [-o] [-f] [-w] [--match | [--no-children] PID...]",
 		"-i [-H] [-n] [--watch-pid] [--timeline] [--pss]\n"
 		"[--log] [--stats] [--exclude-tree] [--elsewhere]\n"
-		"[--live] [--live-tty]\n"
+		"[--live] [--live-tty] [--containers]\n"
 		"[--match | --in-cgroup | [--no-children] PID...]",
 		"--exec [-H] [-i] [--timeline] [--job] [--log]\n"
 		"[--stats] [--pss] [--cgroup] [--memory-max]\n"
-		"[--wait-orphans] [--live] [--live-tty] -- CMD [ARG...]",
+		"[--wait-orphans] [--live] [--live-tty] [--containers]\n"
+		"-- CMD [ARG...]",
 		"--init -- CMD [ARG...]",
 		NULL,
 	},
@@ -276,12 +282,13 @@ static void check_stream(const struct opts *o, int cols_set)
 		if (cols_set)
 			rm_cli_usage_error(&cli, "-o is for snapshots: the exit log has fixed columns");
 	} else if (o->timeline || o->log || o->pss || o->stats || o->elsewhere || o->in_cgroup ||
-		   o->nexclude || o->live || o->live_tty) {
+		   o->nexclude || o->live || o->live_tty || o->containers) {
 		rm_cli_usage_error(&cli, "%s needs -i SEC or --exec",
 				   o->timeline ? "--timeline" : o->log ? "--log" : o->pss ? "--pss" :
 				   o->stats ? "--stats" : o->elsewhere ? "--elsewhere" :
 				   o->in_cgroup ? "--in-cgroup" : o->live ? "--live" :
-				   o->live_tty ? "--live-tty" : "--exclude-tree");
+				   o->live_tty ? "--live-tty" : o->nexclude ? "--exclude-tree" :
+				   "--containers");
 	}
 }
 

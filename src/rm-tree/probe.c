@@ -141,6 +141,7 @@ static void take(struct stream *s, struct rm_pnode *n, const struct rm_pstat *st
 		n->comm_ok = 1;
 		len = rm_pfile_read(NULL, n->pid, "cmdline", buf, sizeof(buf), 0);
 		if (len > 0) {
+			containers_cmdline(n, buf, len);
 			/* Read while it lives: emulated or not is known now. */
 			n->emulated = (unsigned)cmd_emulated(n->pid, buf, (size_t)len, n->comm);
 			free(n->cmd);
@@ -266,6 +267,9 @@ static struct rm_pnode *meet(struct stream *s, int pid, double el)
 	    ((st.state == 'Z' || st.state == 'X') && !(s->exec && st.ppid == s->self) &&
 	     !members_zombie)) {
 		n->outsider = 1;
+		rm_pfile_close(&fd);
+	} else if (containers_monitor_pid(pid, st.comm)) {
+		n->outsider = n->excluded = 1;  /* never the build's, nor its children */
 		rm_pfile_close(&fd);
 	} else {
 		n->stat_fd = fd;

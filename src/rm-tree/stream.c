@@ -74,6 +74,7 @@ static int stream_start(struct stream *s, const struct opts *o)
 	};
 	events_start(&host, &s->tick.extra_fd);
 	events_stats(0);
+	containers_start(o, &s->t);
 	/* Elapsed 0, on both clocks. */
 	clock_gettime(CLOCK_MONOTONIC, &s->tick.start);
 	s->boot0 = boottime() - rm_t0_apply(&s->tick.start);
@@ -137,6 +138,7 @@ static void stream_ticks(struct stream *s)
 		drop_ghosts(s);
 		events_elsewhere_scan(s, el, 0);
 		totals(s, el, 1);
+		containers_tick(el);
 		slot++;
 		done++;
 		if (o->count && done >= o->count)
@@ -169,6 +171,7 @@ static int stream_finish(struct stream *s)
 			log_row(s, n, -1);
 	events_elsewhere_scan(s, el, 1);
 	events_stats(1);
+	containers_finish(el);
 	live_end(s);
 	if (s->exec) {
 		if (s->job_fd >= 0)

@@ -62,6 +62,7 @@ struct opts {
 	int elsewhere;           /* --elsewhere */
 	uint64_t elsewhere_kib;
 	const char *stats;       /* --stats FILE */
+	const char *containers;  /* --containers FILE */
 	const char *live;        /* --live FILE */
 	int live_tty;            /* --live-tty */
 	/* Dispositions at entry, restored in CMD before it runs. */
@@ -181,5 +182,21 @@ void events_outsider_gone(struct stream *s, struct rm_pnode *n, double el);
 void events_decide(struct rm_pnode **v, size_t nv);
 /* The --stats file and the stderr line about lost events. */
 void events_stats(int final);
+
+/* containers.c: --containers FILE, a row per container cgroup per tick,
+ * tied to the build by its clients' command lines. */
+void containers_start(const struct opts *o, const struct rm_ptree *t);
+/* A process's command line was read (raw: NUL-separated, len bytes,
+ * before cmd_dup joins it): a member that is an rm-tools monitor is
+ * excluded; a member container client's tying flags are kept. */
+void containers_cmdline(struct rm_pnode *n, const char *raw, ssize_t len);
+/* An rm-tools monitor (rm-monitor, rm-sample, rm-tree, rm-summarize,
+ * resource-monitor.sh): never the build's, whoever started it. */
+int containers_is_monitor(const char *comm, const char *raw, ssize_t len);
+/* The same for a process a scan meets (its comm from stat; the command
+ * line is read for a shell). */
+int containers_monitor_pid(int pid, const char *comm);
+void containers_tick(double el);
+void containers_finish(double el);   /* the last rows; closes FILE */
 
 #endif

@@ -1,0 +1,651 @@
+/*
+ * containers.c: --containers FILE, the containers companion CSV.
+ *
+ * A build run by an orchestrator through `docker run` has its compilers
+ * in containers whose processes are children of containerd-shim, not of
+ * the watched tree, in memory cgroups with limits of their own.  Once a
+ * tick this lists every container cgroup of the memory hierarchy (v1
+ * memory, else the v2 unified one; through RM_SYS_ROOT, so fixture trees
+ * stand in), reads its limit (the tightest up the tree), usage, peak,
+ * failcnt and oom_kill count, and writes a row per container, and a
+ * `gone` row, with the last values read, when its cgroup is removed.
+ *
+ * A container is tied to the build only by an exact fact from a member
+ * of the watched tree: a container client (lib/container) whose argv has
+ * --cgroup-parent P (the containers directly under P), or --cidfile FILE
+ * (the ID the client wrote there, read from the client's own cwd and
+ * root, a regular file of the client's user or root); or a member
+ * process in the container's cgroup (podman forks conmon, which forks the
+ * container's init: fork events keep them in the tree).  Never by time.
+ *
+ * rm-tools' own monitors (rm-monitor, rm-sample, rm-tree, rm-summarize,
+ * rm-run, rm-energy, rm-gpu) are never the build's: containers_is_monitor
+ * says so for the parts that decide membership.
+ */
+#include <dirent.h>
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "container.h"
+#include "outfile.h"
+#include "procfs.h"
+#include "proctab.h"
+#include "text.h"
+#include "tick.h"
+#include "tree.h"
+
+#define WALK_DEPTH 10        /* /user.slice/user-1000.slice/.../libpod-ID.scope is 5 */
+#define WALK_MAX 20000       /* cgroup directories looked at per tick */
+#define PROCS_MAX 65536      /* bytes of a container's cgroup.procs read */
+
+/* A tying fact from a container client of the tree. */
+struct tie {
+	int pid;
+	uint64_t start;
+	uid_t uid;
+	double start_epoch;      /* when the client started */
+	char kind[16];           /* "cidfile", "cgroup-parent" */
+	char *value;             /* the file, or P */
+	char *name;              /* the client's --name, or NULL */
+	char id[RM_CT_ID_LEN + 1];  /* cidfile: the ID once read */
+};
+
+struct ct {
+	char id[RM_CT_ID_LEN + 1];
+	char *cgroup;            /* relative to the hierarchy's root */
+	char *dir;               /* the directory read */
+	size_t parent_len;
+	char name[256];          /* sanitized */
+	const char *tied;        /* "" when not tied */
+	int has_limit, has_peak, has_failcnt, has_oom, has_usage;
+	uint64_t limit, usage, peak, failcnt, oom;  /* bytes, counts */
+	unsigned gen;
+};
+
+static struct {
+	int on;
+	struct rm_outfile out;
+	int ok;
+	const struct rm_ptree *t;
+	int v2;
+	char mnt[4096];          /* the hierarchy's mount point (re-rooted) */
+	char mroot[4096];        /* the mount's root in the hierarchy ("" for /) */
+	int have_hier;
+	struct tie *ties;
+	size_t nties, capties;
+	struct ct *cts;
+	size_t ncts, capcts;
+	unsigned gen;
+	struct rm_buf b;
+} C;
+
+/* ---- rm-tools' own monitors ---- */
+
+static const char *const monitors[] = {
+	"rm-monitor", "rm-sample", "rm-tree", "rm-summarize", "rm-run", "rm-energy",
+	"rm-gpu", "resource-monito", "resource-monitor.sh", NULL
+};
+
+static int monitor_name(const char *s, size_t n)
+{
+	const char *slash = memrchr(s, '/', n);
+
+	if (slash) {
+		n -= (size_t)(slash + 1 - s);
+		s = slash + 1;
+	}
+	for (const char *const *m = monitors; *m; m++)
+		if (strlen(*m) == n && strncmp(*m, s, n) == 0)
+			return 1;
+	return 0;
+}
+
+int containers_is_monitor(const char *comm, const char *raw, ssize_t len)
+{
+	size_t l0;
+
+	if (comm && monitor_name(comm, strlen(comm)))
+		return 1;
+	if (!raw || len <= 0)
+		return 0;
+	/* "bash /usr/bin/rm-monitor ...": a shell running the wrapper. */
+	l0 = strnlen(raw, (size_t)len);
+	if (monitor_name(raw, l0))
+		return 1;
+	if (l0 + 1 < (size_t)len) {
+		const char *a0 = memrchr(raw, '/', l0);
+		a0 = a0 ? a0 + 1 : raw;
+		if (strncmp(a0, "bash", 4) == 0 || strcmp(a0, "sh") == 0) {
+			const char *a1 = raw + l0 + 1;
+			return monitor_name(a1, strnlen(a1, (size_t)len - l0 - 1));
+		}
+	}
+	return 0;
+}
+
+int containers_monitor_pid(int pid, const char *comm)
+{
+	char buf[4096];
+	ssize_t len;
+
+	if (monitor_name(comm, strlen(comm)))
+		return 1;
+	/* A shell running the wrapper (#!/usr/bin/env bash: comm is bash). */
+	if (strcmp(comm, "bash") != 0 && strcmp(comm, "sh") != 0 && strcmp(comm, "dash") != 0)
+		return 0;
+	len = rm_pfile_read(NULL, pid, "cmdline", buf, sizeof(buf), 0);
+	return len > 0 && containers_is_monitor(NULL, buf, len);
+}
+
+/* ---- ties from the clients' command lines ---- */
+
+static char *xstrdup(const char *s)
+{
+	char *d = s ? strdup(s) : NULL;
+
+	if (s && !d)
+		tree_oom();
+	return d;
+}
+
+/* The epoch of boot, as start times (stat field 22) count from it. */
+static double boot_epoch(void)
+{
+	static double b;
+	char buf[128];
+	double up;
+
+	if (!b && rm_read_at(rm_proc_dirfd(), "uptime", buf, sizeof(buf)) > 0 &&
+	    sscanf(buf, "%lf", &up) == 1)
+		b = rm_now_epoch() - up;
+	return b;
+}
+
+static void add_tie(const struct rm_pnode *n, uid_t uid, const char *kind, const char *value,
+		    const char *name)
+{
+	struct tie *x;
+
+	for (size_t i = 0; i < C.nties; i++)
+		if (C.ties[i].pid == n->pid && C.ties[i].start == n->start &&
+		    strcmp(C.ties[i].kind, kind) == 0 && strcmp(C.ties[i].value, value) == 0)
+			return;
+	if (C.nties == C.capties) {
+		size_t cap = C.capties ? C.capties * 2 : 16;
+		struct tie *v = realloc(C.ties, cap * sizeof(*v));
+		if (!v)
+			tree_oom();
+		C.ties = v;
+		C.capties = cap;
+	}
+	x = &C.ties[C.nties++];
+	memset(x, 0, sizeof(*x));
+	x->pid = n->pid;
+	x->start = n->start;
+	x->uid = uid;
+	x->start_epoch = boot_epoch() + (double)n->start / (double)rm_clk_tck();
+	snprintf(x->kind, sizeof(x->kind), "%s", kind);
+	x->value = xstrdup(value);
+	x->name = xstrdup(name);
+}
+
+void containers_cmdline(struct rm_pnode *n, const char *raw, ssize_t len)
+{
+	char *copy, *argv[512];
+	int argc = 0;
+	struct rm_ct_client c;
+	struct stat st;
+	char p[64];
+
+	if (n->member && containers_is_monitor(n->comm, raw, len)) {
+		/* Another monitor the orchestrator started: never the build
+		 * (its descendants inherit the exclusion). */
+		n->member = 0;
+		n->excluded = 1;
+		n->outsider = 1;
+		return;
+	}
+	if (!C.on || !n->member || len <= 0)
+		return;
+	/* Cheap first: is argv[0] a client at all? */
+	{
+		const char *b = memrchr(raw, '/', strnlen(raw, (size_t)len));
+		b = b ? b + 1 : raw;
+		if (strncmp(b, "docker", 6) != 0 && strncmp(b, "podman", 6) != 0 &&
+		    strncmp(b, "nerdctl", 7) != 0 && strcmp(b, "com.docker.cli") != 0)
+			return;
+	}
+	copy = malloc((size_t)len + 1);
+	if (!copy)
+		tree_oom();
+	memcpy(copy, raw, (size_t)len);
+	copy[len] = '\0';
+	for (ssize_t i = 0; i < len && argc < 511; ) {
+		argv[argc++] = copy + i;
+		i += (ssize_t)strlen(copy + i) + 1;
+	}
+	argv[argc] = NULL;
+	if (rm_ct_parse_client(argv, argc, &c) >= RM_CT_RUN) {
+		uid_t uid = 0;
+		if (rm_pathf(p, sizeof(p), "%s/%d", rm_proc_root(), n->pid) == 0 && stat(p, &st) == 0)
+			uid = st.st_uid;
+		if (c.cgroup_parent)
+			add_tie(n, uid, "cgroup-parent", c.cgroup_parent, c.name);
+		if (c.cidfile)
+			add_tie(n, uid, "cidfile", c.cidfile, c.name);
+	}
+	free(copy);
+}
+
+/*
+ * Read a cidfile as its client wrote it: relative to the client's cwd (or
+ * its root, for an absolute name), a regular file of the client's user or
+ * root, not through a symlink at its last component, 64 hex digits.
+ * Returns 1 with x->id set, 0 when not (yet) there.
+ */
+static int read_cidfile(struct tie *x)
+{
+	char path[4096 + 64], buf[RM_CT_ID_LEN + 8];
+	struct stat st;
+	ssize_t got;
+	int fd;
+
+	if (x->value[0] == '/')
+		rm_pathf(path, sizeof(path), "%s/%d/root%s", rm_proc_root(), x->pid, x->value);
+	else
+		rm_pathf(path, sizeof(path), "%s/%d/cwd/%s", rm_proc_root(), x->pid, x->value);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return 0;
+	/* Written by this client, not left by an earlier run (docker
+	 * refuses to start while the file is there, but the container it
+	 * named may still run): not older than the client. */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_uid != x->uid && st.st_uid != 0) ||
+	    (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9 + 1.0 < x->start_epoch) {
+		close(fd);
+		return 0;
+	}
+	got = rm_read_fd(fd, buf, sizeof(buf));
+	close(fd);
+	while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == ' '))
+		got--;
+	if (got != RM_CT_ID_LEN || !rm_ct_is_id(buf, RM_CT_ID_LEN))
+		return 0;
+	memcpy(x->id, buf, RM_CT_ID_LEN);
+	x->id[RM_CT_ID_LEN] = '\0';
+	return 1;
+}
+
+/* A cidfile is read while its client lives (its cwd and root are the
+ * client's), once. */
+static void resolve_cidfiles(void)
+{
+	for (size_t i = 0; i < C.nties; i++)
+		if (strcmp(C.ties[i].kind, "cidfile") == 0 && !C.ties[i].id[0])
+			read_cidfile(&C.ties[i]);
+}
+
+/* Is a member of the tree in the container's cgroup (or one below it)? */
+static int member_inside(const char *dir, int depth)
+{
+	char p[4200], *buf;
+	ssize_t got;
+	int hit = 0;
+	DIR *d;
+	struct dirent *de;
+
+	if (rm_pathf(p, sizeof(p), "%s/cgroup.procs", dir) == 0 &&
+	    (buf = malloc(PROCS_MAX)) != NULL) {
+		got = rm_read_file(p, buf, PROCS_MAX);
+		for (char *s = buf; got > 0 && *s && !hit; ) {
+			char *end;
+			long pid = strtol(s, &end, 10);
+			const struct rm_pnode *n;
+			if (end == s)
+				break;
+			n = rm_ptree_find(C.t, (int)pid);
+			hit = n && n->member && !n->excluded;
+			s = end;
+			while (*s == '\n')
+				s++;
+		}
+		free(buf);
+	}
+	if (hit || depth >= 2 || !(d = opendir(dir)))
+		return hit;
+	while (!hit && (de = readdir(d)) != NULL)
+		if (de->d_type == DT_DIR && de->d_name[0] != '.' &&
+		    rm_pathf(p, sizeof(p), "%s/%s", dir, de->d_name) == 0)
+			hit = member_inside(p, depth + 1);
+	closedir(d);
+	return hit;
+}
+
+static void tie_of(struct ct *c)
+{
+	for (size_t i = 0; i < C.nties && !c->tied[0]; i++) {
+		struct tie *x = &C.ties[i];
+		if (strcmp(x->kind, "cidfile") == 0 ? strcmp(x->id, c->id) == 0
+		    : rm_ct_under_parent(x->value, c->cgroup, c->parent_len)) {
+			c->tied = strcmp(x->kind, "cidfile") == 0 ? "cidfile" : "cgroup-parent";
+			if (x->name && !c->name[0])
+				rm_sanitize(x->name, strlen(x->name), c->name, sizeof(c->name));
+		}
+	}
+	if (!c->tied[0] && member_inside(c->dir, 0))
+		c->tied = "fork";
+}
+
+/* ---- the hierarchy and its containers ---- */
+
+/* The memory hierarchy at its usual place under the sys root: v1's
+ * /sys/fs/cgroup/memory, else a v2 /sys/fs/cgroup with the memory
+ * controller (so a fixture tree under RM_SYS_ROOT stands in for either). */
+static int usual_hierarchy(void)
+{
+	char p[4200], buf[512];
+
+	rm_pathf(C.mnt, sizeof(C.mnt), "%s/fs/cgroup/memory", rm_sys_root());
+	if (rm_pathf(p, sizeof(p), "%s/memory.usage_in_bytes", C.mnt) == 0 && access(p, R_OK) == 0) {
+		C.v2 = 0;
+		return 1;
+	}
+	rm_pathf(C.mnt, sizeof(C.mnt), "%s/fs/cgroup", rm_sys_root());
+	if (rm_pathf(p, sizeof(p), "%s/cgroup.controllers", C.mnt) == 0 &&
+	    rm_read_file(p, buf, sizeof(buf)) > 0 && strstr(buf, "memory")) {
+		C.v2 = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* The memory hierarchy: the usual place, else v1 `memory` where it is
+ * mounted, else v2; the mount's root in the hierarchy from mountinfo
+ * (inside a container it is the container's own cgroup). */
+static int find_hierarchy(void)
+{
+	char usual[4096], point[4096], *buf, *line, *save = NULL;
+	int have = usual_hierarchy(), usual_v2 = C.v2, found = 0;
+
+	memcpy(usual, C.mnt, sizeof(usual));
+	C.mroot[0] = '\0';
+	buf = rm_read_all_at(rm_proc_dirfd(), "self/mountinfo", NULL);
+	if (!buf)
+		return have;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct rm_cg_mount m;
+		int is1, is2;
+		if (rm_cg_parse_mountinfo_line(line, &m) < 0)
+			continue;
+		is1 = strcmp(m.fstype, "cgroup") == 0 && rm_cg_has_token(m.super, "memory");
+		is2 = strcmp(m.fstype, "cgroup2") == 0;
+		if (!is1 && !is2)
+			continue;
+		if (strncmp(m.point, "/sys", 4) == 0 && (m.point[4] == '/' || !m.point[4]))
+			rm_pathf(point, sizeof(point), "%s%s", rm_sys_root(), m.point + 4);
+		else
+			rm_pathf(point, sizeof(point), "%s", m.point);
+		if (have) {
+			if (strcmp(point, usual) == 0 && is2 == usual_v2) {
+				rm_pathf(C.mroot, sizeof(C.mroot), "%s", strcmp(m.root, "/") ? m.root : "");
+				break;
+			}
+			continue;
+		}
+		if (is2 && found)
+			continue;
+		memcpy(C.mnt, point, sizeof(C.mnt));
+		rm_pathf(C.mroot, sizeof(C.mroot), "%s", strcmp(m.root, "/") ? m.root : "");
+		C.v2 = is2;
+		found = 1;
+		if (is1)
+			break;
+	}
+	free(buf);
+	return have || found;
+}
+
+static int u64_at(const char *dir, const char *file, uint64_t *v)
+{
+	char p[4200];
+
+	return rm_pathf(p, sizeof(p), "%s/%s", dir, file) == 0 && rm_read_u64(p, v) == 0;
+}
+
+static int kv_at(const char *dir, const char *file, const char *key, uint64_t *v)
+{
+	char p[4200], buf[4096];
+
+	return rm_pathf(p, sizeof(p), "%s/%s", dir, file) == 0 &&
+	       rm_read_file(p, buf, sizeof(buf)) > 0 && rm_cg_parse_kv(buf, key, v) == 0;
+}
+
+/* The tightest limit of dir and its ancestors up to the mount point. */
+static int tightest(const char *dir, uint64_t *lim)
+{
+	char d[4096], p[4200], buf[128];
+	size_t ml = strlen(C.mnt);
+	int any = 0;
+
+	snprintf(d, sizeof(d), "%s", dir);
+	for (;;) {
+		uint64_t v;
+		if (rm_pathf(p, sizeof(p), "%s/%s", d, C.v2 ? "memory.max" : "memory.limit_in_bytes") == 0 &&
+		    rm_read_file(p, buf, sizeof(buf)) > 0 && rm_cg_parse_limit(buf, &v) == 1 &&
+		    (!any || v < *lim)) {
+			*lim = v;
+			any = 1;
+		}
+		char *slash = strrchr(d, '/');
+		if (strlen(d) <= ml || !slash || (size_t)(slash - d) < ml)
+			break;
+		*slash = '\0';
+	}
+	return any;
+}
+
+static void read_ct(struct ct *c)
+{
+	c->has_limit = tightest(c->dir, &c->limit);
+	if (C.v2) {
+		c->has_usage = u64_at(c->dir, "memory.current", &c->usage);
+		c->has_peak = u64_at(c->dir, "memory.peak", &c->peak);
+		c->has_failcnt = 0;
+		c->has_oom = kv_at(c->dir, "memory.events", "oom_kill", &c->oom);
+	} else {
+		c->has_usage = u64_at(c->dir, "memory.usage_in_bytes", &c->usage);
+		c->has_peak = u64_at(c->dir, "memory.max_usage_in_bytes", &c->peak);
+		c->has_failcnt = u64_at(c->dir, "memory.failcnt", &c->failcnt);
+		c->has_oom = kv_at(c->dir, "memory.oom_control", "oom_kill", &c->oom);
+	}
+}
+
+static struct ct *find_ct(const char *id, const char *cgroup)
+{
+	for (size_t i = 0; i < C.ncts; i++)
+		if (strcmp(C.cts[i].id, id) == 0 && strcmp(C.cts[i].cgroup, cgroup) == 0)
+			return &C.cts[i];
+	return NULL;
+}
+
+/* A container cgroup met by the walk: new, or seen again. */
+static void met(const char *dir, const char *rel, const struct rm_ct_cgroup *g)
+{
+	struct ct *c = find_ct(g->id, rel);
+
+	if (!c) {
+		if (C.ncts == C.capcts) {
+			size_t cap = C.capcts ? C.capcts * 2 : 16;
+			struct ct *v = realloc(C.cts, cap * sizeof(*v));
+			if (!v)
+				tree_oom();
+			C.cts = v;
+			C.capcts = cap;
+		}
+		c = &C.cts[C.ncts++];
+		memset(c, 0, sizeof(*c));
+		memcpy(c->id, g->id, sizeof(c->id));
+		c->cgroup = xstrdup(rel);
+		c->dir = xstrdup(dir);
+		c->parent_len = g->parent_len;
+		c->tied = "";
+	}
+	c->gen = C.gen;
+	read_ct(c);
+	if (!c->tied[0])
+		tie_of(c);
+}
+
+static void walk(char *dir, size_t dl, char *rel, size_t rl, int depth, int *budget)
+{
+	DIR *d;
+	struct dirent *de;
+
+	if (depth > WALK_DEPTH || !(d = opendir(dir)))
+		return;
+	while ((de = readdir(d)) != NULL && *budget > 0) {
+		size_t nl = strlen(de->d_name);
+		struct rm_ct_cgroup g;
+		if (de->d_name[0] == '.' || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN) ||
+		    dl + 1 + nl >= 4096 || rl + 1 + nl >= 4096)
+			continue;
+		(*budget)--;
+		dir[dl] = '/';
+		memcpy(dir + dl + 1, de->d_name, nl + 1);
+		rel[rl] = '/';
+		memcpy(rel + rl + 1, de->d_name, nl + 1);
+		if (rm_ct_parse_cgroup(rel, &g) && g.len == rl + 1 + nl)
+			met(dir, rel, &g);  /* a container: not walked into */
+		else if (!rm_ct_parse_cgroup(rel, &g))
+			walk(dir, dl + 1 + nl, rel, rl + 1 + nl, depth + 1, budget);
+		dir[dl] = '\0';
+		rel[rl] = '\0';
+	}
+	closedir(d);
+}
+
+static void add_kib(int has, uint64_t bytes)
+{
+	rm_buf_addc(&C.b, ',');
+	if (has)
+		rm_buf_u64(&C.b, bytes / 1024);
+}
+
+static void row(const struct ct *c, double el, double epoch, const char *state)
+{
+	rm_buf_num(&C.b, epoch, 3);
+	rm_buf_addc(&C.b, ',');
+	rm_buf_num(&C.b, el, 3);
+	rm_buf_addc(&C.b, ',');
+	rm_buf_adds(&C.b, c->id);
+	rm_buf_addc(&C.b, ',');
+	rm_buf_csv(&C.b, c->name);
+	rm_buf_addc(&C.b, ',');
+	{
+		char s[4096];
+		rm_sanitize(c->cgroup, strlen(c->cgroup), s, sizeof(s));
+		rm_buf_csv(&C.b, s);
+	}
+	rm_buf_addc(&C.b, ',');
+	rm_buf_adds(&C.b, c->tied);
+	add_kib(c->has_limit, c->limit);
+	add_kib(c->has_usage, c->usage);
+	add_kib(c->has_peak, c->peak);
+	rm_buf_addc(&C.b, ',');
+	if (c->has_failcnt)
+		rm_buf_u64(&C.b, c->failcnt);
+	rm_buf_addc(&C.b, ',');
+	if (c->has_oom)
+		rm_buf_u64(&C.b, c->oom);
+	rm_buf_addc(&C.b, ',');
+	rm_buf_adds(&C.b, state);
+	rm_buf_addc(&C.b, '\n');
+}
+
+static void flush(void)
+{
+	if (C.b.len && C.ok && (C.b.oom || rm_buf_write(C.out.fd, &C.b) < 0)) {
+		tree_warnx("cannot write the containers file '%s': %s", C.out.path,
+			   C.b.oom ? "out of memory" : strerror(errno));
+		C.ok = 0;
+	}
+	rm_buf_reset(&C.b);
+}
+
+void containers_start(const struct opts *o, const struct rm_ptree *t)
+{
+	char why[256] = "";
+	struct stat st;
+
+	if (!o->containers)
+		return;
+	if (rm_out_open_append(o->containers, 0644, &C.out, why, sizeof(why)) < 0)
+		errx(RM_EXIT_FAIL, "cannot write the containers file '%s': %s", o->containers, why);
+	C.on = C.ok = 1;
+	C.t = t;
+	C.have_hier = find_hierarchy();
+	if (!C.have_hier)
+		tree_warnx("--containers: no memory cgroup hierarchy: no container rows");
+	if (fstat(C.out.fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+		rm_buf_adds(&C.b, "epoch,elapsed_s,id,name,cgroup,tied,limit_kib,usage_kib,peak_kib,"
+			    "failcnt,oom_kills,state\n");
+		flush();
+	}
+}
+
+void containers_tick(double el)
+{
+	char dir[4096], rel[4096];
+	int budget = WALK_MAX;
+	double epoch;
+
+	if (!C.on || !C.have_hier)
+		return;
+	C.gen++;
+	resolve_cidfiles();
+	snprintf(dir, sizeof(dir), "%s", C.mnt);
+	snprintf(rel, sizeof(rel), "%s", C.mroot);
+	walk(dir, strlen(dir), rel, strlen(rel), 0, &budget);
+	epoch = rm_now_epoch();
+	for (size_t i = 0; i < C.ncts; ) {
+		struct ct *c = &C.cts[i];
+		if (c->gen == C.gen) {
+			row(c, el, epoch, "run");
+			i++;
+			continue;
+		}
+		row(c, el, epoch, "gone");
+		free(c->cgroup);
+		free(c->dir);
+		C.cts[i] = C.cts[--C.ncts];
+	}
+	flush();
+}
+
+void containers_finish(double el)
+{
+	if (!C.on)
+		return;
+	containers_tick(el);
+	if (C.ok && rm_out_close(&C.out) < 0)
+		tree_warnx("cannot write the containers file: %s", strerror(errno));
+	for (size_t i = 0; i < C.nties; i++) {
+		free(C.ties[i].value);
+		free(C.ties[i].name);
+	}
+	free(C.ties);
+	for (size_t i = 0; i < C.ncts; i++) {
+		free(C.cts[i].cgroup);
+		free(C.cts[i].dir);
+	}
+	free(C.cts);
+	rm_buf_free(&C.b);
+	C.on = 0;
+}

@@ -1,0 +1,302 @@
+#!/usr/bin/env bats
+# rm-tree --containers: the containers companion CSV.  Fixture trees under
+# RM_SYS_ROOT stand in for the kernel's memory cgroups (v1 and v2), with
+# stand-in container clients (argv[0] docker) in the watched tree; the
+# tests tagged slow run a private dockerd (test_helper/docker.bash).
+
+setup() {
+  load test_helper/common
+  load test_helper/docker
+  ID1=$(printf 'a%.0s' {1..64})
+  ID2=$(printf 'b%.0s' {1..64})
+  ID3=$(printf 'c%.0s' {1..64})
+  T=$BATS_TEST_TMPDIR
+}
+
+teardown() {
+  touch "$T/go" "$T/stop" "$T/w/stop" 2>/dev/null || true
+  [[ -n "${TREE_PID:-}" ]] && kill "${TREE_PID}" 2>/dev/null
+  [[ -n "${ORCH:-}" ]] && kill "${ORCH}" 2>/dev/null
+  # shellcheck disable=SC2086  # each is a PID or empty
+  wait ${TREE_PID:-} ${ORCH:-} 2>/dev/null || true  # not a bare wait: dockerd is a child too
+  docker_stop
+  [[ -n "${CGP:-}" ]] && rmdir "/sys/fs/cgroup/memory/${CGP}" 2>/dev/null
+  return 0
+}
+
+# v1_cg DIR LIMIT USAGE PEAK FAILCNT OOM: a v1 memory cgroup's files.
+v1_cg() {
+  mkdir -p "$1"
+  echo "$2" >"$1/memory.limit_in_bytes"
+  echo "$3" >"$1/memory.usage_in_bytes"
+  echo "$4" >"$1/memory.max_usage_in_bytes"
+  echo "$5" >"$1/memory.failcnt"
+  printf 'oom_kill_disable 0\nunder_oom 0\noom_kill %s\n' "$6" >"$1/memory.oom_control"
+  : >"$1/cgroup.procs"
+}
+
+# v2_cg DIR MAX CURRENT PEAK OOM: a v2 cgroup's memory files.
+v2_cg() {
+  mkdir -p "$1"
+  echo "$2" >"$1/memory.max"
+  echo "$3" >"$1/memory.current"
+  echo "$4" >"$1/memory.peak"
+  printf 'low 0\nhigh 0\nmax 3\noom 1\noom_kill %s\noom_group_kill 0\n' "$5" >"$1/memory.events"
+  : >"$1/cgroup.procs"
+}
+
+UNL=9223372036854771712
+
+# client NAME SCRIPT ARGS...: a stand-in container client: a bash whose
+# argv is "docker -c SCRIPT ARGS..." (docker's global -c takes a value),
+# so the tree sees a docker client with ARGS; it runs SCRIPT.
+client_line() {
+  printf '( exec -a docker bash -c %q %s ) &\n' "$1" "${*:2}"
+}
+
+# ct FILE ID COL [STATE]: COL of the last row of container ID (in STATE).
+ct() {
+  "$PY" - "$@" <<'PY'
+import csv, sys
+f, cid, col = sys.argv[1:4]
+st = sys.argv[4] if len(sys.argv) > 4 else None
+v = None
+for r in csv.DictReader(open(f, newline="")):
+    if r["id"] == cid and (st is None or r["state"] == st):
+        v = r[col]
+if v is None:
+    sys.exit(1)
+print(v)
+PY
+}
+
+has_row() { ct "$1" "$2" state ${3:+"$3"} >/dev/null 2>&1; }
+tied_is() { [[ "$(ct "$1" "$2" tied 2>/dev/null)" == "$3" ]]; }
+
+start_tree() {
+  RM_SYS_ROOT="$T/sys" rm-tree -i 0.2 --watch-pid "$ORCH" --containers "$T/c.csv" "$ORCH" >"$T/procs.csv" 2>"$T/tree.err" &
+  TREE_PID=$!
+}
+
+@test "--containers: tied by --cidfile and --cgroup-parent; a neighbour untied; limits, peaks, OOM kills; a gone row" {
+  M=$T/sys/fs/cgroup/memory
+  mkdir -p "$M"
+  echo 0 >"$M/memory.usage_in_bytes"
+  echo "$UNL" >"$M/memory.limit_in_bytes"
+  v1_cg "$M/docker" "$UNL" 0 0 0 0
+  v1_cg "$M/ci" $((1 << 30)) 0 0 0 0
+  v1_cg "$M/docker/$ID1" $((64 << 20)) $((10 << 20)) $((64 << 20)) 7 1
+  v1_cg "$M/ci/$ID2" "$UNL" $((5 << 20)) $((6 << 20)) 0 0
+  v1_cg "$M/docker/$ID3" $((32 << 20)) 1024 2048 0 0
+  cd "$T"
+  {
+    client_line "until [ -e go ]; do sleep 0.1; done; echo $ID1 >cid; until [ -e stop ]; do sleep 0.1; done; :" \
+      run --rm --cidfile cid --name st1 -m 64m img
+    client_line 'until [ -e stop ]; do sleep 0.1; done; :' run --cgroup-parent=/ci img make --cidfile x
+    echo wait
+  } >orch.sh
+  bash orch.sh & ORCH=$!
+  start_tree
+  wait_for 30 has_row c.csv "$ID3"
+  # Before the client writes its cidfile the container is not tied.
+  tied_is c.csv "$ID1" ""
+  touch go
+  wait_for 30 tied_is c.csv "$ID1" cidfile
+  wait_for 30 tied_is c.csv "$ID2" cgroup-parent
+  rm -rf "${M:?}/docker/$ID3"
+  wait_for 30 has_row c.csv "$ID3" gone
+  touch stop
+  wait "$TREE_PID"
+  [ "$(head -n 1 c.csv)" = "epoch,elapsed_s,id,name,cgroup,tied,limit_kib,usage_kib,peak_kib,failcnt,oom_kills,state" ]
+  [ "$(ct c.csv "$ID1" name)" = st1 ]
+  [ "$(ct c.csv "$ID1" cgroup)" = "/docker/$ID1" ]
+  [ "$(ct c.csv "$ID1" limit_kib)" = 65536 ]
+  [ "$(ct c.csv "$ID1" usage_kib)" = 10240 ]
+  [ "$(ct c.csv "$ID1" peak_kib)" = 65536 ]
+  [ "$(ct c.csv "$ID1" failcnt)" = 7 ]
+  [ "$(ct c.csv "$ID1" oom_kills)" = 1 ]
+  # the tightest limit up the tree: /ci's 1 GiB
+  [ "$(ct c.csv "$ID2" limit_kib)" = 1048576 ]
+  [ "$(ct c.csv "$ID2" name)" = "" ]
+  # the neighbour: listed, never tied; its gone row repeats the last values
+  [ "$(ct c.csv "$ID3" tied)" = "" ]
+  [ "$(ct c.csv "$ID3" peak_kib gone)" = 2 ]
+  [ "$(ct c.csv "$ID3" limit_kib gone)" = 32768 ]
+  [ "$(grep -c "$ID3.*,gone$" c.csv)" -eq 1 ]
+  # elapsed_s is the exit log's clock: every row within the run
+  "$PY" - c.csv procs.csv <<'PY'
+import csv, sys
+c = list(csv.DictReader(open(sys.argv[1], newline="")))
+p = list(csv.DictReader(open(sys.argv[2], newline="")))
+last = max(float(r["end_s"]) for r in p)
+assert all(0 <= float(r["elapsed_s"]) <= last + 0.5 for r in c), last
+assert all(len(r["epoch"].split(".")[1]) == 3 for r in c)
+PY
+}
+
+@test "--containers on cgroup v2: memory.max up the tree, memory.current, memory.peak, memory.events; no failcnt" {
+  R=$T/sys/fs/cgroup
+  mkdir -p "$R"
+  echo "cpuset cpu io memory pids" >"$R/cgroup.controllers"
+  v2_cg "$R/system.slice" max 0 0 0
+  v2_cg "$R/system.slice/docker-$ID1.scope" $((128 << 20)) $((100 << 20)) $((127 << 20)) 2
+  v2_cg "$R/machine.slice" $((64 << 20)) 0 0 0
+  v2_cg "$R/machine.slice/libpod-$ID2.scope" max $((1 << 20)) $((2 << 20)) 0
+  v2_cg "$R/machine.slice/libpod-$ID2.scope/container" max $((1 << 20)) $((2 << 20)) 0
+  cd "$T"
+  echo 'until [ -e stop ]; do sleep 0.1; done' >orch.sh
+  bash orch.sh & ORCH=$!
+  start_tree
+  wait_for 30 has_row c.csv "$ID2"
+  touch stop
+  wait "$TREE_PID"
+  if [[ -e /sys/fs/cgroup/memory/memory.usage_in_bytes ]]; then
+    : # this host's mountinfo names a v1 memory hierarchy; the fixture's is read all the same
+  fi
+  [ "$(ct c.csv "$ID1" cgroup)" = "/system.slice/docker-$ID1.scope" ]
+  [ "$(ct c.csv "$ID1" limit_kib)" = 131072 ]
+  [ "$(ct c.csv "$ID1" usage_kib)" = 102400 ]
+  [ "$(ct c.csv "$ID1" peak_kib)" = 130048 ]
+  [ "$(ct c.csv "$ID1" failcnt)" = "" ]
+  [ "$(ct c.csv "$ID1" oom_kills)" = 2 ]
+  [ "$(ct c.csv "$ID1" tied)" = "" ]
+  # podman's container cgroup, not its "container" child; its slice's limit
+  [ "$(ct c.csv "$ID2" cgroup)" = "/machine.slice/libpod-$ID2.scope" ]
+  [ "$(ct c.csv "$ID2" limit_kib)" = 65536 ]
+  [ "$(grep -c "libpod-$ID2.scope/container" c.csv)" -eq 0 ]
+}
+
+@test "--containers: a member process inside a container's cgroup ties it (fork), as podman's conmon lineage does" {
+  M=$T/sys/fs/cgroup/memory
+  mkdir -p "$M"
+  echo 0 >"$M/memory.usage_in_bytes"
+  v1_cg "$M/libpod_parent" "$UNL" 0 0 0 0
+  v1_cg "$M/libpod_parent/libpod-$ID1" $((64 << 20)) 1024 2048 0 0
+  v1_cg "$M/libpod_parent/libpod-$ID2" $((64 << 20)) 1024 2048 0 0
+  cd "$T"
+  echo 'sleep 600 & echo $! >kid; until [ -e stop ]; do sleep 0.1; done; kill %1' >orch.sh
+  bash orch.sh & ORCH=$!
+  sleep 600 & OTHER=$!
+  echo "$OTHER" >"$M/libpod_parent/libpod-$ID2/cgroup.procs"
+  start_tree
+  wait_for 30 test -s kid
+  cat kid >"$M/libpod_parent/libpod-$ID1/cgroup.procs"
+  wait_for 30 tied_is c.csv "$ID1" fork
+  touch stop
+  wait "$TREE_PID"
+  kill "$OTHER"
+  [ "$(ct c.csv "$ID1" tied)" = fork ]
+  [ "$(ct c.csv "$ID2" tied)" = "" ]
+}
+
+# orch_with_monitors: an orchestrator that starts a build step and two
+# rm-tools monitors of its own (a real rm-tree, and an rm-monitor whose
+# helper child runs as monkid).
+orch_with_monitors() {
+  cp /bin/sleep "$T/mybuild"
+  cp /bin/sleep "$T/monkid"
+  cat >"$T/orch.sh" <<EOF
+"$T/mybuild" 1.5 &
+rm-tree -i 0.2 -n 8 \$\$ >/dev/null &
+( exec -a rm-monitor bash -c '"$T/monkid" 1.5; :' ) &
+wait
+EOF
+}
+
+@test "rm-tools monitors the orchestrator started are never the build's (exact and sampled)" {
+  orch_with_monitors
+  for mode in exact sampled; do
+    if [[ "$mode" == sampled ]]; then export RM_NO_EVENTS=1; fi
+    bash "$T/orch.sh" & ORCH=$!
+    rm-tree -i 0.2 --watch-pid "$ORCH" "$ORCH" >"$T/procs-$mode.csv" 2>/dev/null
+    run -0 "$PY" -c 'import csv,sys
+print(" ".join(sorted(set(r["comm"] for r in csv.DictReader(open(sys.argv[1], newline=""))))))' "$T/procs-$mode.csv"
+    echo "$mode: $output"
+    [[ " $output " == *" mybuild "* ]]
+    [[ " $output " != *" rm-tree "* ]]
+    [[ " $output " != *" monkid "* ]]
+    [[ " $output " != *" rm-monitor "* ]]
+  done
+}
+
+@test "--containers needs a stream; a symlink at FILE is refused" {
+  run -2 --separate-stderr rm-tree --containers "$T/c.csv"
+  [[ "$stderr" == *"--containers needs -i SEC or --exec"* ]]
+  ln -s /etc/hostname "$T/c.csv"
+  run -1 --separate-stderr rm-tree -i 0.2 -n 1 --containers "$T/c.csv" $$
+  [[ "$stderr" == *"cannot write the containers file '$T/c.csv': a symbolic link, not followed"* ]]
+}
+
+# ---- a real engine (test_helper/docker.bash) ----
+
+# dk_ids: the full IDs of the private engine's containers.
+dk_ids() { docker ps -aq --no-trunc; }
+
+# oom_is FILE ID N: the last row of ID has oom_kills N.
+oom_is() { [[ "$(ct "$1" "$2" oom_kills 2>/dev/null)" == "$3" ]]; }
+
+# bats test_tags=slow
+@test "docker: a container OOM-killed at its --memory limit is tied by --cidfile, its limit and kill read; a neighbour outside the tree is never tied" {
+  docker_start
+  mkdir -p "$T/w"
+  # The neighbour: started by the test, not by the watched orchestrator.
+  docker run -d -v "$T/w:/w" rmtest:1 sh -c 'until [ -e /w/stop ]; do sleep 0.1; done' >"$T/nb"
+  cat >"$T/orch.sh" <<EOF
+docker run --rm --cidfile "$T/cid" -m 64m --memory-swap 64m -v "$T/w:/w" rmtest:1 \
+  sh -c '/bin/memhog -m 200 -t 1; until [ -e /w/stop ]; do sleep 0.1; done'
+EOF
+  bash "$T/orch.sh" 2>"$T/orch.err" & ORCH=$!
+  rm-tree -i 0.2 --watch-pid "$ORCH" --containers "$T/c.csv" "$ORCH" >"$T/procs.csv" 2>"$T/tree.err" &
+  TREE_PID=$!
+  wait_for 120 test -s "$T/cid"
+  ID=$(cat "$T/cid")
+  wait_for 120 oom_is "$T/c.csv" "$ID" 1
+  # The kernel's own figures, read by hand while the cgroup lives.
+  D=/sys/fs/cgroup/memory/docker/$ID
+  hand_peak=$(( $(cat "$D/memory.max_usage_in_bytes") / 1024 ))
+  hand_limit=$(( $(cat "$D/memory.limit_in_bytes") / 1024 ))
+  touch "$T/w/stop"
+  wait "$TREE_PID"
+  echo "peak: csv $(ct "$T/c.csv" "$ID" peak_kib) by hand $hand_peak" >&3
+  [ "$(ct "$T/c.csv" "$ID" tied)" = cidfile ]
+  [ "$(ct "$T/c.csv" "$ID" cgroup)" = "/docker/$ID" ]
+  [ "$(ct "$T/c.csv" "$ID" limit_kib)" = 65536 ]
+  [ "$hand_limit" -eq 65536 ]
+  [ "$(ct "$T/c.csv" "$ID" oom_kills)" = 1 ]
+  [ "$(ct "$T/c.csv" "$ID" peak_kib)" -eq "$hand_peak" ]
+  echo "failcnt: $(ct "$T/c.csv" "$ID" failcnt)" >&3
+  # The neighbour ran all along, listed and never tied.
+  NB=$(cat "$T/nb")
+  has_row "$T/c.csv" "$NB"
+  run -0 "$PY" -c 'import csv,sys
+print(sorted(set(r["tied"] for r in csv.DictReader(open(sys.argv[1], newline="")) if r["id"] == sys.argv[2])))' "$T/c.csv" "$NB"
+  [ "$output" = "['']" ]
+}
+
+# bats test_tags=slow
+@test "docker: --cgroup-parent ties the containers under it; a plain docker run's container is listed untied" {
+  docker_start
+  mkdir -p "$T/w"
+  CGP=rmct-ctree-$$
+  cat >"$T/orch.sh" <<EOF
+docker run --rm --cgroup-parent "/$CGP" -v "$T/w:/w" rmtest:1 sh -c 'until [ -e /w/stop ]; do sleep 0.1; done' &
+docker run --rm -v "$T/w:/w" rmtest:1 sh -c 'until [ -e /w/stop ]; do sleep 0.1; done' &
+wait
+EOF
+  bash "$T/orch.sh" 2>"$T/orch.err" & ORCH=$!
+  rm-tree -i 0.2 --watch-pid "$ORCH" --containers "$T/c.csv" "$ORCH" >"$T/procs.csv" 2>"$T/tree.err" &
+  TREE_PID=$!
+  wait_for 120 eval '[ "$(dk_ids | wc -l)" -eq 2 ]'
+  for id in $(dk_ids); do wait_for 60 has_row "$T/c.csv" "$id"; done
+  touch "$T/w/stop"
+  wait "$TREE_PID"
+  run -0 "$PY" -c 'import csv,sys
+rows = {}
+for r in csv.DictReader(open(sys.argv[1], newline="")):
+    if r["cgroup"].startswith("/" + sys.argv[2] + "/") or r["cgroup"].startswith("/docker/"):
+        rows.setdefault(r["cgroup"].split("/")[1], set()).add(r["tied"])
+print(sorted((k.startswith("rmct"), sorted(v)) for k, v in rows.items()))' "$T/c.csv" "$CGP"
+  echo "$output"
+  [[ "$output" == *"(True, ['cgroup-parent'])"* ]]
+  [[ "$output" == *"(False, [''])"* ]]
+}
