@@ -265,6 +265,15 @@ static const struct stage *stage_named(const struct report *r, const char *name)
 	return NULL;
 }
 
+/* The build's own compilers at once in the stage where the exit log
+ * says (the Stages table's figure), else the host-wide count. */
+static double stage_comp(const struct report *r, const struct stage *st)
+{
+	if (!st)
+		return NAN;
+	return r->has_build_comp && !isnan(st->build_comp) ? st->build_comp : st->max_comp;
+}
+
 static const struct perjob *perjob_of(const struct report *r, const char *stage)
 {
 	for (size_t i = 0; i < r->nperjob; i++)
@@ -323,14 +332,10 @@ static void stage_row(struct rm_buf *out, const char *name, const struct report 
 		cell(out, md, 18, d[k]);
 	}
 	{
-		char c[64];
-		snprintf(c, sizeof(c), "%s -> %s", sa ? "" : "-", sb ? "" : "-");
-		if (sa && sb)
-			snprintf(c, sizeof(c), "%.0f -> %.0f", sa->max_comp, sb->max_comp);
-		else if (sa)
-			snprintf(c, sizeof(c), "%.0f -> -", sa->max_comp);
-		else if (sb)
-			snprintf(c, sizeof(c), "- -> %.0f", sb->max_comp);
+		char c[64], ca[24], cb[24];
+		num(ca, sizeof(ca), stage_comp(a, sa), 0);
+		num(cb, sizeof(cb), stage_comp(b, sb), 0);
+		snprintf(c, sizeof(c), "%s -> %s", ca, cb);
 		cell(out, md, 10, c);
 	}
 	rm_buf_adds(out, md ? "\n" : "\n");
@@ -428,12 +433,14 @@ static void print_text_md(struct rm_buf *out, const struct report *a, const stru
 		}
 	}
 	if (a->nstages || b->nstages) {
+		const char *comp = a->has_build_comp && b->has_build_comp ? "compilers" : "compilers*";
 		if (md)
-			rm_buf_adds(out, "\n| stage | duration s | change | peak used MiB | change | compilers |\n"
-					 "|---|---:|---:|---:|---:|---:|\n");
+			rm_buf_addf(out, "\n| stage | duration s | change | peak used MiB | change | %s |\n"
+					 "|---|---:|---:|---:|---:|---:|\n", comp);
 		else
-			rm_buf_addf(out, "\nStages\n  %-16s %16s %18s %16s %18s %10s\n", "stage",
-				    "duration s", "change", "peak used MiB", "change", "compilers");
+			rm_buf_addf(out, "\nStages (compilers: the build's at once%s)\n  %-16s %16s %18s %16s %18s %10s\n",
+				    comp[9] ? "; *: host-wide where a run has no exit log" : "", "stage",
+				    "duration s", "change", "peak used MiB", "change", comp);
 		each_stage(a, b, stage_row, out, md);
 	}
 	compare_units(a, b, &u);
@@ -528,7 +535,7 @@ static void print_cmp_json(struct rm_buf *out, const struct report *a, const str
 			jkey_str(out, &h, "stage", name);
 			jpair(out, &h, "duration_s", sa ? sa->duration : NAN, sb ? sb->duration : NAN, 1);
 			jpair(out, &h, "peak_used_mb", sa ? sa->peak_used : NAN, sb ? sb->peak_used : NAN, 0);
-			jpair(out, &h, "compilers", sa ? sa->max_comp : NAN, sb ? sb->max_comp : NAN, 0);
+			jpair(out, &h, "compilers", stage_comp(a, sa), stage_comp(b, sb), 0);
 			jpair(out, &h, "safe_j", pa && pa->safe_j > 0 ? (double)safe_jobs(a, pa) : NAN,
 			      pb && pb->safe_j > 0 ? (double)safe_jobs(b, pb) : NAN, 0);
 			rm_buf_addc(out, '}');
