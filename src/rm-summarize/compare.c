@@ -389,26 +389,9 @@ static void unit_line(struct rm_buf *out, const struct upair *p, int md)
 	rm_buf_adds(out, "\n");
 }
 
-static void print_text_md(struct rm_buf *out, const struct report *a, const struct report *b,
-			  const struct opts *o, int md)
+/* The run-level figures, one line or table row each. */
+static void figure_lines(struct rm_buf *out, const struct fig *f, size_t nf, int md)
 {
-	struct fig f[12];
-	size_t nf = figures(a, b, f);
-	struct cmp_units u;
-	size_t shown = 0, left = 0;
-
-	if (md) {
-		rm_buf_adds(out, "### Build resources compared\n\n");
-		rm_buf_adds(out, "Old: ");
-		md_cell(out, run_name(a));
-		rm_buf_adds(out, "  \nNew: ");
-		md_cell(out, run_name(b));
-		rm_buf_adds(out, "\n\n| figure | old | new | change |\n|---|---:|---:|---:|\n");
-	} else {
-		rm_buf_addf(out, "Compared: %s -> %s\n\n", run_name(a), run_name(b));
-		rm_buf_addf(out, "  %-30s %14s %14s  %s\n", "figure (biggest change first)", "old", "new",
-			    "change");
-	}
 	for (size_t i = 0; i < nf; i++) {
 		char va[48], vb[48], d[48], name[200];
 		if (isnan(f[i].a) && isnan(f[i].b))
@@ -432,6 +415,29 @@ static void print_text_md(struct rm_buf *out, const struct report *a, const stru
 			rm_buf_adds(out, "\n");
 		}
 	}
+}
+
+static void print_text_md(struct rm_buf *out, const struct report *a, const struct report *b,
+			  const struct opts *o, int md)
+{
+	struct fig f[12];
+	size_t nf = figures(a, b, f);
+	struct cmp_units u;
+	size_t shown = 0, left = 0;
+
+	if (md) {
+		rm_buf_adds(out, "### Build resources compared\n\n");
+		rm_buf_adds(out, "Old: ");
+		md_cell(out, run_name(a));
+		rm_buf_adds(out, "  \nNew: ");
+		md_cell(out, run_name(b));
+		rm_buf_adds(out, "\n\n| figure | old | new | change |\n|---|---:|---:|---:|\n");
+	} else {
+		rm_buf_addf(out, "Compared: %s -> %s\n\n", run_name(a), run_name(b));
+		rm_buf_addf(out, "  %-30s %14s %14s  %s\n", "figure (biggest change first)", "old", "new",
+			    "change");
+	}
+	figure_lines(out, f, nf, md);
 	if (a->nstages || b->nstages) {
 		const char *comp = a->has_build_comp && b->has_build_comp ? "compilers" : "compilers*";
 		if (md)
