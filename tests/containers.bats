@@ -300,3 +300,42 @@ print(sorted((k.startswith("rmct"), sorted(v)) for k, v in rows.items()))' "$T/c
   [[ "$output" == *"(True, ['cgroup-parent'])"* ]]
   [[ "$output" == *"(False, [''])"* ]]
 }
+
+# dk_monitored RUN FLAGS...: an orchestrator that starts rm-monitor as
+# integration.md says, then one stage: a docker run (with FLAGS) whose
+# memhog is OOM-killed at --memory 64m, the container then waiting for
+# $T/w/stop; the summary of run RUN is in $T/out.
+dk_monitored() {
+  local run=$1
+  shift
+  rm -f "$T/w/stop" "$T/cid"
+  cat >"$T/orch-$run.sh" <<EOF
+rm-monitor --out-dir "$T/out" --run-id $run --interval 1 --watch-pid \$\$ </dev/null >/dev/null 2>"$T/mon-$run.err" &
+docker run --rm $* -m 64m --memory-swap 64m -v "$T/w:/w" rmtest:1 \
+  sh -c '/bin/memhog -m 200 -t 1; until [ -e /w/stop ]; do sleep 0.1; done'
+EOF
+  bash "$T/orch-$run.sh" 2>"$T/orch-$run.err" & ORCH=$!
+  wait_for 120 test -s "$T/out/resources-$run.containers.csv"
+  wait_for 120 grep -q ',1,run$' "$T/out/resources-$run.containers.csv"
+  touch "$T/w/stop"
+  wait "$ORCH"
+  wait_for 120 test -s "$T/out/resources-$run.summary.txt"
+}
+
+# bats test_tags=slow
+@test "docker, summarized: a tied container's OOM kill is the build's at the container's limit; untied, the summary says so and never 'No headroom problem'" {
+  docker_start
+  mkdir -p "$T/w" "$T/out"
+  dk_monitored tied --cidfile "$T/cid"
+  run -0 cat "$T/out/resources-tied.summary.txt"
+  echo "$output" | grep -iE 'oom|container|headroom' >&3 || true
+  [[ "$output" == *"tied by cidfile"* ]]
+  [[ "$output" == *"killed by the container's memory limit, 64 MiB"* ]]
+  [[ "$output" != *"No OOM kill in the build"* ]]
+  dk_monitored plain
+  run -0 cat "$T/out/resources-plain.summary.txt"
+  echo "$output" | grep -iE 'oom|container|headroom|tie' >&3 || true
+  [[ "$output" == *"Containers during the build (not tied to it)"* ]]
+  [[ "$output" != *"No headroom problem"* ]]
+  [[ "$output" != *"No OOM kill in the build"* ]]
+}
