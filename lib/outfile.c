@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 static int fail(char *why, size_t n, int e, const char *text)
@@ -64,6 +65,7 @@ static int use_inherited(int fd, const char *path, struct rm_outfile *o, char *w
 	if (fcntl(fd, F_GETFL) < 0)
 		return fail_errno(why, n, errno);
 	o->fd = fd;
+	o->dirfd = -1;
 	o->inherited = 1;
 	o->path = strdup(path);
 	o->tmp = NULL;
@@ -80,61 +82,162 @@ static mode_t cur_umask(void)
 	return m;
 }
 
+void rm_test_pause(const char *step, const char *name)
+{
+	const char *want = getenv("RM_TEST_PAUSE"), *fifo = getenv("RM_TEST_PAUSE_FIFO");
+	size_t sl = strlen(step);
+	char line[512];
+	int fd, len;
+
+	/* "STEP" pauses at every name, "STEP:NAME" at that name only. */
+	if (!want || !fifo || strncmp(want, step, sl) ||
+	    (want[sl] && (want[sl] != ':' || strcmp(want + sl + 1, name))))
+		return;
+	/* Say where we are (the test's read returns), then wait until the
+	 * test has made its swap and opens the FIFO again to let us go. */
+	len = snprintf(line, sizeof(line), "%s:%s\n", step, name);
+	if ((fd = open(fifo, O_WRONLY | O_CLOEXEC)) >= 0) {
+		if (len > 0 && write(fd, line, (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1) < 0)
+			line[0] = '\0';
+		close(fd);
+	}
+	if ((fd = open(fifo, O_RDONLY | O_CLOEXEC)) >= 0) {
+		while (read(fd, line, sizeof(line)) > 0)
+			;
+		close(fd);
+	}
+}
+
+int rm_out_dir_open(const char *path, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int fd;
+
+	*base = slash ? slash + 1 : path;
+	if (!slash)
+		return open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (!(dir = strndup(path, slash == path ? 1 : (size_t)(slash - path))))
+		return -1;
+	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	return fd;
+}
+
+int rm_out_openat(int dirfd, const char *name, int flags, mode_t mode, char *why, size_t n)
+{
+	int fd, fl, e;
+
+	rm_test_pause("open", name);
+	fd = openat(dirfd, name, flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, mode);
+	if (fd < 0) {
+		e = errno;
+		if (e == ENXIO)
+			return fail(why, n, e, "a FIFO with no reader");
+		return fail_errno(why, n, e);
+	}
+	/* The open could not block; the writes may (a FIFO's reader). */
+	if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		e = errno;
+		close(fd);
+		return fail_errno(why, n, e);
+	}
+	return fd;
+}
+
+/* A temporary name beside name in dirfd, created O_EXCL (never through
+ * what is there); the name in tmp (at least strlen(name) + 16 bytes). */
+static int tmp_at(int dirfd, const char *name, char *tmp, size_t tn)
+{
+	static const char set[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	unsigned char r[6];
+	int fd = -1;
+
+	for (int tries = 0; tries < 100; tries++) {
+		int rfd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		for (int i = 0; i < 6; i++)
+			r[i] = (unsigned char)((ts.tv_nsec >> (i * 5)) ^ (getpid() >> i) ^ tries);
+		if (rfd >= 0) {
+			if (read(rfd, r, sizeof(r)) < 0)
+				r[0] ^= 1;
+			close(rfd);
+		}
+		snprintf(tmp, tn, ".%s.%c%c%c%c%c%c", name, set[r[0] % 62], set[r[1] % 62],
+			 set[r[2] % 62], set[r[3] % 62], set[r[4] % 62], set[r[5] % 62]);
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	return fd;
+}
+
 int rm_out_open(const char *path, struct rm_outfile *o, char *why, size_t n)
 {
 	struct stat st;
-	const char *slash, *base;
+	const char *base;
 	mode_t mode = 0644 & ~cur_umask();
 	int fd, e;
-	size_t dlen;
 
 	memset(o, 0, sizeof(*o));
-	o->fd = -1;
+	o->fd = o->dirfd = -1;
 	if ((fd = rm_out_inherited_fd(path)) >= 0)
 		return use_inherited(fd, path, o, why, n);
 	if (!*path)
 		return fail_errno(why, n, ENOENT);
-	if (lstat(path, &st) == 0) {
-		if (S_ISLNK(st.st_mode))
-			return fail_errno(why, n, ELOOP);
-		if (S_ISDIR(st.st_mode))
-			return fail_errno(why, n, EISDIR);
+	if ((o->dirfd = rm_out_dir_open(path, &base)) < 0)
+		return fail_errno(why, n, errno);
+	if (!*base) {
+		e = EISDIR;
+		goto out;
+	}
+	if (fstatat(o->dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISLNK(st.st_mode)) {
+			e = ELOOP;
+			goto out;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			e = EISDIR;
+			goto out;
+		}
 		if (!S_ISREG(st.st_mode)) {
 			/* A FIFO, /dev/null, a terminal: written in place. */
-			fd = open(path, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
-			if (fd < 0)
-				return fail_errno(why, n, errno);
+			rm_test_pause("out-inplace", base);
+			fd = rm_out_openat(o->dirfd, base, O_WRONLY, 0, why, n);
+			if (fd < 0) {
+				rm_out_abort(o);
+				return -1;
+			}
 			o->fd = fd;
 			if (!(o->path = strdup(path))) {
-				close(fd);
-				o->fd = -1;
-				return fail_errno(why, n, ENOMEM);
+				e = ENOMEM;
+				goto out;
 			}
 			return 0;
 		}
 		/* Never more open than the file it replaces. */
 		mode &= st.st_mode & 07777;
 	} else if (errno != ENOENT) {
-		return fail_errno(why, n, errno);
+		e = errno;
+		goto out;
 	}
-	slash = strrchr(path, '/');
-	base = slash ? slash + 1 : path;
-	dlen = slash ? (size_t)(slash - path) + 1 : 0;
-	if (!*base)
-		return fail_errno(why, n, EISDIR);
 	o->path = strdup(path);
-	o->tmp = malloc(dlen + strlen(base) + 16);
+	o->base = o->path ? o->path + (base - path) : NULL;
+	o->tmp = malloc(strlen(base) + 16);
 	if (!o->path || !o->tmp) {
 		e = ENOMEM;
 		goto out;
 	}
 	/* ".NAME.XXXXXX" beside the target, so the rename stays within
 	 * one filesystem and is atomic. */
-	memcpy(o->tmp, path, dlen);
-	sprintf(o->tmp + dlen, ".%s.XXXXXX", base);
-	fd = mkostemp(o->tmp, O_CLOEXEC);
+	rm_test_pause("out-tmp", base);
+	fd = tmp_at(o->dirfd, base, o->tmp, strlen(base) + 16);
 	if (fd < 0) {
 		e = errno;
+		free(o->tmp);
+		o->tmp = NULL;
 		goto out;
 	}
 	o->fd = fd;
@@ -167,16 +270,16 @@ int rm_out_commit(struct rm_outfile *o, char *why, size_t n)
 	if (close(o->fd) < 0 && !e)
 		e = errno;
 	o->fd = -1;
-	if (!e && rename(o->tmp, o->path) < 0)
+	rm_test_pause("out-rename", o->base);
+	if (!e && renameat(o->dirfd, o->tmp, o->dirfd, o->base) < 0)
 		e = errno;
 	if (e) {
 		rm_out_abort(o);
 		return fail_errno(why, n, e);
 	}
 	free(o->tmp);
-	free(o->path);
-	o->tmp = o->path = NULL;
-	return 0;
+	o->tmp = NULL;
+	return rm_out_close(o) < 0 ? fail_errno(why, n, errno) : 0;
 }
 
 void rm_out_abort(struct rm_outfile *o)
@@ -186,11 +289,15 @@ void rm_out_abort(struct rm_outfile *o)
 	if (o->fd >= 0 && !o->inherited)
 		close(o->fd);
 	o->fd = -1;
-	if (o->tmp)
-		unlink(o->tmp);
+	if (o->tmp && o->dirfd >= 0)
+		unlinkat(o->dirfd, o->tmp, 0);
+	if (o->dirfd >= 0)
+		close(o->dirfd);
+	o->dirfd = -1;
 	free(o->tmp);
 	free(o->path);
 	o->tmp = o->path = NULL;
+	o->base = NULL;
 	errno = saved;
 }
 
@@ -204,28 +311,35 @@ int rm_out_open_append(const char *path, mode_t mode, struct rm_outfile *o,
 		       char *why, size_t n)
 {
 	struct stat st;
-	int fd;
+	const char *base;
+	int fd, e;
 
 	memset(o, 0, sizeof(*o));
-	o->fd = -1;
+	o->fd = o->dirfd = -1;
 	if ((fd = rm_out_inherited_fd(path)) >= 0)
 		return use_inherited(fd, path, o, why, n);
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, mode);
-	if (fd < 0)
+	if ((o->dirfd = rm_out_dir_open(path, &base)) < 0)
 		return fail_errno(why, n, errno);
+	rm_test_pause("out-append", base);
+	fd = rm_out_openat(o->dirfd, base, O_WRONLY | O_APPEND | O_CREAT, mode, why, n);
+	if (fd < 0) {
+		e = errno;
+		rm_out_abort(o);
+		errno = e;
+		return -1;
+	}
+	o->fd = fd;
 	if (fstat(fd, &st) < 0) {
-		int e = errno;
-		close(fd);
+		e = errno;
+		rm_out_abort(o);
 		return fail_errno(why, n, e);
 	}
 	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !isatty(fd) && !is_devnull(&st)) {
-		close(fd);
+		rm_out_abort(o);
 		return fail(why, n, EINVAL, "not a regular file, FIFO or terminal");
 	}
-	o->fd = fd;
 	if (!(o->path = strdup(path))) {
-		close(fd);
-		o->fd = -1;
+		rm_out_abort(o);
 		return fail_errno(why, n, ENOMEM);
 	}
 	return 0;
@@ -238,9 +352,13 @@ int rm_out_close(struct rm_outfile *o)
 	if (o->fd >= 0 && !o->inherited)
 		rc = close(o->fd);
 	o->fd = -1;
+	if (o->dirfd >= 0)
+		close(o->dirfd);
+	o->dirfd = -1;
 	free(o->path);
 	free(o->tmp);
 	o->path = o->tmp = NULL;
+	o->base = NULL;
 	return rc;
 }
 
@@ -301,4 +419,62 @@ int rm_out_same_path(const char *a, const char *b)
 	free(ca);
 	free(cb);
 	return same;
+}
+
+int rm_out_create_at(int dirfd, const char *name, int flags, mode_t mode, char *why, size_t n)
+{
+	int fd, e;
+
+	rm_test_pause("claim", name);
+	fd = openat(dirfd, name, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return fail_errno(why, n, errno);
+	/* On the descriptor: a name swapped meanwhile is never chmodded. */
+	if (fchmod(fd, mode & 07777) < 0) {
+		e = errno;
+		close(fd);
+		unlinkat(dirfd, name, 0);
+		return fail_errno(why, n, e);
+	}
+	return fd;
+}
+
+int rm_out_symlink_at(int dirfd, const char *target, const char *name, char *why, size_t n)
+{
+	struct stat st;
+	char *tmp;
+	size_t tn = strlen(name) + 16;
+	int fd, e = 0;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(st.st_mode))
+		return fail(why, n, EEXIST, "not a symlink: left as it is");
+	if (!(tmp = malloc(tn)))
+		return fail_errno(why, n, ENOMEM);
+	/* A random name, made and removed again, then the link made there:
+	 * symlinkat never follows what is at the name, and fails on it. */
+	for (int tries = 0; tries < 100; tries++) {
+		if ((fd = tmp_at(dirfd, name, tmp, tn)) < 0) {
+			e = errno;
+			break;
+		}
+		close(fd);
+		unlinkat(dirfd, tmp, 0);
+		rm_test_pause("symlink", name);
+		if (symlinkat(target, dirfd, tmp) == 0) {
+			e = 0;
+			break;
+		}
+		e = errno;
+		if (e != EEXIST)
+			break;
+	}
+	if (!e) {
+		rm_test_pause("symlink-rename", name);
+		if (renameat(dirfd, tmp, dirfd, name) < 0) {
+			e = errno;
+			unlinkat(dirfd, tmp, 0);
+		}
+	}
+	free(tmp);
+	return e ? fail_errno(why, n, e) : 0;
 }

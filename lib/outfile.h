@@ -18,6 +18,12 @@
  * file (a FIFO, /dev/null, a terminal) is opened and written in place,
  * never renamed onto either.
  *
+ * Every name is reached through a descriptor of its directory (openat,
+ * renameat), opened once: a directory renamed or a symlink planted in the
+ * path meanwhile changes nothing that was opened.  Opens are O_NONBLOCK
+ * and then blocking again, so a FIFO with no reader is refused ("a FIFO
+ * with no reader") instead of hanging the open for ever.
+ *
  * Failures fill why (n bytes) with the reason in words ("a symbolic link,
  * not followed", or strerror) and return -1 with errno set; callers print
  * "rm-x: cannot write 'PATH': WHY".  lib never prints.
@@ -36,7 +42,9 @@ struct rm_outfile {
 	int fd;           /* write the output here */
 	int inherited;    /* fd is stdout/stderr/fd N: not closed, not renamed */
 	char *path;       /* the path as named (a copy) */
-	char *tmp;        /* the temporary file, NULL when written in place */
+	char *tmp;        /* the temporary file's name in dirfd, NULL when written in place */
+	const char *base; /* the target's last name, in path */
+	int dirfd;        /* the target's directory (O_PATH), -1 when inherited */
 	int no_sync;      /* set before the commit: a file rewritten every tick
 			   * (rm-tree --live), where a crash may leave it empty */
 };
@@ -93,5 +101,43 @@ int rm_same_file(const struct stat *a, const struct stat *b);
  * terminal are two outputs).
  */
 int rm_out_same_path(const char *a, const char *b);
+
+/*
+ * The directory of path opened O_PATH|O_DIRECTORY (following path as the
+ * user named it), its last name in *base.  A descriptor, or -1 (errno).
+ */
+int rm_out_dir_open(const char *path, const char **base);
+
+/*
+ * openat(dirfd, name) with O_NOFOLLOW|O_NONBLOCK|O_NOCTTY|O_CLOEXEC added,
+ * O_NONBLOCK cleared again once open.  A descriptor, or -1 with why filled
+ * (a FIFO with no reader, a symbolic link, strerror).
+ */
+int rm_out_openat(int dirfd, const char *name, int flags, mode_t mode, char *why, size_t n);
+
+/*
+ * Create name in dirfd, never over anything that is there (a dangling
+ * symlink too): O_CREAT|O_EXCL|O_NOFOLLOW with flags, then fchmod(mode) on
+ * the descriptor.  A descriptor, or -1 with why filled (EEXIST: taken).
+ */
+int rm_out_create_at(int dirfd, const char *name, int flags, mode_t mode, char *why, size_t n);
+
+/*
+ * Make name in dirfd a symlink to target: a new link at a random name,
+ * renamed over name.  A name holding anything but a symlink is left as it
+ * is (-1, EEXIST, "not a symlink: left as it is").  0, or -1 with why.
+ */
+int rm_out_symlink_at(int dirfd, const char *target, const char *name, char *why, size_t n);
+
+/*
+ * Tests only: when the environment's RM_TEST_PAUSE is step (or
+ * "step:name", name the last name about to be touched), write
+ * "step:name\n" to the FIFO RM_TEST_PAUSE_FIFO, then wait until the test
+ * opens it for writing again and closes it, so that a test can swap the
+ * name at exactly that step.  The steps are the calls that touch a name in
+ * a directory another user may write: open, claim, symlink,
+ * symlink-rename, out-tmp, out-rename, out-inplace, out-append.
+ */
+void rm_test_pause(const char *step, const char *name);
 
 #endif

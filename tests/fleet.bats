@@ -309,11 +309,11 @@ PYEOF
     --interval 0.2 --stage-log-dir "$BATS_TEST_TMPDIR/logs" --watch-pid "$job" &
   local mon=$!
   KILL_PIDS+=("$mon")
-  wait_for 10 test -s "$PROM_DIR/rm-tools.prom"
+  wait_for 10 test -s "$PROM_DIR/rm-tools-fleet1.prom"
   # The stage's log, written once the run has started (a log older than
   # the run is an earlier build's, never the stage).
   echo "configure" >"$BATS_TEST_TMPDIR/logs/configure.log"
-  wait_for 10 grep -q 'stage="configure"' "$PROM_DIR/rm-tools.prom"
+  wait_for 10 grep -q 'stage="configure"' "$PROM_DIR/rm-tools-fleet1.prom"
   scrape "$BATS_TEST_TMPDIR/page1"
   # More memory in use and a new stage for the next few ticks.
   "$PY" -c 'import time; b = bytearray(256 << 20); b[::4096] = b"x" * len(b[::4096]); time.sleep(2)' &
@@ -340,17 +340,17 @@ PYEOF
   # The file is whole at every instant: the collector never sees a torn one.
   local i
   for ((i = 0; i < 10; i++)); do
-    check_prom "$PROM_DIR/rm-tools.prom"
+    check_prom "$PROM_DIR/rm-tools-fleet1.prom"
     sleep 0.07
   done
   # The run ends with the watched PID: the file is gone or says finished.
   kill "$job"
   wait_for 10 gone "$mon"
-  if [[ -e "$PROM_DIR/rm-tools.prom" ]]; then
-    grep -Eq '^rm_monitor_finished(\{[^}]*\})? 1$' "$PROM_DIR/rm-tools.prom"
+  if [[ -e "$PROM_DIR/rm-tools-fleet1.prom" ]]; then
+    grep -Eq '^rm_monitor_finished(\{[^}]*\})? 1$' "$PROM_DIR/rm-tools-fleet1.prom"
   fi
   run -0 ls -A "$PROM_DIR"
-  [[ "$output" != *.rm-tools.prom.* ]]
+  [[ "$output" != *.rm-tools-fleet1.prom.* ]]
 }
 
 # doc_file NAME: the fenced block docs/fleet.md marks "<!-- file: NAME -->".

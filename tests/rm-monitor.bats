@@ -589,4 +589,89 @@ print(" ".join(sorted({r["stage"] for r in csv.DictReader(open(sys.argv[1]))})))
   [[ "${lines[0]}" == *"(seed monitor CSV)" ]]
   run -2 --separate-stderr rm-monitor --out-dir "$OUT" --seed-columns --gpu
   [ ! -e "$OUT/resources-sc-2.csv" ]
+# Every open, chmod, chown, link or symlink by path of a name inside DIR in strace's
+# trace FILE, but the reads the C commands make (O_RDONLY|O_NONBLOCK: a FIFO cannot
+# block them): what must not be there.
+writes_by_name() {
+  grep -F "\"$2/" "$1" | grep -Ev "openat\(AT_FDCWD, \"[^\"]*\", O_RDONLY\|[A-Z_|]*O_NONBLOCK"
+}
+
+@test "rm-monitor never opens, chmods or links a name in its out-dir by path: rm-out makes them through the directory's descriptor, handed on open (G1, G7)" {
+  command -v strace >/dev/null || skip "no strace"
+  sleep 1 &
+  run -0 strace -f -qq -o "$BATS_TEST_TMPDIR/trace" -e trace=open,openat,creat,chmod,fchmodat,chown,fchownat,lchown,link,linkat,symlink,symlinkat,truncate,mknodat \
+    rm-monitor --out-dir "$OUT" --run-id g1 --interval 0.2 --watch-pid $!
+  run writes_by_name "$BATS_TEST_TMPDIR/trace" "$OUT"
+  echo "$output"
+  [ -z "$output" ]
+  # What the run made is all there, and the exit log's rows went into the claimed file.
+  [ -s "$OUT/resources-g1.csv" ] && [ -s "$OUT/resources-g1.procs.csv" ] && [ -s "$OUT/resources-g1.summary.txt" ]
+  [ "$(readlink "$OUT/resources-g1.latest.csv")" = resources-g1.csv ]
+}
+
+@test "a CSV replaced during the run is not summarized as the run's: a FIFO there hangs nothing (G3)" {
+  start_monitor --out-dir "$OUT" --run-id g3 --interval 0.1
+  wait_for 20 has_rows "$OUT/resources-g3.csv"
+  rm "$OUT/resources-g3.csv"
+  mkfifo "$OUT/resources-g3.csv"
+  kill -TERM "$MON"
+  # Ends within the watchdog's time, whatever was planted.
+  wait_for 30 bash -c '! kill -0 "$1" 2>/dev/null' _ "$MON"
+  run wait "$MON"
+  [ "$status" = 1 ]
+  grep -Fx "rm-monitor: '$OUT/resources-g3.csv' is no longer the file this run wrote: replaced during the run; no summary" "$BATS_TEST_TMPDIR/mon.err"
+}
+
+@test "two monitors sharing a --prom-dir each keep their own rm-tools-ID.prom; the first to end removes only its own (G8)" {
+  local pd="$BATS_TEST_TMPDIR/prom" a b
+  mkdir -p "$pd"
+  sleep 60 &
+  a=$!
+  BG_PIDS="${BG_PIDS:-} $a"
+  sleep 60 &
+  b=$!
+  BG_PIDS="${BG_PIDS:-} $b"
+  rm-monitor --out-dir "$OUT" --run-id buildA --interval 0.1 --watch-pid "$a" --prom-dir "$pd" 2>/dev/null &
+  local ma=$!
+  rm-monitor --out-dir "$OUT" --run-id buildB --interval 0.1 --watch-pid "$b" --prom-dir "$pd" 2>/dev/null &
+  local mb=$!
+  BG_PIDS="${BG_PIDS:-} $ma $mb"
+  wait_for 30 test -s "$pd/rm-tools-buildA.prom"
+  wait_for 30 test -s "$pd/rm-tools-buildB.prom"
+  grep -q 'run_id="buildA"' "$pd/rm-tools-buildA.prom"
+  grep -q 'run_id="buildB"' "$pd/rm-tools-buildB.prom"
+  ! grep -q 'run_id="buildB"' "$pd/rm-tools-buildA.prom"
+  kill "$b"
+  wait "$mb" || true
+  [ ! -e "$pd/rm-tools-buildB.prom" ]
+  # A's metrics are still live, and still being rewritten.
+  [ -s "$pd/rm-tools-buildA.prom" ]
+  local before
+  before=$(stat -c %Y.%i "$pd/rm-tools-buildA.prom")
+  wait_for 30 bash -c '[[ "$(stat -c %Y.%i "$1")" != "$2" ]]' _ "$pd/rm-tools-buildA.prom" "$before"
+  kill "$a"
+  wait "$ma" || true
+  [ -z "$(ls -A "$pd")" ]
+}
+
+@test "a live monitor's status directory is never removed, even from another PID namespace: only one whose lock no process holds (R6)" {
+  local t="$BATS_TEST_TMPDIR/tmp" live dead holder
+  mkdir -p "$t"
+  # A monitor in another PID namespace: its PID is none of ours, its lock held.
+  live="$t/rm-monitor.4194000.AbCdEf"
+  dead="$t/rm-monitor.4194001.GhIjKl"
+  mkdir -m 700 "$live" "$dead"
+  : >"$live/lock"
+  : >"$dead/lock"
+  echo 'rows_written=3' >"$live/status.01"
+  flock "$live/lock" sleep 120 &
+  holder=$!
+  BG_PIDS="${BG_PIDS:-} $holder"
+  wait_for 20 bash -c '! flock -n "$1" true' _ "$live/lock"
+  sleep 1 &
+  run -0 env TMPDIR="$t" rm-monitor --out-dir "$OUT" --run-id r6 --interval 0.2 --watch-pid $!
+  [ -f "$live/status.01" ]
+  [ ! -e "$dead" ]
+  # Our own is gone at the end.
+  [ "$(ls "$t")" = "${live##*/}" ]
 }

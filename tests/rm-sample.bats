@@ -564,4 +564,19 @@ shapes() {
   run -2 --separate-stderr rm-sample --seed-columns --energy
   [[ "$stderr" == "rm-sample: --seed-columns writes the seed's 14 CSV columns: not with -f, --energy, --gpu or --cgroup-path"* ]]
   run -2 rm-sample --seed-columns -f jsonl
+
+}
+
+@test "-o onto a FIFO with no reader is refused at once, not waited on for ever" {
+  mkfifo "$BATS_TEST_TMPDIR/fifo"
+  run -1 --separate-stderr timeout -s KILL 60 rm-sample -n 1 -o "$BATS_TEST_TMPDIR/fifo"
+  [ "$stderr" = "rm-sample: cannot open '$BATS_TEST_TMPDIR/fifo': a FIFO with no reader" ]
+}
+
+@test "-o /dev/fd/N onto a file that has rows appends without a second header (rm-monitor's restarted sampler)" {
+  local f="$BATS_TEST_TMPDIR/a.csv"
+  rm-sample -n 1 -o "$f"
+  run -0 bash -c 'rm-sample -n 1 -o /dev/fd/3 3>>"$1"' _ "$f"
+  [ "$(grep -c '^epoch,' "$f")" = 1 ]
+  [ "$(wc -l <"$f")" = 3 ]
 }

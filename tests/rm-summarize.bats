@@ -607,4 +607,13 @@ sys_csv() {
   run -0 rm-summarize --json "$FIXTURES/diskfit/flat-noisy.csv"
   [ "$(jq -c '.system.disk | [.rate_ci95_gb_per_hour, .hours_to_full, .hours_to_full_ci95, .hours_to_threshold]' <<<"$output")" = '[[-0.771,0.652],null,null,null]' ]
   [ "$(jq -r '[.verdicts[].kind] | join(" ")' <<<"$output")" = ok ]
+
+}
+
+@test "a FIFO with no writer as input reads as empty, and as -o with no reader is refused: neither waits for ever" {
+  mkfifo "$BATS_TEST_TMPDIR/fifo"
+  run -1 --separate-stderr timeout -s KILL 60 rm-summarize "$BATS_TEST_TMPDIR/fifo"
+  [ "$stderr" = "rm-summarize: '$BATS_TEST_TMPDIR/fifo': empty file; not a CSV" ]
+  run -1 --separate-stderr timeout -s KILL 60 rm-summarize -o "$BATS_TEST_TMPDIR/fifo" "$FIXTURES/fit/monitor.csv"
+  [ "$stderr" = "rm-summarize: cannot write '$BATS_TEST_TMPDIR/fifo': a FIFO with no reader" ]
 }

@@ -190,7 +190,7 @@ rows_lost_at_least() {
   mkdir -p "${d}"
   sleep 2 &
   pid=$!
-  strace -f -qq -e trace=open,openat,creat,rename,renameat,renameat2,link,linkat \
+  strace -f -qq -y -e trace=open,openat,creat,rename,renameat,renameat2,link,linkat \
     -o "${BATS_TEST_TMPDIR}/trace" \
     rm-monitor --out-dir "${d}" --run-id atom --interval 0.1 --watch-pid "${pid}" \
     2>"${BATS_TEST_TMPDIR}/mon.err"
@@ -198,7 +198,8 @@ rows_lost_at_least() {
   run -0 "${PY}" - "${BATS_TEST_TMPDIR}/trace" "${d}" <<'PYEOF'
 import re, sys
 trace, d = sys.argv[1], sys.argv[2]
-lines = open(trace).read().splitlines()
+# strace -y: a name relative to a directory descriptor (openat, renameat) as the path.
+lines = [re.sub(r'\b\d+<([^>]*)>, "([^"]*)"', r'"\1/\2"', l) for l in open(trace).read().splitlines()]
 bad = []
 for name in ("summary.txt", "summary.json"):
     target = f"{d}/resources-atom.{name}"

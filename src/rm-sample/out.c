@@ -233,23 +233,34 @@ static void check_append(const struct opts *o, int fd)
 void open_output(const struct opts *o, int create)
 {
 	struct stat st;
-	int fd;
+	const char *base;
+	char why[256];
+	int fd, dirfd;
 
 	if (!o->output)
 		return;
 	fd = rm_out_inherited_fd(o->output);
 	if (fd >= 0) {
 		out_fd = fd;
+		/* A file handed on open (rm-monitor's -o /dev/fd/3) is appended
+		 * to as a named one is: its header kept, once. */
+		if (fd > STDERR_FILENO && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+			check_append(o, out_fd);
+			header_pending = -1;
+		}
 		return;
 	}
-	out_fd = open(o->output, O_WRONLY | (create ? O_CREAT : 0) | O_APPEND | O_NOFOLLOW |
-		      O_CLOEXEC | O_NOCTTY, geteuid() == 0 ? 0640 : 0666);
+	/* Through its directory's descriptor, never blocking on a FIFO with
+	 * no reader (refused, where a plain open waited for ever). */
+	if ((dirfd = rm_out_dir_open(o->output, &base)) < 0)
+		err(RM_EXIT_FAIL, "cannot open '%s'", o->output);
+	out_fd = rm_out_openat(dirfd, base, O_WRONLY | (create ? O_CREAT : 0) | O_APPEND,
+			       geteuid() == 0 ? 0640 : 0666, why, sizeof(why));
+	close(dirfd);
 	if (out_fd < 0 && !create && errno == ENOENT)
 		return;
-	if (out_fd < 0 && errno == ELOOP)
-		errx(RM_EXIT_FAIL, "cannot open '%s': %s", o->output, RM_OUT_SYMLINK_WHY);
 	if (out_fd < 0)
-		err(RM_EXIT_FAIL, "cannot open '%s'", o->output);
+		errx(RM_EXIT_FAIL, "cannot open '%s': %s", o->output, why);
 	if (fstat(out_fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
 		check_append(o, out_fd);
 		header_pending = -1;

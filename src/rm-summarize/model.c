@@ -163,9 +163,14 @@ static void open_input(struct input *in)
 	if (strcmp(in->path, "-") == 0) {
 		in->fd = STDIN_FILENO;
 	} else {
-		in->fd = open(in->path, O_RDONLY | O_CLOEXEC);
+		/* O_NONBLOCK: a FIFO with no writer (one planted at a monitor's
+		 * CSV) reads as empty instead of blocking the open for ever. */
+		in->fd = open(in->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 		if (in->fd < 0) 
 			err(RM_EXIT_FAIL, "cannot open '%s'", in->shown);
+		int fl = fcntl(in->fd, F_GETFL);
+		if (fl < 0 || fcntl(in->fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+			err(RM_EXIT_FAIL, "cannot read '%s'", in->shown);
 	}
 	if (fstat(in->fd, &in->st) < 0) 
 		err(RM_EXIT_FAIL, "cannot read '%s'", in->shown);

@@ -182,6 +182,73 @@ static void test_fifo_in_place(void)
 	unlink(fifo);
 }
 
+/* A FIFO with no reader is refused at once by both opens (G3: a plain
+ * open waited for ever), in the same words. */
+static void test_fifo_no_reader_refused(void)
+{
+	struct rm_outfile o;
+	char why[128];
+
+	unlink(fifo);
+	CHECK(mkfifo(fifo, 0600) == 0);
+	CHECK(rm_out_open(fifo, &o, why, sizeof(why)) < 0);
+	CHECK(errno == ENXIO);
+	CHECK_STR(why, "a FIFO with no reader");
+	CHECK(rm_out_open_append(fifo, 0600, &o, why, sizeof(why)) < 0);
+	CHECK_STR(why, "a FIFO with no reader");
+	unlink(fifo);
+}
+
+/* rm_out_create_at makes nothing over anything, a dangling symlink too,
+ * and sets the mode on the descriptor (G7). */
+static void test_create_at(void)
+{
+	char why[128];
+	struct stat st;
+	int dfd = open(dir, O_PATH | O_DIRECTORY), fd;
+
+	unlink(lnk);
+	CHECK(symlink("/nonexistent/target", lnk) == 0);
+	CHECK(rm_out_create_at(dfd, "link.txt", O_WRONLY, 0640, why, sizeof(why)) < 0);
+	CHECK(errno == EEXIST);
+	unlink(lnk);
+	unlink(p2);
+	fd = rm_out_create_at(dfd, "new.txt", O_WRONLY, 0640, why, sizeof(why));
+	CHECK(fd >= 0);
+	CHECK(fstat(fd, &st) == 0 && (st.st_mode & 07777) == 0640);
+	close(fd);
+	unlink(p2);
+	close(dfd);
+}
+
+/* rm_out_symlink_at replaces a symlink, never a file or a directory,
+ * and never makes the link inside a directory at the name. */
+static void test_symlink_at(void)
+{
+	char why[128], buf[64];
+	struct stat st;
+	int dfd = open(dir, O_PATH | O_DIRECTORY), before = count_files();
+	ssize_t n;
+
+	unlink(lnk);
+	CHECK(symlink("old", lnk) == 0);
+	CHECK(rm_out_symlink_at(dfd, "new", "link.txt", why, sizeof(why)) == 0);
+	n = readlink(lnk, buf, sizeof(buf) - 1);
+	CHECK(n == 3 && memcmp(buf, "new", 3) == 0);
+	unlink(lnk);
+	put(lnk, "keep");
+	CHECK(rm_out_symlink_at(dfd, "new", "link.txt", why, sizeof(why)) < 0);
+	CHECK_STR(why, "not a symlink: left as it is");
+	CHECK_STR(get(lnk), "keep");
+	unlink(lnk);
+	CHECK(mkdir(lnk, 0700) == 0);
+	CHECK(rm_out_symlink_at(dfd, "new", "link.txt", why, sizeof(why)) < 0);
+	CHECK(lstat(lnk, &st) == 0 && S_ISDIR(st.st_mode));
+	CHECK(rmdir(lnk) == 0);   /* empty: nothing was made inside */
+	close(dfd);
+	CHECK(count_files() == before);   /* no temporary link left behind */
+}
+
 static void test_append(void)
 {
 	struct rm_outfile o;
@@ -243,6 +310,9 @@ int main(void)
 	RUN(test_symlink_refused);
 	RUN(test_inherited);
 	RUN(test_fifo_in_place);
+	RUN(test_fifo_no_reader_refused);
+	RUN(test_create_at);
+	RUN(test_symlink_at);
 	RUN(test_append);
 	RUN(test_same);
 	{

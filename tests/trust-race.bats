@@ -1,0 +1,65 @@
+#!/usr/bin/env bats
+# Races against a root wrapper writing into a directory another user owns
+# (issue 21, rule 1): at each step that touches a name there, paused by
+# RM_TEST_PAUSE (tests/test_helper/race.bash), nobody swaps the name for a
+# symlink to a root file, a FIFO or a directory; the root file stays as it
+# was, nothing is written into the directory, and nothing hangs.
+# docs/reliability.md lists the promise each test holds.
+
+setup() {
+  load test_helper/common
+  load test_helper/trust
+  load test_helper/race
+  race_setup
+}
+
+teardown() {
+  race_teardown
+}
+
+# monitor_race STEP:NAME...: each step, with each kind of plant, under a
+# root rm-monitor whose out-dir nobody owns.
+monitor_race() {
+  local at kind
+  for at in "$@"; do
+    for kind in symlink fifo dir; do
+      rm -rf "${RACE:?}"/* "${RACE}"/.[!.]*
+      sleep 1 &
+      race_run "${at}" "${kind}" rm-monitor --out-dir "${RACE}" --run-id r --interval 0.2 --watch-pid $! || return 1
+      echo "${at} ${kind}: rc ${RACE_RC}: $(cat "${RACE_ERR}")"
+      victim_untouched || return 1
+      ((RACE_RC <= 1)) || return 1
+    done
+  done
+}
+
+# bats test_tags=slow
+@test "rm-monitor: a name swapped while the run's files are claimed or linked never redirects a root write (G1, G7, latest)" {
+  need rm-monitor
+  monitor_race claim:resources-r.csv claim:resources-r.procs.csv \
+    symlink:resources-r.latest.csv symlink-rename:resources-r.latest.csv
+}
+
+# bats test_tags=slow
+@test "rm-monitor: a name swapped while the summaries and stats are written never redirects a root write (rule 1)" {
+  need rm-monitor
+  monitor_race out-tmp:resources-r.summary.txt out-rename:resources-r.summary.txt \
+    out-tmp:resources-r.stats.csv out-rename:resources-r.stats.csv
+}
+
+# bats test_tags=slow
+@test "rm-plot: a name swapped at the PNG's temporary file or its rename never redirects a root write (G2)" {
+  need rm-plot
+  command -v gnuplot >/dev/null || skip_or_fail "no gnuplot"
+  local at kind
+  for at in out-tmp:run.png out-rename:run.png; do
+    for kind in symlink fifo dir; do
+      rm -rf "${RACE:?}"/*
+      cp "${FIXTURES}/fit/monitor.csv" "${RACE}/run.csv"
+      chown nobody: "${RACE}/run.csv"
+      race_run "${at}" "${kind}" rm-plot "${RACE}/run.csv" || return 1
+      echo "${at} ${kind}: rc ${RACE_RC}: $(cat "${RACE_ERR}")"
+      victim_untouched || return 1
+    done
+  done
+}
