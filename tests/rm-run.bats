@@ -566,3 +566,27 @@ rows_once() {
   [[ "$stderr" == *"invalid --fail-on 'peak=lots'"* ]]
   [ ! -e "$mark" ]
 }
+@test "an output path that is a FIFO with no reader is refused before CMD runs, never waited on (G3)" {
+  local d="$BATS_TEST_TMPDIR/ff" opt
+  mkdir -p "$d"
+  for opt in --timeline -o --csv; do
+    rm -f "$d/out"
+    mkfifo "$d/out"
+    run -1 --separate-stderr timeout -s KILL 60 rm-run "$opt" "$d/out" -- echo hello
+    [ "$output" = "" ]
+    [ "$stderr" = "rm-run: cannot write $opt '$d/out': a FIFO with no reader; nothing was run" ]
+  done
+}
+
+@test "--memory-max takes exactly the sizes rm-tree takes, and says so under rm-run's name (R3)" {
+  local s
+  [[ $EUID -eq 0 ]] || skip_needs_root "a --memory-max run needs a memory cgroup"
+  for s in 0x40000000 1e9 1.G 512M; do
+    run -0 --separate-stderr rm-run --quiet --memory-max "$s" -- true
+  done
+  for s in 0 99999999999999999999G 12Q; do
+    run -2 --separate-stderr rm-run --memory-max "$s" -- true
+    [ "${stderr_lines[0]}" = "rm-run: invalid --memory-max '$s': a size such as 512M or 8G" ]
+    [[ "${stderr_lines[1]}" == "usage: rm-run "* ]]
+  done
+}

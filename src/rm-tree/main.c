@@ -37,7 +37,7 @@
 
 const char prog[] = "rm-tree";
 #define OFF(f) offsetof(struct opts, f)
-enum { O_WATCH = RM_CLI_LONG, O_MATCH, O_NOCH, O_EXEC, O_TL, O_JOB, O_LOG, O_PSS, O_CG, O_MEMMAX,
+enum { O_WATCH = RM_CLI_LONG, O_CHECK, O_MATCH, O_NOCH, O_EXEC, O_TL, O_JOB, O_LOG, O_PSS, O_CG, O_MEMMAX,
        O_ORPH, O_INCG, O_EXCL, O_ELSE, O_STATS, O_COMPILERS, O_INIT, O_LIVE, O_LIVE_TTY,
        O_CONTAINERS };
 
@@ -104,6 +104,8 @@ static const struct rm_cli_opt options[] = {
 		  "is a terminal" },
 	{ 'H', "no-header", NULL, .kind = RM_CLI_FALSE, .off = OFF(header),
 	  .help = "no CSV header line" },
+	{ O_CHECK, "check", NULL, .kind = RM_CLI_TRUE, .off = OFF(check),
+	  .help = "check the options, run nothing, exit 0 (rm-run asks)" },
 	RM_CLI_HELP_OPT,
 	RM_CLI_VERSION_OPT,
 	{ O_COMPILERS, "compilers", NULL,
@@ -122,7 +124,7 @@ static const struct rm_cli cli = {
 		"[--match | --in-cgroup | [--no-children] PID...]",
 		"--exec [-H] [-i] [--timeline] [--job] [--log]\n"
 		"[--stats] [--pss] [--cgroup] [--memory-max]\n"
-		"[--wait-orphans] [--live] [--live-tty] [--containers]\n"
+		"[--wait-orphans] [--live] [--live-tty] [--containers] [--check]\n"
 		"-- CMD [ARG...]",
 		"--init -- CMD [ARG...]",
 		NULL,
@@ -394,6 +396,8 @@ int main(int argc, char **argv)
 	parse_args(argc, argv, &o);
 	if (o.init)
 		return init_run(&o);
+	if (o.check)
+		return RM_EXIT_OK;
 	if (rm_proc_dirfd() < 0)
 		err(RM_EXIT_FAIL, "cannot open '%s'", rm_proc_root());
 	if (o.interval)

@@ -48,6 +48,7 @@ struct opts {
 	int cols[K_NCOLS];
 	int ncols;
 	int header;
+	int check;            /* --check: the options checked, nothing run */
 	int json;
 	double window;
 	double interval;         /* 0: snapshot */
