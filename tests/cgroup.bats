@@ -109,6 +109,15 @@ print(len(rows), sum(near), near[0], near[-1], rows[0]["cg_mem_limit_mb"])' "$t/
   [ "$output" = "early (PID 4242)" ]
 }
 
+@test "rm-tree --exec --memory-max moves the job into its cgroup once, not twice" {
+  [[ -w /sys/fs/cgroup/memory/cgroup.procs ]] || grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null ||
+    skip_needs_root "no writable memory cgroup controller (needs root)"
+  command -v strace >/dev/null || skip "no strace"
+  run -0 strace -f -qq -e trace=openat -o "$BATS_TEST_TMPDIR/trace" rm-tree --exec --memory-max 256M -- true
+  run grep -c 'rm-tree\.[0-9]*/cgroup\.procs", O_WRONLY' "$BATS_TEST_TMPDIR/trace"
+  [ "$output" = 1 ]
+}
+
 @test "rm-run --memory-max where no cgroup can be made: said, exit 125, CMD never runs" {
   [[ $EUID -eq 0 ]] || skip_needs_root "needs root to become nobody"
   local d

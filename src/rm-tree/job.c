@@ -274,16 +274,20 @@ void launch(struct stream *s)
 	setpgid(pid, pid);
 	if (s->tty >= 0)
 		tcsetpgrp(s->tty, pid);
-	if (s->cg.ok && s->o->mem_max && cgroup_enter(&s->cg, pid) < 0) {
-		/* Closing go ends the child before it runs CMD. */
-		char why[4500];
-		snprintf(why, sizeof(why), "cannot move the job into '%s': %s", s->cg.dir, strerror(errno));
-		close(go[1]);
-		waitpid(pid, NULL, 0);
-		tty_give_back(s->tty);
-		budget_fail(s, why);
-	}
+	/* Into the cgroup once: with --memory-max a failure ends the job
+	 * before CMD runs (no budget, no run); with --cgroup it only loses
+	 * the exact peak. */
 	if (s->cg.ok && cgroup_enter(&s->cg, pid) < 0) {
+		if (s->o->mem_max) {
+			/* Closing go ends the child before it runs CMD. */
+			char why[4500];
+			snprintf(why, sizeof(why), "cannot move the job into '%s': %s", s->cg.dir,
+				 strerror(errno));
+			close(go[1]);
+			waitpid(pid, NULL, 0);
+			tty_give_back(s->tty);
+			budget_fail(s, why);
+		}
 		warnx("--cgroup: cannot move the job into '%s': %s; sampling only",
 		      s->cg.dir, strerror(errno));
 		cgroup_remove(&s->cg);
