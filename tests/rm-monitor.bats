@@ -589,6 +589,8 @@ print(" ".join(sorted({r["stage"] for r in csv.DictReader(open(sys.argv[1]))})))
   [[ "${lines[0]}" == *"(seed monitor CSV)" ]]
   run -2 --separate-stderr rm-monitor --out-dir "$OUT" --seed-columns --gpu
   [ ! -e "$OUT/resources-sc-2.csv" ]
+}
+
 # Every open, chmod, chown, link or symlink by path of a name inside DIR in strace's
 # trace FILE, but the reads the C commands make (O_RDONLY|O_NONBLOCK: a FIFO cannot
 # block them): what must not be there.
@@ -596,7 +598,7 @@ writes_by_name() {
   grep -F "\"$2/" "$1" | grep -Ev "openat\(AT_FDCWD, \"[^\"]*\", O_RDONLY\|[A-Z_|]*O_NONBLOCK"
 }
 
-@test "rm-monitor never opens, chmods or links a name in its out-dir by path: rm-out makes them through the directory's descriptor, handed on open (G1, G7)" {
+@test "rm-monitor never opens, chmods or links a name in its out-dir by path: rm-out makes them through the directory's descriptor, handed on open" {
   command -v strace >/dev/null || skip "no strace"
   sleep 1 &
   run -0 strace -f -qq -o "$BATS_TEST_TMPDIR/trace" -e trace=open,openat,creat,chmod,fchmodat,chown,fchownat,lchown,link,linkat,symlink,symlinkat,truncate,mknodat \
@@ -609,7 +611,7 @@ writes_by_name() {
   [ "$(readlink "$OUT/resources-g1.latest.csv")" = resources-g1.csv ]
 }
 
-@test "a CSV replaced during the run is not summarized as the run's: a FIFO there hangs nothing (G3)" {
+@test "a CSV replaced during the run is not summarized as the run's: a FIFO there hangs nothing" {
   start_monitor --out-dir "$OUT" --run-id g3 --interval 0.1
   wait_for 20 has_rows "$OUT/resources-g3.csv"
   rm "$OUT/resources-g3.csv"
@@ -622,7 +624,7 @@ writes_by_name() {
   grep -Fx "rm-monitor: '$OUT/resources-g3.csv' is no longer the file this run wrote: replaced during the run; no summary" "$BATS_TEST_TMPDIR/mon.err"
 }
 
-@test "two monitors sharing a --prom-dir each keep their own rm-tools-ID.prom; the first to end removes only its own (G8)" {
+@test "two monitors sharing a --prom-dir each keep their own rm-tools-ID.prom; the first to end removes only its own" {
   local pd="$BATS_TEST_TMPDIR/prom" a b
   mkdir -p "$pd"
   sleep 60 &
@@ -654,7 +656,7 @@ writes_by_name() {
   [ -z "$(ls -A "$pd")" ]
 }
 
-@test "a live monitor's status directory is never removed, even from another PID namespace: only one whose lock no process holds (R6)" {
+@test "a live monitor's status directory is never removed, even from another PID namespace: only one whose lock no process holds" {
   local t="$BATS_TEST_TMPDIR/tmp" live dead holder
   mkdir -p "$t"
   # A monitor in another PID namespace: its PID is none of ours, its lock held.
@@ -674,4 +676,29 @@ writes_by_name() {
   [ ! -e "$dead" ]
   # Our own is gone at the end.
   [ "$(ls "$t")" = "${live##*/}" ]
+}
+
+@test "rm-tree killed under the monitor is restarted like rm-sample: the summary gives the gap, later processes are logged, exit 1" {
+  local d="$BATS_TEST_TMPDIR/g9" t n
+  mkdir -p "$d"
+  # The build: 20 short shells one after another, each at least 0.6 s.
+  (for i in $(seq 20); do sh -c 'sleep 0.6'; done) &
+  local w=$!
+  BG_PIDS="${BG_PIDS:-} $w"
+  rm-monitor --out-dir "$OUT" --run-id g9 --interval 0.2 --watch-pid "$w" 2>"$d/err" &
+  local m=$!
+  BG_PIDS="${BG_PIDS:-} $m"
+  wait_for 30 pgrep -P "$m" -x rm-tree
+  t=$(pgrep -P "$m" -x rm-tree)
+  wait_for 30 bash -c '(($(grep -c "sh -c sleep 0.6" "$1") >= 2))' _ "$OUT/resources-g9.procs.csv"
+  kill -KILL "$t"
+  run wait "$m"
+  [ "$status" = 1 ]
+  grep -q 'rm-monitor: rm-tree ended (signal KILL); restarted' "$d/err"
+  grep -Eq 'process log \(rm-tree\) died at \+[0-9:]+ \(signal KILL\), restarted at \+[0-9:]+: processes that ended in between are missing, and those reparented meanwhile may be missing from later rows' \
+    "$OUT/resources-g9.summary.txt"
+  # The restarted rm-tree logged the rest of the build, under the one header.
+  n=$(grep -c 'sh -c sleep 0.6' "$OUT/resources-g9.procs.csv")
+  ((n >= 15))
+  [ "$(grep -c '^pid,' "$OUT/resources-g9.procs.csv")" = 1 ]
 }

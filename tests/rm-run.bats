@@ -566,7 +566,7 @@ rows_once() {
   [[ "$stderr" == *"invalid --fail-on 'peak=lots'"* ]]
   [ ! -e "$mark" ]
 }
-@test "an output path that is a FIFO with no reader is refused before CMD runs, never waited on (G3)" {
+@test "an output path that is a FIFO with no reader is refused before CMD runs, never waited on" {
   local d="$BATS_TEST_TMPDIR/ff" opt
   mkdir -p "$d"
   for opt in --timeline -o --csv; do
@@ -578,7 +578,7 @@ rows_once() {
   done
 }
 
-@test "--memory-max takes exactly the sizes rm-tree takes, and says so under rm-run's name (R3)" {
+@test "--memory-max takes exactly the sizes rm-tree takes, and says so under rm-run's name" {
   local s
   [[ $EUID -eq 0 ]] || skip_needs_root "a --memory-max run needs a memory cgroup"
   for s in 0x40000000 1e9 1.G 512M; do

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Races against a root wrapper writing into a directory another user owns
-# (issue 21, rule 1): at each step that touches a name there, paused by
+# (a root tool never writes through a swapped name): at each step that touches a name there, paused by
 # RM_TEST_PAUSE (tests/test_helper/race.bash), nobody swaps the name for a
 # symlink to a root file, a FIFO or a directory; the root file stays as it
 # was, nothing is written into the directory, and nothing hangs.
@@ -34,21 +34,21 @@ monitor_race() {
 }
 
 # bats test_tags=slow
-@test "rm-monitor: a name swapped while the run's files are claimed or linked never redirects a root write (G1, G7, latest)" {
+@test "rm-monitor: a name swapped while the run's files are claimed or linked never redirects a root write" {
   need rm-monitor
   monitor_race claim:resources-r.csv claim:resources-r.procs.csv \
     symlink:resources-r.latest.csv symlink-rename:resources-r.latest.csv
 }
 
 # bats test_tags=slow
-@test "rm-monitor: a name swapped while the summaries and stats are written never redirects a root write (rule 1)" {
+@test "rm-monitor: a name swapped while the summaries and stats are written never redirects a root write" {
   need rm-monitor
   monitor_race out-tmp:resources-r.summary.txt out-rename:resources-r.summary.txt \
     out-tmp:resources-r.stats.csv out-rename:resources-r.stats.csv
 }
 
 # bats test_tags=slow
-@test "rm-plot: a name swapped at the PNG's temporary file or its rename never redirects a root write (G2)" {
+@test "rm-plot: a name swapped at the PNG's temporary file or its rename never redirects a root write" {
   need rm-plot
   command -v gnuplot >/dev/null || skip_or_fail "no gnuplot"
   local at kind

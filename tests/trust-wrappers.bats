@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The shell wrappers themselves (issue 21, rule 1): no wrapper creates,
+# The shell wrappers themselves: no wrapper creates,
 # opens, truncates, writes, or changes the mode or owner of a name in a
 # directory another user may write, nor links one there.  Read from the
 # scripts' syntax trees (shfmt), not their text, so a > inside an awk
@@ -15,7 +15,7 @@ setup() {
 # has just made, and is not run into another user's directory.)
 WRAPPERS=(rm-monitor rm-run rm-plot resource-monitor.sh)
 
-@test "every file a wrapper writes, chmods or links is /dev/null, a descriptor, /proc's or in its own mktemp -d directory (rule 1)" {
+@test "every file a wrapper writes, chmods or links is /dev/null, a descriptor, /proc's or in its own mktemp -d directory" {
   if ! command -v shfmt >/dev/null; then
     [[ "${CI:-}" != true ]] || { echo "shfmt is missing under CI" >&2; return 1; }
     skip "no shfmt (Debian: apt install shfmt)"

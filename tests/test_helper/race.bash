@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Deterministic race tests (rule 1 of issue 21): a root wrapper or C helper
+# Deterministic race tests (a root tool never touches a swapped name): a root wrapper or C helper
 # run with RM_TEST_PAUSE=STEP:NAME stops just before STEP touches NAME in a
 # directory nobody owns (lib/outfile's rm_test_pause, rm-plot's and the
 # wrappers' own points), the test swaps NAME for a symlink to a root file,

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """wrapper-writes.py SCRIPT...: every place a shell wrapper may create, open,
-truncate, write, chmod, chown or link a name (issue 21, rule 1): each
+truncate, write, chmod, chown or link a name in a shared directory: each
 redirection, and each chmod, chown, ln, cp, tee, truncate, install, touch
 and mkfifo, from shfmt's syntax tree (shfmt --to-json), whose target is not
 one of the allowed: /dev/null, a descriptor (&N, &-, /dev/fd/N), a file of

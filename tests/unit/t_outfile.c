@@ -182,7 +182,7 @@ static void test_fifo_in_place(void)
 	unlink(fifo);
 }
 
-/* A FIFO with no reader is refused at once by both opens (G3: a plain
+/* A FIFO with no reader is refused at once by both opens (a plain
  * open waited for ever), in the same words. */
 static void test_fifo_no_reader_refused(void)
 {
@@ -200,7 +200,7 @@ static void test_fifo_no_reader_refused(void)
 }
 
 /* rm_out_create_at makes nothing over anything, a dangling symlink too,
- * and sets the mode on the descriptor (G7). */
+ * and sets the mode on the descriptor, never on a name. */
 static void test_create_at(void)
 {
 	char why[128];
