@@ -64,6 +64,8 @@ def check(path):
             if op.startswith("<<"):
                 continue  # a here-document or here-string: no file
             word = text(src, n["Word"])
+            if word.startswith(("<(", ">(")):
+                continue  # a process substitution: a pipe, no file
             # >&N, <&N, N>&-: descriptors.
             if op.endswith("&") and not op.startswith("&"):
                 if re.fullmatch(r"-|[0-9]+-?|\"?\$\{?[A-Za-z_][A-Za-z0-9_]*\}?\"?-?", word):
