@@ -364,7 +364,7 @@ EOF
 
 @test "a watched PID that ends while the monitor starts: still a row and a real summary" {
   # The build ends the moment the run's sampler starts.
-  bash -c 'while ! pgrep -f "resources-[r]ace[.]csv" >/dev/null; do sleep 0.01; done' &
+  bash -c 'while ! pgrep -f "resources-[r]ace[.]stats[.]csv" >/dev/null; do sleep 0.01; done' &
   local build=$!
   run -0 --separate-stderr rm-monitor --out-dir "$OUT" --run-id race --interval 0.5 --watch-pid "$build"
   has_rows "$OUT/resources-race.csv"
@@ -619,8 +619,9 @@ writes_by_name() {
   kill -TERM "$MON"
   # Ends within the watchdog's time, whatever was planted.
   wait_for 30 bash -c '! kill -0 "$1" 2>/dev/null' _ "$MON"
-  run wait "$MON"
-  [ "$status" = 1 ]
+  local rc=0
+  wait "$MON" || rc=$?
+  [ "$rc" = 1 ]
   grep -Fx "rm-monitor: '$OUT/resources-g3.csv' is no longer the file this run wrote: replaced during the run; no summary" "$BATS_TEST_TMPDIR/mon.err"
 }
 
@@ -692,8 +693,9 @@ writes_by_name() {
   t=$(pgrep -P "$m" -x rm-tree)
   wait_for 30 bash -c '(($(grep -c "sh -c sleep 0.6" "$1") >= 2))' _ "$OUT/resources-g9.procs.csv"
   kill -KILL "$t"
-  run wait "$m"
-  [ "$status" = 1 ]
+  local rc=0
+  wait "$m" || rc=$?
+  [ "$rc" = 1 ]
   grep -q 'rm-monitor: rm-tree ended (signal KILL); restarted' "$d/err"
   grep -Eq 'process log \(rm-tree\) died at \+[0-9:]+ \(signal KILL\), restarted at \+[0-9:]+: processes that ended in between are missing, and those reparented meanwhile may be missing from later rows' \
     "$OUT/resources-g9.summary.txt"
