@@ -9,6 +9,10 @@
  *   events.c   kernel events, for the stream (which hands it an
  *              events_host: the table, the options, two hooks)
  *   cgroup.c   the job's memory cgroup, for the stream
+ *   containers.c  --containers (the host's container cgroups, tied to
+ *              the build by its clients' command lines) and which
+ *              processes are rm-tools' own monitors, for the stream,
+ *              probe.c and events.c
  *   util.c     cmd_dup, tree_oom, tree_warnx, for all of them
  *
  * Messages name the program by program_invocation_short_name, which
