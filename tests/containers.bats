@@ -17,6 +17,8 @@ teardown() {
   touch "$T/go" "$T/stop" "$T/w/stop" 2>/dev/null || true
   [[ -n "${TREE_PID:-}" ]] && kill "${TREE_PID}" 2>/dev/null
   [[ -n "${ORCH:-}" ]] && kill "${ORCH}" 2>/dev/null
+  [[ -n "${OTHER:-}" ]] && kill "${OTHER}" 2>/dev/null
+  [[ -s "$T/kid" ]] && kill "$(cat "$T/kid")" 2>/dev/null
   # shellcheck disable=SC2086  # each is a PID or empty
   wait ${TREE_PID:-} ${ORCH:-} 2>/dev/null || true  # not a bare wait: dockerd is a child too
   docker_stop
@@ -174,7 +176,7 @@ PY
   v1_cg "$M/libpod_parent/libpod-$ID1" $((64 << 20)) 1024 2048 0 0
   v1_cg "$M/libpod_parent/libpod-$ID2" $((64 << 20)) 1024 2048 0 0
   cd "$T"
-  echo 'sleep 600 & echo $! >kid; until [ -e stop ]; do sleep 0.1; done; kill %1' >orch.sh
+  echo 'sleep 600 & k=$!; echo $k >kid; until [ -e stop ]; do sleep 0.1; done; kill $k' >orch.sh
   bash orch.sh & ORCH=$!
   sleep 600 & OTHER=$!
   echo "$OTHER" >"$M/libpod_parent/libpod-$ID2/cgroup.procs"
