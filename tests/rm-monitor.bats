@@ -704,3 +704,19 @@ writes_by_name() {
   ((n >= 15))
   [ "$(grep -c '^pid,' "$OUT/resources-g9.procs.csv")" = 1 ]
 }
+
+@test "a sampler killed at the end (no final record in its status): the summary says the system rows stop early, exit 1" {
+  start_monitor --out-dir "$OUT" --run-id fin --interval 0.1
+  wait_for 20 has_rows "$OUT/resources-fin.csv"
+  local s
+  s=$(pgrep -P "$MON" -x rm-sample)
+  # Stopped, it cannot answer the TERM: the watchdog KILLs it after 5 s.
+  kill -STOP "$s"
+  kill -TERM "$MON"
+  local rc=0
+  wait "$MON" || rc=$?
+  [ "$rc" = 1 ]
+  grep -Eq '^rm-monitor: rm-sample was killed at the end: the system rows stop before \+[0-9:]+$' "$BATS_TEST_TMPDIR/mon.err"
+  grep -Eq 'sampler killed at the end \(no final record in its status\): the system rows stop before \+[0-9:]+' \
+    "$OUT/resources-fin.summary.txt"
+}
