@@ -258,6 +258,24 @@ EOF
   [[ "$output" == *"        19.5  -                ld         app (x2)"* ]]
 }
 
+@test "one job peak, one time: the Timeline line and timeline.peak_at_s are the peak row's elapsed_s, whatever the wall clock did" {
+  local tl="$BATS_TEST_TMPDIR/tl.csv"
+  # The first row's wall time 4.7 s later than its elapsed_s says (a slow first
+  # scan under load, as rm-tree wrote it before): the peak's time is still +11.00 s.
+  {
+    printf 'epoch,iso,elapsed_s,procs,rss_kib,cpu_pct\n'
+    printf '1700002004.700,2023-11-14T22:46:44.700Z,0.000,1,4096,5.0\n'
+    printf '1700002011.000,2023-11-14T22:46:51.000Z,11.000,3,700000,190.0\n'
+    printf '1700002020.000,2023-11-14T22:47:00.000Z,20.000,1,4096,5.0\n'
+  } >"$tl"
+  run -0 rm-summarize "$F/exitlog.csv" "$F/job.csv" "$tl"
+  [[ "$output" == *"peak memory (sampled tree total) 683.6 MiB at +11.00 s"* ]]
+  [[ "$output" == *"peak tree total 683.6 MiB at +11.00 s"* ]]
+  run -0 rm-summarize --json "$F/exitlog.csv" "$F/job.csv" "$tl"
+  run -0 jq -c '[.job.peak_at_s, .timeline.peak_at_s]' <<<"$output"
+  [ "$output" = '[11,11]' ]
+}
+
 @test "--include and --exclude change what is shown, never the totals" {
   run -0 rm-summarize --json --include '^cc1' "$F/exitlog.csv"
   run -0 jq -c '[.processes.count, .processes.matching, .processes.cpu_s, [.processes.top[].pid], [.groups[].comm]]' <<<"$output"

@@ -450,3 +450,16 @@ EOF
   [ "$(csv_get "$BATS_TEST_TMPDIR/log.csv" comm)" = sleep ]
   run -0 awk -F, 'NR > 1 && !($4 >= 30 && $5 >= $4 && $5 < 90) { bad = 1 } END { exit bad }' "$BATS_TEST_TMPDIR/log.csv"
 }
+
+@test "a timeline row's epoch is the wall time of its elapsed_s, also when the scan after it took 3 s" {
+  command -v cc >/dev/null || skip "no C compiler to build the slow-scan shim"
+  local so="$BATS_TEST_TMPDIR/slowscan.so" tl="$BATS_TEST_TMPDIR/tl.csv"
+  # The shim makes rm-tree's first listing of /proc sleep 3 s (a scan slowed by load).
+  cc -shared -fPIC -o "$so" "$FIXTURES/slowscan/slowscan.c" -ldl
+  LD_PRELOAD="$so" run -0 rm-tree --exec -i 0.5 --timeline "$tl" -- sleep 5
+  # epoch - elapsed_s is one origin for every row (the first was 3 s later before).
+  run -0 gawk -F, 'NR > 1 { o = $1 - $3; if (NR == 2) f = o; d = o - f; if (d < 0) d = -d; if (d > m) m = d }
+    END { print NR - 1, (m < 1 ? "same" : "apart " m) }' "$tl"
+  [[ "$output" =~ ^[0-9]+\ same$ ]]
+  (( ${output%% *} >= 3 ))
+}

@@ -457,7 +457,7 @@ static void json_timeline(struct rm_buf *b, const struct timeline *tl)
 	jkey_long(b, &g, "ticks", tl->rows);
 	jkey_num(b, &g, "peak_rss_kib", tl->peak_kib, 0);
 	jkey_num(b, &g, "peak_epoch", tl->peak_epoch, 3);
-	jkey_num(b, &g, "peak_at_s", tl->peak_epoch - tl->off, 3);
+	jkey_num(b, &g, "peak_at_s", isnan(tl->peak_elapsed) ? tl->peak_epoch - tl->off : tl->peak_elapsed, 3);
 	jkey_num(b, &g, "max_procs", tl->max_procs, 0);
 	jkey(b, &g, "points");
 	rm_buf_addc(b, '[');

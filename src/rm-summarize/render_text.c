@@ -647,7 +647,7 @@ static void text_procs(struct rm_buf *b, const struct report *r, const struct op
 	if (r->tl.known && !isnan(r->tl.peak_kib)) {
 		rm_buf_addf(b, "%sTimeline%s: %ld ticks, peak tree total %.1f MiB at +%.2f s",
 			    c->b, c->off, r->tl.rows, mib(r->tl.peak_kib),
-			    r->tl.peak_epoch - r->tl.off);
+			    isnan(r->tl.peak_elapsed) ? r->tl.peak_epoch - r->tl.off : r->tl.peak_elapsed);
 		if (!isnan(r->tl.max_procs))
 			rm_buf_addf(b, ", up to %.0f processes", r->tl.max_procs);
 		rm_buf_adds(b, "\n\n");

@@ -131,7 +131,9 @@ void rows_headers(struct stream *s)
  * read) and their CPU since the last row. */
 void timeline_row(struct stream *s, double el, size_t procs, uint64_t rss, int known)
 {
-	double epoch = rm_now_epoch();
+	/* The wall time of the tick's own moment (el), not of this write: a
+	 * scan that took seconds under load moved the row's epoch later. */
+	double epoch = rm_now_epoch() - (rm_tick_elapsed(&s->tick) - el);
 	char iso[40];
 	rm_fmt_iso(epoch, iso, sizeof(iso));
 	rm_buf_num(&s->b, epoch, 3);
