@@ -90,7 +90,7 @@ print(sum(1 for r in csv.DictReader(open(sys.argv[1], newline="")) if r[sys.argv
   [ "$(csv_cols "$BATS_TEST_TMPDIR/out.csv")" = "10" ]
   run ! grep -q $'\e' "$BATS_TEST_TMPDIR/out.csv"
   [ "$(csv_get "$BATS_TEST_TMPDIR/out.csv" comm 2)" = "a (b) c" ]
-  [ "$(csv_get "$BATS_TEST_TMPDIR/out.csv" cmd 2)" = 'a (b) c x,y "q" linebreak red '$'\uFFFD\uFFFD' ]
+  [ "$(csv_get "$BATS_TEST_TMPDIR/out.csv" cmd 2)" = 'a (b) c x,y "q" line break red '$'\uFFFD\uFFFD' ]
 }
 
 @test "-f json: the usage object with every field, valid per jq" {
@@ -340,7 +340,7 @@ EOF
   kill "$pid"
   [ "$(csv_cols "$BATS_TEST_TMPDIR/snap.csv")" = "10" ]
   [ "$(csv_get "$BATS_TEST_TMPDIR/snap.csv" comm)" = "a (b) c" ]
-  [[ "$(csv_get "$BATS_TEST_TMPDIR/snap.csv" cmd)" == *' x,y "q" linebreak red' ]]
+  [[ "$(csv_get "$BATS_TEST_TMPDIR/snap.csv" cmd)" == *' x,y "q" line break red' ]]
   run ! grep -q $'\e' "$BATS_TEST_TMPDIR/snap.csv"
   # And in an exit log.
   rm-tree --exec -i 0.1 --log "$BATS_TEST_TMPDIR/log.csv" -- \
