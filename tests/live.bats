@@ -45,6 +45,11 @@ assert float(rows[0]["epoch"]) > float(sys.argv[2]) and len(rows) == 3, rows' "$
   [ "$(stat -c %a "$d/live.csv")" = "$(umask -S >/dev/null; printf '%o' $((0666 & ~0$(umask) & 0644)))" ]
   kill -TERM "${KILL_PIDS[0]}"
   wait "${KILL_PIDS[0]}" || true
+  # Beside an exit log of mode 0640 (a root monitor's files), the same mode.
+  : >"$d/log640.csv"
+  chmod 640 "$d/log640.csv"
+  rm-tree --exec -i 0.1 --live "$d/live640.csv" --log "$d/log640.csv" -- sleep 0.3 2>/dev/null
+  [ "$(stat -c %a "$d/live640.csv")" = 640 ]
 }
 
 @test "rm-tree --live never writes through a symbolic link planted at its name" {

@@ -2,8 +2,8 @@
  * rm-tree --live FILE and --live-tty: the build now, for a person or for
  * `rm-monitor status`, at most once a tick and once a second.
  *
- * --live FILE is rewritten whole every tick, at most once a second,
- * through lib/outfile (a
+ * --live FILE is rewritten whole every tick, at most once a second, with
+ * the exit log's mode where that is a file, through lib/outfile (a
  * temporary file renamed into place, never through a symbolic link; not
  * flushed to disk, as the next tick replaces it): a header and one row per
  * process of the three largest now (one row with an empty rank when none
@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -104,6 +105,13 @@ static void live_file(struct stream *s, double el, size_t procs, uint64_t rss, i
 		return;
 	}
 	of.no_sync = 1;
+	{
+		/* The run's mode: the exit log's, when it is a file (rm-monitor
+		 * claims it with the CSV's mode), never more open than that. */
+		struct stat st;
+		if (fstat(s->log_fd, &st) == 0 && S_ISREG(st.st_mode))
+			(void)fchmod(of.fd, st.st_mode & 0666);
+	}
 	if (rm_buf_write(of.fd, &b) < 0) {
 		rm_out_abort(&of);
 		if (!told++)
