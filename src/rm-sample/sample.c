@@ -26,21 +26,14 @@ static int cg_cores;
  */
 static int run_start(struct timespec *since)
 {
-	const char *v = getenv("RM_T0");
-	struct timespec b, r;
-	double t0, back;
-	char *end;
+	struct timespec m, r;
+	double back;
 
-	if (!v || !*v)
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	back = rm_t0_shift(&m);   /* how long ago the run's origin was; 0: none */
+	if (!(back > 0))
 		return 0;
-	t0 = strtod(v, &end);
-	if (*end || !(t0 >= 0))
-		return 0;
-	clock_gettime(CLOCK_BOOTTIME, &b);
 	clock_gettime(CLOCK_REALTIME_COARSE, &r);
-	back = (double)b.tv_sec + (double)b.tv_nsec / 1e9 - t0;
-	if (!(back >= 0 && back < 366.0 * 86400))
-		return 0;
 	/* uptime's hundredths round down: since is at most 10 ms early. */
 	back += 0.01;
 	since->tv_sec = r.tv_sec - (time_t)back;
