@@ -246,3 +246,12 @@ assert "\x1b" not in open(sys.argv[1]).read()' <(printf '%s\n' "$output")
   run -0 rm-summarize --compare "$a" "$b"
   [[ "$output" == *"ambiguous"*"util/x.cpp (2 units of the new run end so)"* ]]
 }
+
+@test "--fail-on used=SIZE of a build in containers: the largest peak of its tied containers' cgroups; untied, not judged" {
+  local c="$FIXTURES/containers"
+  run -3 --separate-stderr rm-summarize --companions --kmsg "$c/r2.kmsg" --fail-on used=400M "$c/r2-tied.csv"
+  [[ "$stderr" == *"fail-on used=400M: the build's peak memory was 488.3 MiB (the cgroup's peak)"* ]]
+  run -0 --separate-stderr rm-summarize --companions --kmsg "$c/r2.kmsg" --fail-on used=600M "$c/r2-tied.csv"
+  run -0 --separate-stderr rm-summarize --companions --kmsg "$c/r2.kmsg" --fail-on used=400M "$c/r2-untied.csv"
+  [[ "$stderr" == *"fail-on used=400M: not judged: the build's peak memory is not in the inputs"* ]]
+}

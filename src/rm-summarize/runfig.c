@@ -55,6 +55,18 @@ double run_used_kib(const struct report *r, int *exact)
 	*exact = 1;
 	if (r->job.known && !isnan(r->job.cgroup_kib))
 		return r->job.cgroup_kib;
+	/* The build in containers: the largest peak of its tied containers'
+	 * cgroups (each stage a container of its own). */
+	if (r->ctrs.ntied > 0) {
+		double best = NAN;
+		for (size_t i = 0; i < r->ctrs.n; i++) {
+			const struct ctr *c = &r->ctrs.v[i];
+			if (c->tied[0] && !isnan(c->peak_kib) && (isnan(best) || c->peak_kib > best))
+				best = c->peak_kib;
+		}
+		if (!isnan(best))
+			return best;
+	}
 	/* rm-monitor with a cgroup: its limit less the least it had left. */
 	if (s && s->cg_avail.known && !isnan(s->cg_avail.aux))
 		return (s->cg_avail.aux - s->cg_avail.v) * 1024.0;

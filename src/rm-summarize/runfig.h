@@ -13,7 +13,9 @@ double run_cpu(const struct report *r);
 /* The build's OOM kills (0 when recorded and none; NaN not recorded). */
 double run_ooms(const struct report *r);
 /* The build's peak memory in KiB and whether it is exact (a cgroup's
- * peak) or sampled (the tree total); NaN when not known. */
+ * peak: the job's --cgroup, the largest of its tied containers', or the
+ * monitored cgroup's limit less its least available) or sampled (the tree
+ * total); NaN when not known. */
 double run_used_kib(const struct report *r, int *exact);
 /* The cgroup's lowest available MiB, NaN without a cgroup. */
 double run_cg_avail(const struct report *r);
