@@ -627,7 +627,8 @@ static void text_job(struct rm_buf *b, const struct report *r, const struct sty 
 	}
 	/* A survivor of an --exec job: a daemon it left behind. */
 	for (size_t i = 0; i < r->nproc; i++)
-		if (isnan(r->procs[i].end_s))
+		/* No end, and no exit status: a row with a status ended. */
+		if (isnan(r->procs[i].end_s) && !r->procs[i].exit[0])
 			rm_buf_addf(b, "  still running after CMD ended: %d %s\n",
 				    r->procs[i].pid, r->procs[i].comm);
 	rm_buf_adds(b, "\n");

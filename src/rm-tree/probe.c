@@ -268,8 +268,11 @@ static struct rm_pnode *meet(struct stream *s, int pid, double el)
 	     !members_zombie)) {
 		n->outsider = 1;
 		rm_pfile_close(&fd);
-	} else if (containers_monitor_pid(pid, st.comm)) {
-		n->outsider = n->excluded = 1;  /* never the build's, nor its children */
+	} else if (pid != getpid() && containers_monitor_pid(pid, st.comm)) {
+		/* Another monitor: never the build's, nor its children.  Not
+		 * this rm-tree: with --exec, the job's orphans are reparented
+		 * to it (a subreaper) and stay the job's. */
+		n->outsider = n->excluded = 1;
 		rm_pfile_close(&fd);
 	} else {
 		n->stat_fd = fd;
