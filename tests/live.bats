@@ -82,6 +82,26 @@ assert float(rows[0]["epoch"]) > float(sys.argv[2]) and len(rows) == 3, rows' "$
   [[ "$output" == *"processes now, tree "* ]]
   [[ "$output" == *"cc1plus src/held.cpp (PID $build) 4"?.?" MiB"* ]]
   [[ "$output" == *"  OOM      0 kills in the build so far"* ]]
+  # The same through a real terminal, as a person runs it.
+  run -0 "$PY" - "$out" <<'EOF'
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("rm-monitor", ["rm-monitor", "status", "--out-dir", sys.argv[1]])
+out = b""
+while True:
+    try:
+        chunk = os.read(fd, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+_, st = os.waitpid(pid, 0)
+text = out.decode("utf-8", "replace")
+assert os.WEXITSTATUS(st) == 0, text
+assert "the monitor is running" in text and "src/held.cpp" in text, text
+EOF
   run -0 rm-monitor status --out-dir "$out" --json st
   run -0 jq -r '.processes.largest[0].unit' <<<"$output"
   [ "$output" = src/held.cpp ]
