@@ -22,6 +22,15 @@
  *                             there and writable; no symlink, directory,
  *                             FIFO without a reader or other file is in
  *                             the way): exit 1 naming why, touching nothing.
+ *   --lock FD                 flock(2) the open descriptor FD, exclusive,
+ *                             never waiting: exit 1 when another holds it.
+ *                             The lock lasts while the caller keeps FD.
+ *   --unlocked FILE           exit 0 when no process holds a lock on FILE
+ *                             (a regular file, never through a symlink nor
+ *                             blocking on a FIFO), 1 when one does.
+ *
+ * --lock and --unlocked are flock(1) for a wrapper in an image without
+ * util-linux (a busybox without the applet): rm-monitor's status lock.
  *
  * Exit 0, 1 when a file could not be made or written, 2 on a usage error;
  * after --claim, CMD's own status.
@@ -34,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
@@ -48,14 +58,15 @@ static const char prog[] = "rm-out";
 #define MAX_RUNS 1000
 
 struct opts {
-	const char *claim, *write, *check, *mode_arg, *prog;
+	const char *claim, *write, *check, *lock, *unlocked, *mode_arg, *prog;
 	const char *create[MAX_NAMES], *reserve[MAX_NAMES], *latest[MAX_NAMES];
 	int ncreate, nreserve, nlatest;
 	mode_t mode;
 };
 
 #define OFF(f) offsetof(struct opts, f)
-enum { O_CLAIM = RM_CLI_LONG, O_CREATE, O_RESERVE, O_LATEST, O_WRITE, O_CHECK, O_MODE, O_PROG };
+enum { O_CLAIM = RM_CLI_LONG, O_CREATE, O_RESERVE, O_LATEST, O_WRITE, O_CHECK, O_LOCK, O_UNLOCKED,
+       O_MODE, O_PROG };
 
 static const struct rm_cli_opt options[] = {
 	{ O_CLAIM, "claim", "DIR/STEM", .kind = RM_CLI_STRING, .off = OFF(claim),
@@ -67,6 +78,10 @@ static const struct rm_cli_opt options[] = {
 	  .help = "standard input to FILE, whole, renamed into place" },
 	{ O_CHECK, "check", "FILE", .kind = RM_CLI_STRING, .off = OFF(check),
 	  .help = "exit 0 when FILE could be written, touching nothing" },
+	{ O_LOCK, "lock", "FD", .kind = RM_CLI_STRING, .off = OFF(lock),
+	  .help = "flock the open descriptor FD, never waiting: exit 1 when held" },
+	{ O_UNLOCKED, "unlocked", "FILE", .kind = RM_CLI_STRING, .off = OFF(unlocked),
+	  .help = "exit 0 when no process holds a lock on FILE" },
 	{ O_MODE, "mode", "OCTAL", .kind = RM_CLI_STRING, .off = OFF(mode_arg),
 	  .help = "the mode of what is made (default 0644 less the umask)" },
 	{ O_PROG, "prog", "NAME", .kind = RM_CLI_STRING, .off = OFF(prog),
@@ -78,11 +93,12 @@ static const struct rm_cli cli = {
 	prog,
 	(const char *const[]){
 		"--claim [--create] [--reserve] [--latest] [--mode] [--prog] -- CMD ARGS",
-		"--write [--mode] [--prog]", "--check [--prog]", NULL },
+		"--write [--mode] [--prog]", "--check [--prog]", "--lock [--prog]",
+		"--unlocked [--prog]", NULL },
 	"Make the shell wrappers' files in a directory another user may write,\n"
 	"never through a name swapped meanwhile: claim a run's files and run CMD\n"
-	"with them open, write standard input to FILE whole, or check that FILE\n"
-	"could be written.",
+	"with them open, write standard input to FILE whole, check that FILE\n"
+	"could be written, or lock a descriptor and ask whether a file is locked.",
 	options,
 	NULL,
 };
@@ -129,9 +145,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			rm_cli_usage_error(&cli, "invalid --prog '%s'", o->prog);
 		program_invocation_short_name = (char *)o->prog;
 	}
-	modes = !!o->claim + !!o->write + !!o->check;
+	modes = !!o->claim + !!o->write + !!o->check + !!o->lock + !!o->unlocked;
 	if (modes != 1)
-		rm_cli_usage_error(&cli, "give one of --claim, --write and --check");
+		rm_cli_usage_error(&cli, "give one of --claim, --write, --check, --lock and --unlocked");
 	o->mode = 0644 & ~mask;
 	if (o->mode_arg) {
 		char *end;
@@ -358,6 +374,47 @@ static int check_file(const struct opts *o)
 	return RM_EXIT_OK;
 }
 
+/* --lock FD: an exclusive flock on an inherited descriptor, never waiting. */
+static int lock_fd(const struct opts *o)
+{
+	char *end;
+	long fd = strtol(o->lock, &end, 10);
+
+	if (!*o->lock || *end || fd < 0 || fd > 1 << 20)
+		rm_cli_usage_error(&cli, "invalid --lock '%s': a descriptor number", o->lock);
+	if (flock((int)fd, LOCK_EX | LOCK_NB) == 0)
+		return RM_EXIT_OK;
+	if (errno == EWOULDBLOCK)
+		warnx("descriptor %ld: locked by another process", fd);
+	else
+		warn("cannot lock descriptor %ld", fd);
+	return RM_EXIT_FAIL;
+}
+
+/* --unlocked FILE: 0 when a lock on FILE could be had (and is let go at
+ * once), 1 when a process holds one or FILE is not a plain file. */
+static int unlocked(const struct opts *o)
+{
+	struct stat st;
+	int fd = open(o->unlocked, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0) {
+		warn("cannot open '%s'", o->unlocked);
+		return RM_EXIT_FAIL;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		warnx("'%s': not a regular file", o->unlocked);
+		close(fd);
+		return RM_EXIT_FAIL;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		return RM_EXIT_FAIL;
+	}
+	close(fd);
+	return RM_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -368,5 +425,9 @@ int main(int argc, char **argv)
 		return claim(&o, argv + optind);
 	if (o.write)
 		return write_file(&o);
+	if (o.lock)
+		return lock_fd(&o);
+	if (o.unlocked)
+		return unlocked(&o);
 	return check_file(&o);
 }

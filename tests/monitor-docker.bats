@@ -74,7 +74,6 @@ setup() {
 
 # bats test_tags=slow
 @test "docker: rm-monitor -- CMD as the entrypoint: PID 1 is rm-tree --init, CMD's exit status 7 is the container's, the summary is written, the run's cgroup recorded" {
-  skip "known regression, to fix first next session: since rm-monitor claims its files through rm-out (fe1a82f) the monitor as a container entrypoint exits 1 before CMD runs (the image now carries rm-out)"
   run -7 docker run --rm --network none --cidfile "$BATS_TEST_TMPDIR/cid" -v "$O:/out" "$IMG" \
     rm-monitor --out-dir /out --run-id e --interval 1 -- sh -c 'cat /proc/1/comm >/out/pid1; echo "$$" >/out/cmdpid; exit 7'
   [ "$(cat "$O/pid1")" = rm-tree ]
@@ -91,7 +90,6 @@ setup() {
 
 # bats test_tags=slow
 @test "docker stop: the TERM to PID 1 reaches CMD, the container's status is CMD's (9), the summary is written" {
-  skip "known regression, to fix first next session: since rm-monitor claims its files through rm-out (fe1a82f) the monitor as a container entrypoint exits 1 before CMD runs (the image now carries rm-out)"
   docker run -d --network none --name "pid1-stop-$$" -v "$O:/out" "$IMG" \
     rm-monitor --out-dir /out --run-id s --interval 1 -- \
     sh -c 'trap "echo term >/out/got; exit 9" TERM; echo >/out/ready; while :; do sleep 0.2 & wait $!; done' >/dev/null
@@ -108,7 +106,6 @@ setup() {
 
 # bats test_tags=slow
 @test "docker --memory 64m: the OOM kill inside is the build's, from its cgroup's own counter (no kernel log there), sampled; summarized on the host, tied by the container's cgroup" {
-  skip "known regression, to fix first next session: since rm-monitor claims its files through rm-out (fe1a82f) the monitor as a container entrypoint exits 1 before CMD runs (the image now carries rm-out)"
   run docker run --rm --network none --memory 64m --memory-swap 64m -v "$O:/out" "$IMG" \
     rm-monitor --out-dir /out --run-id o --interval 1 -- sh -c 'sleep 2; memhog -m 200 -t 1; echo "memhog $?" >/out/rc; sleep 2'
   [ "$(cat "$O/rc")" = "memhog 137" ]

@@ -679,6 +679,45 @@ writes_by_name() {
   [ "$(ls "$t")" = "${live##*/}" ]
 }
 
+@test "rm-monitor needs no flock(1): with none on PATH (an image's busybox lacks it) the run is whole and its status lock held" {
+  local p="$BATS_TEST_TMPDIR/path" f d
+  mkdir -p "$p"
+  # Every command of this machine but flock, and ours.
+  for d in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
+    for f in "$d"/*; do
+      [[ -x "$f" && ! -d "$f" && "${f##*/}" != flock && ! -e "$p/${f##*/}" ]] && ln -s "$f" "$p/${f##*/}"
+    done
+  done
+  for f in rm-monitor rm-out rm-sample rm-tree rm-summarize; do ln -sf "$(command -v "$f")" "$p/$f"; done
+  sleep 1 &
+  PATH="$p" run -0 rm-monitor --out-dir "$OUT" --run-id nf --interval 0.2 --watch-pid $!
+  [[ "$output" != *flock* ]]
+  [ -s "$OUT/resources-nf.summary.txt" ]
+}
+
+@test "rm-out --lock holds a descriptor's lock while its caller keeps it; --unlocked says whether any process holds one" {
+  local f="$BATS_TEST_TMPDIR/lock"
+  : >"$f"
+  run -0 rm-out --unlocked "$f"
+  # A shell that locked its descriptor through rm-out and keeps it open.
+  bash -c 'exec 9>"$1" && rm-out --lock 9 && echo locked >"$1.ok" && exec sleep 120' _ "$f" &
+  local holder=$!
+  BG_PIDS="${BG_PIDS:-} $holder"
+  wait_for 20 test -e "$f.ok"
+  run -1 rm-out --unlocked "$f"
+  run -1 rm-out --lock 7 7>>"$f"
+  [[ "$output" == *"locked by another process"* ]]
+  kill "$holder"
+  wait_for 20 rm-out --unlocked "$f"
+  # Never through a symlink, never a FIFO.
+  ln -s "$f" "$f.link"
+  run -1 rm-out --unlocked "$f.link"
+  mkfifo "$f.fifo"
+  run -1 rm-out --unlocked "$f.fifo"
+  [[ "$output" == *"not a regular file"* ]]
+  run -2 rm-out --lock x
+}
+
 @test "rm-tree killed under the monitor is restarted like rm-sample: the summary gives the gap, later processes are logged, exit 1" {
   local d="$BATS_TEST_TMPDIR/g9" t n
   mkdir -p "$d"
