@@ -19,7 +19,7 @@ setup() {
   # The system-wide samplers, for as long as the job runs.
   rm-sample -i 0.01 --watch-pid "${job}" >"${d}/sample.csv" 2>"${d}/sample.err" &
   rm-tree --match . -i 0.01 --watch-pid "${job}" --timeline "${d}/match-tl.csv" \
-    >"${d}/match.csv" 2>"${d}/match.err" &
+    --stats "${d}/match-stats.csv" >"${d}/match.csv" 2>"${d}/match.err" &
   local rc=0
   wait "${job}" || rc=$?
   ((rc == 0)) || { echo "rm-tree --exec exited ${rc}"; false; }
@@ -38,14 +38,14 @@ setup() {
   whole_rows "${d}/exec-tl.csv" 6
   [[ "$(whole_rows "${d}/job.csv" 21)" == "2 rows" ]]
   # The storm was seen: compilers counted, churned processes logged.
-  run -0 "${PY}" - "${d}" <<'PYEOF'
+  run "${PY}" - "${d}" <<'PYEOF'
 import csv, sys
 d = sys.argv[1]
 def rows(f):
     return list(csv.DictReader(open(f"{d}/{f}", newline="")))
 sample, match, ex, job = rows("sample.csv"), rows("match.csv"), rows("exec.csv"), rows("job.csv")
 print(f"sample: {len(sample)} rows, max compilers {max(int(r['compilers']) for r in sample)}")
-print(f"match: {sum(r['comm'] == 'cc1' for r in match)} cc1 of {len(match)} rows")
+print(f"match: {sum(r['comm'] == 'cc1' for r in match)} cc1 of {len(match)} rows; stats {rows('match-stats.csv')}")
 print(f"exec: {sum(r['comm'] == 'cc1' for r in ex)} cc1 of {len(ex)} rows; job procs {job[0]['procs']}, exit {job[0]['exit']}")
 assert len(sample) >= 100, "rm-sample fell behind"
 assert max(int(r["compilers"]) for r in sample) >= 1, "rm-sample never saw a churned cc1"
@@ -57,4 +57,5 @@ for name, rs in (("match", match), ("exec", ex)):
         assert r["pid"].isdigit() and r["ppid"].isdigit(), (name, r)
 PYEOF
   printf '# %s\n' "${lines[@]}"
+  ((status == 0))
 }

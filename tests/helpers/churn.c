@@ -13,7 +13,12 @@
  * milliseconds on some virtual machines, too slow for thousands a second.
  * Every 50th child is a real fork() that forks a grandchild and exits
  * without waiting for it, so that grandchild is orphaned and reparented
- * mid-life (to a subreaper such as rm-tree --exec, or to init).  Children
+ * mid-life (to a subreaper such as rm-tree --exec, or to init).  Every
+ * 500th child's grandchild lives 300 ms instead: a sampler that polls /proc
+ * sees a process only while it lives, and on a loaded machine (make check
+ * runs the other files alongside) a poller at -i 0.01 can go tens of
+ * milliseconds between reads, so only these few are sure to be seen
+ * (CI's run saw none of the 2 ms ones through rm-tree --match).  Children
  * are started on absolute deadlines, one batch a millisecond.  At the end,
  * after reaping every child, prints how many processes it started.
  */
@@ -61,7 +66,7 @@ static void fork_child(unsigned long k)
 	prctl(PR_SET_NAME, name, 0, 0, 0);
 	if (fork() == 0) {
 		prctl(PR_SET_NAME, name, 0, 0, 0);
-		nap_us((long)(k * 7919 % 2000) + 500);
+		nap_us(k % 500 == 0 ? 300000 : (long)(k * 7919 % 2000) + 500);
 		_exit(0);
 	}
 	_exit(0);
