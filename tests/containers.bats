@@ -136,6 +136,133 @@ assert all(len(r["epoch"].split(".")[1]) == 3 for r in c)
 PY
 }
 
+# engine_up SOCKET: wait for a fake engine's socket.
+engine_up() { wait_for 30 test -S "$1"; }
+
+# engine_list FILE: a docker /containers/json answer: ID1 made now with
+# the run's label and a name, ID3 with the same label made an hour ago,
+# ID2 with another value (the Ids, Names, Labels and Created docker gives,
+# among fields the reader skips).
+engine_list() {
+  cat >"$1" <<EOF
+[{"Id":"$ID1","Names":["/st\u0031"],"Image":"img","Command":"make -j4","Created":@NOW@,
+  "Ports":[],"Labels":{"rm-tools.run":"r1","x":"y"},"State":"running","Status":"Up 1 second",
+  "HostConfig":{"NetworkMode":"none"},"NetworkSettings":{"Networks":{}},"Mounts":[]},
+ {"Id":"$ID3","Names":["/old"],"Created":1000000000,"Labels":{"rm-tools.run":"r1"}},
+ {"Id":"$ID2","Names":["/other"],"Created":@NOW@,"Labels":{"rm-tools.run":"r2"}}]
+EOF
+}
+
+# engine_tree: the fixture hierarchy (ID1, ID2, ID3 under /docker) and an
+# orchestrator whose one docker client gives FLAGS, with DOCKER_HOST at
+# the fake engine's socket $ES.
+engine_tree() {
+  M=$T/sys/fs/cgroup/memory
+  mkdir -p "$M"
+  echo 0 >"$M/memory.usage_in_bytes"
+  echo "$UNL" >"$M/memory.limit_in_bytes"
+  v1_cg "$M/docker" "$UNL" 0 0 0 0
+  local id
+  for id in "$ID1" "$ID2" "$ID3"; do v1_cg "$M/docker/$id" $((64 << 20)) 1024 2048 0 0; done
+  cd "$T"
+  {
+    echo "export DOCKER_HOST=unix://$ES"
+    client_line 'until [ -e stop ]; do sleep 0.1; done; :' "$@"
+    echo wait
+  } >orch.sh
+  bash orch.sh & ORCH=$!
+  start_tree
+}
+
+@test "--containers: --label K=V and --name are tied by the engine's answer over the client's DOCKER_HOST; a container older than the client, or another value, is not" {
+  ES=$T/e.sock
+  engine_list "$T/list.json"
+  "$PY" "$RM_TOP/tests/helpers/fake-engine.py" "$ES" "$T/req.log" list "$T/list.json" &
+  OTHER=$!
+  engine_up "$ES"
+  engine_tree run --rm --label rm-tools.run=r1 img make
+  wait_for 30 tied_is c.csv "$ID1" label
+  wait_for 30 has_row c.csv "$ID3"
+  touch stop
+  wait "$TREE_PID"
+  [ "$(ct c.csv "$ID3" tied)" = "" ]
+  [ "$(ct c.csv "$ID2" tied)" = "" ]
+  # What was asked: the label as docker's filter, every container.
+  run -0 cat req.log
+  [[ "${lines[0]}" == 'GET /containers/json?all=1&filters={"label":["rm-tools.run=r1"]} HTTP/1.1' ]]
+  # --name: the name one of "Names" gives (\u0031 is "1"), exactly.
+  rm -f stop c.csv req.log
+  engine_tree run --rm --name st1 img make
+  wait_for 30 tied_is c.csv "$ID1" name
+  touch stop
+  wait "$TREE_PID"
+  [ "$(ct c.csv "$ID1" name)" = st1 ]
+  [ "$(ct c.csv "$ID3" tied)" = "" ]
+  grep -qF 'filters={"name":["st1"]}' req.log
+  run -0 cat "$T/tree.err"
+  [[ "$output" != *"cannot ask the engine"* ]]
+}
+
+@test "--containers: an engine socket of another user, one served by another user, one that never answers, a huge answer and garbage tie nothing, are said once, and never stall a tick" {
+  [[ $EUID -eq 0 ]] || skip_needs_root "an engine of another user needs root to set up"
+  D=$(mktemp -d /tmp/rmeng.XXXXXX)
+  chmod 0755 "$D"
+  chown nobody "$D"
+  engine_list "$D/list.json"
+  chmod 0644 "$D/list.json"
+  # the socket and its server are nobody's
+  ES=$D/nobody.sock
+  setpriv --reuid nobody --regid nogroup --clear-groups "$PY" "$RM_TOP/tests/helpers/fake-engine.py" \
+    "$ES" "$D/req.log" list "$D/list.json" &
+  OTHER=$!
+  engine_up "$ES"
+  engine_tree run --rm --label rm-tools.run=r1 img make
+  wait_for 30 grep -q 'cannot ask the engine' "$T/tree.err"
+  touch stop
+  wait "$TREE_PID"
+  grep -q "cannot ask the engine at $ES which containers carry the label rm-tools.run=r1: the socket is owned by another user" "$T/tree.err"
+  [ "$(ct c.csv "$ID1" tied)" = "" ]
+  [ ! -e "$D/req.log" ]
+  # a root-owned socket file, served by nobody (its listener's credentials)
+  chown root "$ES"
+  rm -f stop c.csv
+  engine_tree run --rm --label rm-tools.run=r1 img make
+  wait_for 30 grep -q "answering is not root's" "$T/tree.err"
+  touch stop
+  wait "$TREE_PID"
+  [ "$(ct c.csv "$ID1" tied)" = "" ]
+  # hung up on before a word was sent
+  [ ! -e "$D/req.log" ]
+  kill "$OTHER"
+  wait "$OTHER" 2>/dev/null || true
+  # engines of root that misbehave
+  declare -A said=([silent]="no whole answer in 500 ms" [huge]="an answer longer than 1048575 bytes"
+    [garbage]="a malformed HTTP answer")
+  for mode in silent huge garbage; do
+    ES=$T/$mode.sock
+    "$PY" "$RM_TOP/tests/helpers/fake-engine.py" "$ES" "$T/req-$mode.log" "$mode" &
+    OTHER=$!
+    engine_up "$ES"
+    rm -f stop c.csv
+    engine_tree run --rm --label rm-tools.run=r1 --label a=1 --label b=2 --name st1 img make
+    wait_for 30 grep -q "cannot ask the engine at $ES" "$T/tree.err"
+    # the ticks go on: more rows after it was said
+    rows=$(wc -l <c.csv)
+    wait_for 30 eval '(($(wc -l <c.csv) > rows + 3))'
+    touch stop
+    wait "$TREE_PID"
+    [ "$(ct c.csv "$ID1" tied)" = "" ]
+    [ "$(grep -c "cannot ask the engine at $ES" "$T/tree.err")" -eq 1 ]
+    grep -q "cannot ask the engine at $ES which .*: ${said[$mode]} (" "$T/tree.err"
+    # asked once: its failure holds back the client's other three ties
+    # too (four questions would stall a tick 2 s on a silent engine)
+    [ "$(wc -l <"$T/req-$mode.log")" -eq 1 ]
+    kill "$OTHER"
+    wait "$OTHER" 2>/dev/null || true
+  done
+  rm -rf "$D"
+}
+
 @test "--containers on cgroup v2: memory.max up the tree, memory.current, memory.peak, memory.events; no failcnt" {
   R=$T/sys/fs/cgroup
   mkdir -p "$R"
@@ -301,6 +428,45 @@ print(sorted((k.startswith("rmct"), sorted(v)) for k, v in rows.items()))' "$T/c
   echo "$output"
   [[ "$output" == *"(True, ['cgroup-parent'])"* ]]
   [[ "$output" == *"(False, [''])"* ]]
+}
+
+# bats test_tags=slow
+@test "docker: --label K=V and --name tie through the engine's API; the same label on a container created before the client, or another value, never ties" {
+  docker_start
+  mkdir -p "$T/w"
+  local wait_stop='until [ -e /w/stop ]; do sleep 0.1; done' nb
+  # Neighbours started by the test, not by the watched orchestrator: one
+  # with the run's own label created before the orchestrator's client,
+  # one with another value of it.
+  docker run -d --label rm-tools.run=r1 -v "$T/w:/w" rmtest:1 sh -c "$wait_stop" >"$T/nb-early"
+  sleep 2.5  # Created counts whole seconds, and a second's grace is given
+  cat >"$T/orch.sh" <<EOF
+docker run --rm --label rm-tools.run=r1 -v "$T/w:/w" rmtest:1 sh -c '$wait_stop' &
+docker run --rm --name "stage-$$" -v "$T/w:/w" rmtest:1 sh -c '$wait_stop' &
+wait
+EOF
+  bash "$T/orch.sh" 2>"$T/orch.err" & ORCH=$!
+  rm-tree -i 0.2 --watch-pid "$ORCH" --containers "$T/c.csv" "$ORCH" >"$T/procs.csv" 2>"$T/tree.err" &
+  TREE_PID=$!
+  wait_for 120 eval '[ "$(dk_ids | wc -l)" -eq 3 ]'
+  docker run -d --label rm-tools.run=r2 -v "$T/w:/w" rmtest:1 sh -c "$wait_stop" >"$T/nb-other"
+  LB=$(docker ps -q --no-trunc --filter label=rm-tools.run=r1 | grep -vx "$(cat "$T/nb-early")")
+  NM=$(docker ps -q --no-trunc --filter "name=^stage-$$\$")
+  [ -n "$LB" ] && [ -n "$NM" ]
+  wait_for 60 tied_is "$T/c.csv" "$LB" label
+  wait_for 60 tied_is "$T/c.csv" "$NM" name
+  wait_for 60 has_row "$T/c.csv" "$(cat "$T/nb-other")"
+  touch "$T/w/stop"
+  wait "$TREE_PID"
+  [ "$(ct "$T/c.csv" "$NM" name)" = "stage-$$" ]
+  for nb in "$(cat "$T/nb-early")" "$(cat "$T/nb-other")"; do
+    run -0 "$PY" -c 'import csv,sys
+print(sorted(set(r["tied"] for r in csv.DictReader(open(sys.argv[1], newline="")) if r["id"] == sys.argv[2])))' "$T/c.csv" "$nb"
+    [ "$output" = "['']" ]
+  done
+  # Nothing was said about the engine: it answered.
+  run -0 cat "$T/tree.err"
+  [[ "$output" != *"cannot ask the engine"* ]]
 }
 
 # dk_monitored RUN FLAGS...: an orchestrator that starts rm-monitor as

@@ -14,9 +14,17 @@
  * of the watched tree: a container client (lib/container) whose argv has
  * --cgroup-parent P (the containers directly under P), or --cidfile FILE
  * (the ID the client wrote there, read from the client's own cwd and
- * root, a regular file of the client's user or root); or a member
- * process in the container's cgroup (podman forks conmon, which forks the
- * container's init: fork events keep them in the tree).  Never by time.
+ * root, a regular file of the client's user or root); or --label K=V or
+ * --name N of a docker client (the IDs its engine lists for them, asked
+ * through lib/engine over the client's own socket, bounded in time and
+ * size); or a member process in the container's cgroup (podman forks
+ * conmon, which forks the container's init: fork events keep them in the
+ * tree).  Never by time.
+ *
+ * This file is long because the ties, the engine's answers and the walk
+ * share one state (the ties and the containers, tied within the tick the
+ * walk finds them); what is pure (the parsers, the HTTP exchange, the
+ * JSON) lives in lib/container, lib/engine and lib/jsonread.
  *
  * rm-tools' own monitors (rm-monitor, rm-sample, rm-tree, rm-summarize,
  * rm-run, rm-energy, rm-gpu) are never the build's: containers_is_monitor
@@ -34,6 +42,7 @@
 
 #include "cgroup.h"
 #include "container.h"
+#include "engine.h"
 #include "outfile.h"
 #include "procfs.h"
 #include "proctab.h"
@@ -44,6 +53,10 @@
 #define WALK_DEPTH 10        /* /user.slice/user-1000.slice/.../libpod-ID.scope is 5 */
 #define WALK_MAX 20000       /* cgroup directories looked at per tick */
 #define PROCS_MAX 65536      /* bytes of a container's cgroup.procs read */
+#define ENGINE_CAP (1 << 20) /* bytes of an engine's answer read */
+#define ENGINE_MS 500        /* the most a question to the engine may take */
+#define ENGINE_PER_TICK 8    /* questions asked per tick at most */
+#define ENGINE_BACKOFF 30.0  /* seconds before asking an engine that failed again */
 
 /* A tying fact from a container client of the tree. */
 struct tie {
@@ -51,10 +64,15 @@ struct tie {
 	uint64_t start;
 	uid_t uid;
 	double start_epoch;      /* when the client started */
-	char kind[16];           /* "cidfile", "cgroup-parent" */
-	char *value;             /* the file, or P */
+	char kind[16];           /* "cidfile", "cgroup-parent", "name", "label" */
+	char *value;             /* the file, P, NAME or K=V */
 	char *name;              /* the client's --name, or NULL */
 	char id[RM_CT_ID_LEN + 1];  /* cidfile: the ID once read */
+	char *sock;              /* name, label: the engine's socket */
+	char (*ids)[RM_CT_ID_LEN + 1];  /* name, label: the IDs the engine gave */
+	size_t nids;
+	double retry_at;         /* name, label: an engine that failed: not before */
+	int said;                /* its failure was said */
 };
 
 struct ct {
@@ -64,6 +82,7 @@ struct ct {
 	size_t parent_len;
 	char name[256];          /* sanitized */
 	const char *tied;        /* "" when not tied */
+	unsigned asked;          /* the engine ties asked about it (C.api_gen) */
 	int has_limit, has_peak, has_failcnt, has_oom, has_usage;
 	uint64_t limit, usage, peak, failcnt, oom;  /* bytes, counts */
 	unsigned gen;
@@ -83,6 +102,9 @@ static struct {
 	struct ct *cts;
 	size_t ncts, capcts;
 	unsigned gen;
+	unsigned api_gen;        /* bumped when a name or label tie is added */
+	int api_need;            /* an untied container the engine was not asked about */
+	char *ebuf;              /* the engine's answer */
 	struct rm_buf b;
 } C;
 
@@ -169,14 +191,15 @@ static double boot_epoch(void)
 }
 
 static void add_tie(const struct rm_pnode *n, uid_t uid, const char *kind, const char *value,
-		    const char *name)
+		    const char *name, const char *sock)
 {
 	struct tie *x;
 
 	for (size_t i = 0; i < C.nties; i++)
-		if (C.ties[i].pid == n->pid && C.ties[i].start == n->start &&
-		    strcmp(C.ties[i].kind, kind) == 0 && strcmp(C.ties[i].value, value) == 0)
-			return;
+		if (strcmp(C.ties[i].kind, kind) == 0 && strcmp(C.ties[i].value, value) == 0 &&
+		    ((C.ties[i].pid == n->pid && C.ties[i].start == n->start) ||
+		     (sock && C.ties[i].sock && strcmp(C.ties[i].sock, sock) == 0)))
+			return;  /* the same fact (a label every stage gives: once) */
 	if (C.nties == C.capties) {
 		size_t cap = C.capties ? C.capties * 2 : 16;
 		struct tie *v = realloc(C.ties, cap * sizeof(*v));
@@ -194,6 +217,35 @@ static void add_tie(const struct rm_pnode *n, uid_t uid, const char *kind, const
 	snprintf(x->kind, sizeof(x->kind), "%s", kind);
 	x->value = xstrdup(value);
 	x->name = xstrdup(name);
+	x->sock = xstrdup(sock);
+	if (sock)
+		C.api_gen++;
+}
+
+/*
+ * The engine socket a docker client talks to, as the host sees it: its
+ * -H, else DOCKER_HOST in its environment, else the default; under the
+ * client's own root when that is not ours (read while it lives).  0 when
+ * that engine is not a local socket.
+ */
+static int client_socket(const struct rm_pnode *n, const char *host, char *out, size_t cap)
+{
+	char env[16384], path[4096], p[128];
+	const char *why, *dh = NULL;
+	struct stat a, b;
+	ssize_t el = 0;
+
+	if (!host) {
+		el = rm_pfile_read(NULL, n->pid, "environ", env, sizeof(env), 0);
+		if (el > 0)
+			dh = rm_environ_get(env, (size_t)el, "DOCKER_HOST");
+	}
+	if (!rm_engine_socket(host, dh, path, sizeof(path), &why))
+		return 0;
+	if (rm_pathf(p, sizeof(p), "%s/%d/root", rm_proc_root(), n->pid) == 0 && stat(p, &a) == 0 &&
+	    stat("/", &b) == 0 && (a.st_dev != b.st_dev || a.st_ino != b.st_ino))
+		return rm_pathf(out, cap, "%s%s", p, path) == 0;
+	return rm_pathf(out, cap, "%s", path) == 0;
 }
 
 void containers_cmdline(struct rm_pnode *n, const char *raw, ssize_t len)
@@ -236,10 +288,20 @@ void containers_cmdline(struct rm_pnode *n, const char *raw, ssize_t len)
 		uid_t uid = 0;
 		if (rm_pathf(p, sizeof(p), "%s/%d", rm_proc_root(), n->pid) == 0 && stat(p, &st) == 0)
 			uid = st.st_uid;
+		char sock[4096];
 		if (c.cgroup_parent)
-			add_tie(n, uid, "cgroup-parent", c.cgroup_parent, c.name);
+			add_tie(n, uid, "cgroup-parent", c.cgroup_parent, c.name, NULL);
 		if (c.cidfile)
-			add_tie(n, uid, "cidfile", c.cidfile, c.name);
+			add_tie(n, uid, "cidfile", c.cidfile, c.name, NULL);
+		/* docker's engine maps a name or a label to an ID (podman's
+		 * containers are tied by their fork lineage). */
+		if ((c.sub == RM_CT_RUN || c.sub == RM_CT_CREATE) && strcmp(c.engine, "docker") == 0 &&
+		    (c.name || c.nlabels) && client_socket(n, c.host, sock, sizeof(sock))) {
+			if (c.name)
+				add_tie(n, uid, "name", c.name, c.name, sock);
+			for (int k = 0; k < c.nlabels; k++)
+				add_tie(n, uid, "label", c.labels[k], c.name, sock);
+		}
 	}
 	free(copy);
 }
@@ -328,19 +390,167 @@ static int member_inside(const char *dir, int depth)
 	return hit;
 }
 
+static int engine_said(const struct tie *x, const char *id)
+{
+	for (size_t k = 0; k < x->nids; k++)
+		if (strcmp(x->ids[k], id) == 0)
+			return 1;
+	return 0;
+}
+
 static void tie_of(struct ct *c)
 {
 	for (size_t i = 0; i < C.nties && !c->tied[0]; i++) {
 		struct tie *x = &C.ties[i];
-		if (strcmp(x->kind, "cidfile") == 0 ? strcmp(x->id, c->id) == 0
-		    : rm_ct_under_parent(x->value, c->cgroup, c->parent_len)) {
-			c->tied = strcmp(x->kind, "cidfile") == 0 ? "cidfile" : "cgroup-parent";
+		int hit;
+		if (x->sock)
+			hit = engine_said(x, c->id);
+		else if (strcmp(x->kind, "cidfile") == 0)
+			hit = strcmp(x->id, c->id) == 0;
+		else
+			hit = rm_ct_under_parent(x->value, c->cgroup, c->parent_len);
+		if (hit) {
+			/* A literal: the ties array moves as it grows. */
+			c->tied = x->sock ? (strcmp(x->kind, "name") == 0 ? "name" : "label")
+				: strcmp(x->kind, "cidfile") == 0 ? "cidfile" : "cgroup-parent";
 			if (x->name && !c->name[0])
 				rm_sanitize(x->name, strlen(x->name), c->name, sizeof(c->name));
 		}
 	}
 	if (!c->tied[0] && member_inside(c->dir, 0))
 		c->tied = "fork";
+	if (!c->tied[0] && c->asked != C.api_gen)
+		C.api_need = 1;
+}
+
+/* ---- the engine: names and labels to IDs ---- */
+
+static void engine_id(const char *id, void *arg)
+{
+	struct tie *x = arg;
+
+	if (engine_said(x, id))
+		return;
+	if ((x->nids & (x->nids - 1)) == 0) {  /* 0, 1, 2, 4, ...: grow */
+		void *v = realloc(x->ids, (x->nids ? x->nids * 2 : 1) * sizeof(*x->ids));
+		if (!v)
+			tree_oom();
+		x->ids = v;
+	}
+	memcpy(x->ids[x->nids++], id, RM_CT_ID_LEN + 1);
+}
+
+/* A JSON string of s (quotes included) into out: 0, or -1 when too long. */
+static int json_quote(const char *s, char *out, size_t cap)
+{
+	size_t o = 0;
+
+	if (cap < 3)
+		return -1;
+	out[o++] = '"';
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (o + 7 >= cap)
+			return -1;
+		if (ch == '"' || ch == '\\') {
+			out[o++] = '\\';
+			out[o++] = (char)ch;
+		} else if (ch < 0x20) {
+			o += (size_t)snprintf(out + o, cap - o, "\\u%04x", ch);
+		} else {
+			out[o++] = (char)ch;
+		}
+	}
+	out[o++] = '"';
+	out[o] = '\0';
+	return 0;
+}
+
+/* Ask x's engine which containers carry its name or label.  1 asked,
+ * 0 not (it failed: said once per engine, then not asked for a while). */
+static int engine_ask(struct tie *x, double now)
+{
+	char q[2048], filt[2200], enc[6700], target[7000], why[256], *body;
+	size_t blen;
+	int status, n;
+
+	if (!C.ebuf && !(C.ebuf = malloc(ENGINE_CAP)))
+		tree_oom();
+	if (json_quote(x->value, q, sizeof(q)) < 0 ||
+	    snprintf(filt, sizeof(filt), "{\"%s\":[%s]}", strcmp(x->kind, "name") == 0 ? "name" : "label",
+		     q) >= (int)sizeof(filt) ||
+	    rm_url_encode(filt, enc, sizeof(enc)) < 0 ||
+	    snprintf(target, sizeof(target), "/containers/json?all=1&filters=%s", enc) >= (int)sizeof(target)) {
+		x->retry_at = 1e300;  /* too long to ask about, ever */
+		return 0;
+	}
+	status = rm_engine_get(x->sock, x->uid, target, ENGINE_MS, C.ebuf, ENGINE_CAP, &body, &blen,
+			       why, sizeof(why));
+	if (status == 200) {
+		/* Created counts whole seconds: a second's grace. */
+		n = rm_engine_list(body, blen, strcmp(x->kind, "name") == 0 ? x->value : NULL,
+				   strcmp(x->kind, "label") == 0 ? x->value : NULL, x->start_epoch - 1.0,
+				   engine_id, x);
+		if (n >= 0)
+			return 1;
+		snprintf(why, sizeof(why), "an answer that is not a container list");
+	} else if (status > 0) {
+		snprintf(why, sizeof(why), "HTTP status %d", status);
+	}
+	/* Said once per engine socket. */
+	{
+		int said = 0;
+		for (size_t i = 0; i < C.nties; i++)
+			said |= C.ties[i].said && C.ties[i].sock && strcmp(C.ties[i].sock, x->sock) == 0;
+		if (!said)
+			tree_warnx("--containers: cannot ask the engine at %s which containers %s %s: %s "
+				   "(they are not tied by it; --cidfile or --cgroup-parent tie without the engine)",
+				   x->sock, strcmp(x->kind, "name") == 0 ? "are named" : "carry the label",
+				   x->value, why);
+		x->said = 1;
+	}
+	/* Every question to that engine waits: one silent engine costs a
+	 * tick at most ENGINE_MS, not that for each of its ties. */
+	for (size_t i = 0; i < C.nties; i++)
+		if (C.ties[i].sock && strcmp(C.ties[i].sock, x->sock) == 0)
+			C.ties[i].retry_at = now + ENGINE_BACKOFF;
+	return 0;
+}
+
+/* After a walk: when a container is untied that the engine ties were not
+ * asked about, ask each (bounded per tick), then tie what they say.  Until
+ * every tie was answered, the untied containers stay to be asked about. */
+static void engine_round(void)
+{
+	double now = rm_now_epoch();
+	int asked = 0, all = 1, ok;
+
+	if (!C.api_need)
+		return;
+	C.api_need = 0;
+	for (size_t i = 0; i < C.nties; i++) {
+		if (!C.ties[i].sock)
+			continue;
+		if (now < C.ties[i].retry_at) {
+			all = 0;  /* failed: asked again after its backoff */
+			continue;
+		}
+		if (asked++ >= ENGINE_PER_TICK) {
+			all = 0;
+			break;
+		}
+		ok = engine_ask(&C.ties[i], now);
+		all &= ok;
+	}
+	for (size_t i = 0; i < C.ncts; i++) {
+		struct ct *c = &C.cts[i];
+		if (c->tied[0])
+			continue;
+		tie_of(c);
+		if (all)
+			c->asked = C.api_gen;
+	}
+	C.api_need = !all;
 }
 
 /* ---- the hierarchy and its containers ---- */
@@ -613,6 +823,7 @@ void containers_tick(double el)
 	snprintf(dir, sizeof(dir), "%s", C.mnt);
 	snprintf(rel, sizeof(rel), "%s", C.mroot);
 	walk(dir, strlen(dir), rel, strlen(rel), 0, &budget);
+	engine_round();
 	epoch = rm_now_epoch();
 	for (size_t i = 0; i < C.ncts; ) {
 		struct ct *c = &C.cts[i];
@@ -639,7 +850,10 @@ void containers_finish(double el)
 	for (size_t i = 0; i < C.nties; i++) {
 		free(C.ties[i].value);
 		free(C.ties[i].name);
+		free(C.ties[i].sock);
+		free(C.ties[i].ids);
 	}
+	free(C.ebuf);
 	free(C.ties);
 	for (size_t i = 0; i < C.ncts; i++) {
 		free(C.cts[i].cgroup);

@@ -17,6 +17,7 @@
 #include "../fuzz/fz_cmdline.c"
 #include "../fuzz/fz_container.c"
 #include "../fuzz/fz_csvread.c"
+#include "../fuzz/fz_engine.c"
 #include "../fuzz/fz_http.c"
 #include "../fuzz/fz_cu.c"
 #include "../fuzz/fz_kmsg.c"
@@ -43,6 +44,7 @@ static const struct {
 	{ "fz_cmdline", fz_cmdline },
 	{ "fz_container", fz_container },
 	{ "fz_csvread", fz_csvread },
+	{ "fz_engine", fz_engine },
 	{ "fz_http", fz_http },
 	{ "fz_cu", fz_cu },
 	{ "fz_kmsg", fz_kmsg },
