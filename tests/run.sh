@@ -320,7 +320,7 @@ main() {
             echo "not ok - shellcheck ${f}"
             printf '%s\n' "${out}" | sed 's/^/# /'
           fi
-        done < <(grep -rlE '^#!.*(ba)?sh' scripts docs/*.sh tests/*.sh tests/tools tests/test_helper .ci 2>/dev/null | sort)
+        done < <(grep -rlE '^#!.*(ba)?sh|^# shellcheck shell=' scripts docs/*.sh tests/*.sh tests/tools tests/test_helper .ci 2>/dev/null | sort)
       else
         echo "not ok - shellcheck is not installed"
       fi

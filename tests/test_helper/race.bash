@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034  # RACE_RC, RACE_ERR are read by the .bats files
 # Deterministic race tests (a root tool never touches a swapped name): a root wrapper or C helper
 # run with RM_TEST_PAUSE=STEP:NAME stops just before STEP touches NAME in a
 # directory nobody owns (lib/outfile's rm_test_pause, rm-plot's and the
@@ -37,6 +38,7 @@ as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 # plant KIND PATH: PATH replaced, as nobody, by a symlink to VICTIM, a FIFO or
 # an empty directory.
 plant() {
+  # shellcheck disable=SC2016  # expanded by the inner sh, as nobody
   as_nobody sh -c 'rm -rf -- "$2" 2>/dev/null || mv -f -- "$2" "$2.moved"
     case $1 in symlink) ln -s -- "$3" "$2" ;; fifo) mkfifo -- "$2" ;; dir) mkdir -- "$2" ;; esac' \
     _ "$1" "$2" "${VICTIM}"
@@ -59,6 +61,7 @@ race_run() {
     return 1
   fi
   plant "${kind}" "${RACE}/${at#*:}"
+  # shellcheck disable=SC2016  # $1 is the inner sh's
   timeout 120 sh -c ': >"$1"' _ "${RACE_FIFO}" || { echo "could not let ${at} go on" >&2; return 1; }
   # Up to 120 s for the rest: a FIFO that blocks an open is a hang, and fails here.
   local i
