@@ -110,7 +110,7 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.clos
   echo "$output" | jq -e --argjson c "$child" '
     (.source == "rm-sample") and (.cores >= 1) and (.mem_total_bytes > 0) and
     (.mem_available_bytes <= .mem_total_bytes) and (.swap_total_bytes | type == "number") and
-    (.interval_ms == 500) and (.rss_bytes > 0) and (.cpu_percent >= 0) and
+    (.interval_ms == 250) and (.rss_bytes > 0) and (.cpu_percent >= 0) and
     ([.processes[] | select(.pid == $c and .name == "sleep" and .rss_bytes > 0
                             and (.cmd | startswith("sleep 60")))] | length == 1)'
   # The same keys as rm-tree -f json (cmd is ours, with --expose-cmdline).

@@ -25,7 +25,7 @@
  * tick's deadline and go on in the next wait; a sample not answered
  * USAGE_GIVE_UP seconds after it was asked is 503.
  */
-#define USAGE_WINDOW 0.5
+#define USAGE_WINDOW 0.25  /* the seed's endpoint window: half the usage command's */
 #define USAGE_SLOTS 8
 #define USAGE_MAX_PIDS 64
 #define USAGE_MAX_ANSWER (4u << 20)
