@@ -500,6 +500,14 @@ EOF
   [[ "$output" == *"tied by cidfile"* ]]
   [[ "$output" == *"killed by the container's memory limit, 64 MiB"* ]]
   [[ "$output" != *"No OOM kill in the build"* ]]
+  # tied by the label the summary's own advice gives, through the engine
+  dk_monitored labelled --label rm-tools.run=labelled
+  run -0 cat "$T/out/resources-labelled.summary.txt"
+  echo "$output" | grep -iE 'oom|container|tied' >&3 || true
+  [[ "$output" == *"tied by label"* ]]
+  [[ "$output" == *"killed by the container's memory limit, 64 MiB"* ]]
+  [[ "$output" != *"No OOM kill in the build"* ]]
+  [[ "$output" != *"Containers not tied"* ]]
   dk_monitored plain
   run -0 cat "$T/out/resources-plain.summary.txt"
   echo "$output" | grep -iE 'oom|container|headroom|tie' >&3 || true
