@@ -360,6 +360,11 @@ enum rm_ct_sub rm_ct_parse_client(char *const *argv, int argc, struct rm_ct_clie
 		if (value && (is(name, nlen, "-H") || is(name, nlen, "--host") ||
 			      is(name, nlen, "--url")))
 			c->host = value;
+		else if (value && c->engine[0] == 'd' &&
+			 (is(name, nlen, "--context") || is(name, nlen, "-c")))
+			c->context = value;
+		else if (value && c->engine[0] == 'd' && is(name, nlen, "--config"))
+			c->config = value;
 		i += n;
 	}
 	if (i >= argc)

@@ -70,6 +70,8 @@ struct rm_ct_client {
 	const char *engine;         /* "docker", "podman", "nerdctl" */
 	enum rm_ct_sub sub;
 	const char *host;           /* -H/--host (podman --url), or NULL */
+	const char *context;        /* docker --context/-c NAME, or NULL */
+	const char *config;         /* docker --config DIR, or NULL */
 	const char *cidfile;        /* --cidfile FILE */
 	const char *name;           /* --name NAME */
 	const char *cgroup_parent;  /* --cgroup-parent P */

@@ -1,6 +1,7 @@
 /*
  * engine: see engine.h.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -57,6 +58,50 @@ const char *rm_environ_get(const char *env, size_t len, const char *name)
 		i += l + 1;
 	}
 	return NULL;
+}
+
+const char *rm_engine_context_name(const char *context, const char *host, const char *docker_host,
+				   const char *docker_context, const char *current)
+{
+	if (context && *context)
+		return context;
+	if ((host && *host) || (docker_host && *docker_host))
+		return "default";
+	if (docker_context && *docker_context)
+		return docker_context;
+	if (current && *current)
+		return current;
+	return "default";
+}
+
+int rm_engine_context_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > 255 || !isalnum((unsigned char)name[0]))
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("_.+-", name[i]))
+			return 0;
+	return 1;
+}
+
+int rm_engine_config_context(const char *json, size_t len, char *name, size_t cap)
+{
+	struct rm_jv doc, v;
+
+	return rm_json_parse(json, len, &doc) && rm_json_kind(doc) == '{' &&
+	       rm_json_get(doc, "currentContext", &v) && rm_json_str(v, name, cap) > 0;
+}
+
+int rm_engine_context_host(const char *json, size_t len, char *host, size_t cap)
+{
+	struct rm_jv doc, ep, d, v;
+
+	return rm_json_parse(json, len, &doc) && rm_json_kind(doc) == '{' &&
+	       rm_json_get(doc, "Endpoints", &ep) && rm_json_kind(ep) == '{' &&
+	       rm_json_get(ep, "docker", &d) && rm_json_kind(d) == '{' &&
+	       rm_json_get(d, "Host", &v) && rm_json_str(v, host, cap) > 0;
 }
 
 /* ---- the response ---- */

@@ -34,6 +34,28 @@
  */
 int rm_engine_socket(const char *host, const char *env, char *path, size_t cap, const char **why);
 
+/*
+ * The docker context a client uses, as the docker CLI decides: its
+ * --context; else "default" when -H or DOCKER_HOST is given; else
+ * DOCKER_CONTEXT; else the config's currentContext (current, or NULL);
+ * else "default".  The "default" context's engine is -H, DOCKER_HOST or
+ * the default socket (rm_engine_socket).
+ */
+const char *rm_engine_context_name(const char *context, const char *host, const char *docker_host,
+				   const char *docker_context, const char *current);
+
+/* Is name a docker context name ([a-zA-Z0-9][a-zA-Z0-9_.+-]*, at most
+ * 255 bytes)?  Only such a name is looked up. */
+int rm_engine_context_ok(const char *name);
+
+/* A docker config.json's "currentContext": 1 with it in name (cap
+ * bytes), 0 when there is none or the file is not such an object. */
+int rm_engine_config_context(const char *json, size_t len, char *name, size_t cap);
+
+/* A docker context's meta.json ("Endpoints" -> "docker" -> "Host"): 1
+ * with that URL in host (cap bytes), 0 when not there. */
+int rm_engine_context_host(const char *json, size_t len, char *host, size_t cap);
+
 /* The value of NAME in a NUL-separated environment block (as
  * /proc/PID/environ gives it), or NULL. */
 const char *rm_environ_get(const char *env, size_t len, const char *name);

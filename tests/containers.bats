@@ -49,10 +49,18 @@ v2_cg() {
 
 UNL=9223372036854771712
 
-# client NAME SCRIPT ARGS...: a stand-in container client: a bash whose
-# argv is "docker -c SCRIPT ARGS..." (docker's global -c takes a value),
-# so the tree sees a docker client with ARGS; it runs SCRIPT.
+# client_line SCRIPT ARGS...: a stand-in container client: a bash whose
+# argv is "docker -s ARGS..." (a flag docker does not have; its -c would
+# be a context), reading SCRIPT from its stdin, so the tree sees a docker
+# client with ARGS; it runs SCRIPT.
 client_line() {
+  printf '( exec -a docker bash -s %s <<<%q ) &\n' "${*:2}" "$1"
+}
+
+# client_line_c SCRIPT ARGS...: the same as "docker -c SCRIPT ARGS...",
+# for ARGS that begin with options bash would take (the -c, docker's
+# --context, is then overridden by a --context in ARGS).
+client_line_c() {
   printf '( exec -a docker bash -c %q %s ) &\n' "$1" "${*:2}"
 }
 
@@ -155,7 +163,7 @@ EOF
 
 # engine_tree: the fixture hierarchy (ID1, ID2, ID3 under /docker) and an
 # orchestrator whose one docker client gives FLAGS, with DOCKER_HOST at
-# the fake engine's socket $ES.
+# the fake engine's socket $ES (or the shell line ENGINE_ENV in its place).
 engine_tree() {
   M=$T/sys/fs/cgroup/memory
   mkdir -p "$M"
@@ -166,8 +174,8 @@ engine_tree() {
   for id in "$ID1" "$ID2" "$ID3"; do v1_cg "$M/docker/$id" $((64 << 20)) 1024 2048 0 0; done
   cd "$T"
   {
-    echo "export DOCKER_HOST=unix://$ES"
-    client_line 'until [ -e stop ]; do sleep 0.1; done; :' "$@"
+    echo "${ENGINE_ENV:-export DOCKER_HOST=unix://$ES}"
+    "${ENGINE_CLIENT:-client_line}" 'until [ -e stop ]; do sleep 0.1; done; :' "$@"
     echo wait
   } >orch.sh
   bash orch.sh & ORCH=$!
@@ -201,6 +209,64 @@ engine_tree() {
   grep -qF 'filters={"name":["st1"]}' req.log
   run -0 cat "$T/tree.err"
   [[ "$output" != *"cannot ask the engine"* ]]
+}
+
+# docker_context DIR NAME SOCKET: a docker config directory with context
+# NAME at SOCKET, as `docker context create` writes it.
+docker_context() {
+  local h
+  h=$(printf %s "$2" | sha256sum | cut -d' ' -f1)
+  mkdir -p "$1/contexts/meta/$h"
+  printf '{"Name":"%s","Metadata":{},"Endpoints":{"docker":{"Host":"unix://%s","SkipTLSVerify":false}}}' \
+    "$2" "$3" >"$1/contexts/meta/$h/meta.json"
+}
+
+@test "--containers: a docker context (the config's currentContext, DOCKER_CONTEXT, --context) is followed to its engine; one that cannot be read is said once" {
+  ES=$T/ctx.sock
+  engine_list "$T/list.json"
+  "$PY" "$RM_TOP/tests/helpers/fake-engine.py" "$ES" "$T/req.log" list "$T/list.json" &
+  OTHER=$!
+  engine_up "$ES"
+  docker_context "$T/home/.docker" ci "$ES"
+  echo '{"auths":{},"currentContext":"ci"}' >"$T/home/.docker/config.json"
+  local how
+  for how in current env flag; do
+    rm -f stop c.csv
+    case $how in
+      current) ENGINE_ENV="unset DOCKER_HOST DOCKER_CONTEXT; export HOME=$T/home"
+        engine_tree run --rm --label rm-tools.run=r1 img make ;;
+      env) ENGINE_ENV="unset DOCKER_HOST; export HOME=$T/nowhere DOCKER_CONFIG=$T/home/.docker DOCKER_CONTEXT=ci"
+        engine_tree run --rm --label rm-tools.run=r1 img make ;;
+      flag) ENGINE_ENV="unset DOCKER_HOST DOCKER_CONTEXT; export HOME=$T/nowhere"
+        ENGINE_CLIENT=client_line_c engine_tree --config "$T/home/.docker" --context ci run --rm --label rm-tools.run=r1 img make ;;
+    esac
+    wait_for 30 tied_is c.csv "$ID1" label
+    touch stop
+    wait "$TREE_PID"
+    [ "$(ct c.csv "$ID3" tied)" = "" ]
+    echo "$how: tied"
+  done
+  [ "$(grep -c 'filters={"label":\["rm-tools.run=r1"\]}' "$T/req.log")" -eq 3 ]
+  # DOCKER_HOST beats the config's context (an engine at no socket)
+  rm -f stop c.csv
+  ENGINE_ENV="export HOME=$T/home DOCKER_HOST=unix://$T/none.sock" engine_tree run --rm --label rm-tools.run=r1 img make
+  wait_for 30 grep -q "cannot ask the engine at $T/none.sock" "$T/tree.err"
+  touch stop
+  wait "$TREE_PID"
+  # a context with no metadata: said once, nothing tied
+  rm -f stop c.csv
+  ENGINE_ENV="unset DOCKER_HOST; export HOME=$T/home DOCKER_CONTEXT=gone"
+  engine_tree run --rm --label rm-tools.run=r1 --name st1 img make
+  wait_for 30 grep -q "docker context 'gone'" "$T/tree.err"
+  rows=$(wc -l <c.csv)
+  wait_for 30 eval '(($(wc -l <c.csv) > rows + 3))'
+  touch stop
+  wait "$TREE_PID"
+  [ "$(ct c.csv "$ID1" tied)" = "" ]
+  [ "$(grep -c "docker context" "$T/tree.err")" -eq 1 ]
+  grep -q "the engine of docker context 'gone' (client [0-9]*) is not followed: No such file or directory (its --name and --label do not tie)" "$T/tree.err"
+  kill "$OTHER"
+  wait "$OTHER" 2>/dev/null || true
 }
 
 @test "--containers: an engine socket of another user, one served by another user, one that never answers, a huge answer and garbage tie nothing, are said once, and never stall a tick" {
@@ -431,7 +497,7 @@ print(sorted((k.startswith("rmct"), sorted(v)) for k, v in rows.items()))' "$T/c
 }
 
 # bats test_tags=slow
-@test "docker: --label K=V and --name tie through the engine's API; the same label on a container created before the client, or another value, never ties" {
+@test "docker: --label K=V and --name tie through the engine's API, also through a docker context; the same label on a container created before the client, or another value, never ties" {
   docker_start
   mkdir -p "$T/w"
   local wait_stop='until [ -e /w/stop ]; do sleep 0.1; done' nb
@@ -440,20 +506,26 @@ print(sorted((k.startswith("rmct"), sorted(v)) for k, v in rows.items()))' "$T/c
   # one with another value of it.
   docker run -d --label rm-tools.run=r1 -v "$T/w:/w" rmtest:1 sh -c "$wait_stop" >"$T/nb-early"
   sleep 2.5  # Created counts whole seconds, and a second's grace is given
+  # A client that finds its engine through a context (DOCKER_HOST unset).
+  HOME=$T/dhome docker context create "rmctx-$$" --docker "host=$DOCKER_HOST" >/dev/null
   cat >"$T/orch.sh" <<EOF
 docker run --rm --label rm-tools.run=r1 -v "$T/w:/w" rmtest:1 sh -c '$wait_stop' &
 docker run --rm --name "stage-$$" -v "$T/w:/w" rmtest:1 sh -c '$wait_stop' &
+(unset DOCKER_HOST; HOME=$T/dhome exec docker --context "rmctx-$$" run --rm --label rm-tools.run=ctx \
+  -v "$T/w:/w" rmtest:1 sh -c '$wait_stop') &
 wait
 EOF
   bash "$T/orch.sh" 2>"$T/orch.err" & ORCH=$!
   rm-tree -i 0.2 --watch-pid "$ORCH" --containers "$T/c.csv" "$ORCH" >"$T/procs.csv" 2>"$T/tree.err" &
   TREE_PID=$!
-  wait_for 120 eval '[ "$(dk_ids | wc -l)" -eq 3 ]'
+  wait_for 120 eval '[ "$(dk_ids | wc -l)" -eq 4 ]'
   docker run -d --label rm-tools.run=r2 -v "$T/w:/w" rmtest:1 sh -c "$wait_stop" >"$T/nb-other"
   LB=$(docker ps -q --no-trunc --filter label=rm-tools.run=r1 | grep -vx "$(cat "$T/nb-early")")
   NM=$(docker ps -q --no-trunc --filter "name=^stage-$$\$")
-  [ -n "$LB" ] && [ -n "$NM" ]
+  CX=$(docker ps -q --no-trunc --filter label=rm-tools.run=ctx)
+  [ -n "$LB" ] && [ -n "$NM" ] && [ -n "$CX" ]
   wait_for 60 tied_is "$T/c.csv" "$LB" label
+  wait_for 60 tied_is "$T/c.csv" "$CX" label
   wait_for 60 tied_is "$T/c.csv" "$NM" name
   wait_for 60 has_row "$T/c.csv" "$(cat "$T/nb-other")"
   touch "$T/w/stop"

@@ -43,6 +43,7 @@
 #include "cgroup.h"
 #include "container.h"
 #include "engine.h"
+#include "sha256.h"
 #include "outfile.h"
 #include "procfs.h"
 #include "proctab.h"
@@ -222,29 +223,101 @@ static void add_tie(const struct rm_pnode *n, uid_t uid, const char *kind, const
 		C.api_gen++;
 }
 
-/*
- * The engine socket a docker client talks to, as the host sees it: its
- * -H, else DOCKER_HOST in its environment, else the default; under the
- * client's own root when that is not ours (read while it lives).  0 when
- * that engine is not a local socket.
- */
-static int client_socket(const struct rm_pnode *n, const char *host, char *out, size_t cap)
+/* A small file of the client's (config.json, a context's meta.json): a
+ * regular file of its user or root, not through a symlink at its last
+ * component.  Its length, or -1 with why. */
+static ssize_t client_file(const char *path, uid_t uid, char *buf, size_t cap, const char **why)
 {
-	char env[16384], path[4096], p[128];
-	const char *why, *dh = NULL;
-	struct stat a, b;
-	ssize_t el = 0;
+	struct stat st;
+	ssize_t got;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 
-	if (!host) {
-		el = rm_pfile_read(NULL, n->pid, "environ", env, sizeof(env), 0);
-		if (el > 0)
-			dh = rm_environ_get(env, (size_t)el, "DOCKER_HOST");
+	if (fd < 0) {
+		*why = strerror(errno);
+		return -1;
 	}
-	if (!rm_engine_socket(host, dh, path, sizeof(path), &why))
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_uid != uid && st.st_uid != 0)) {
+		*why = "not a regular file of the client's user or root";
+		close(fd);
+		return -1;
+	}
+	got = rm_read_fd(fd, buf, cap);
+	close(fd);
+	if (got < 0 || (size_t)got >= cap) {
+		*why = got < 0 ? "unreadable" : "too large";
+		return -1;
+	}
+	return got;
+}
+
+/*
+ * The engine socket a docker client talks to, as the host sees it, found
+ * as the docker CLI finds it: -H, or its --context, else DOCKER_HOST,
+ * else DOCKER_CONTEXT, else its config's currentContext (the config
+ * directory: --config, DOCKER_CONFIG, else $HOME/.docker), a context's engine
+ * read from contexts/meta/SHA256(NAME)/meta.json there; paths are the
+ * client's (its root, its cwd), read while it lives.  0 when that engine
+ * is not a local socket or cannot be found (a context: said once).
+ */
+static int client_socket(const struct rm_pnode *n, const struct rm_ct_client *c, uid_t uid,
+			 char *out, size_t cap)
+{
+	static int said_ctx;
+	char env[16384], path[4096], root[128], cfg[4096], file[8192], buf[65536], name[256];
+	char url[4096], hex[65];
+	const char *why = "", *dh = NULL, *dctx = NULL, *dcfg = NULL, *home = NULL, *ctx;
+	struct stat a, b;
+	ssize_t el, got;
+	int own_root;
+
+	el = rm_pfile_read(NULL, n->pid, "environ", env, sizeof(env), 0);
+	if (el > 0) {
+		dh = rm_environ_get(env, (size_t)el, "DOCKER_HOST");
+		dctx = rm_environ_get(env, (size_t)el, "DOCKER_CONTEXT");
+		dcfg = rm_environ_get(env, (size_t)el, "DOCKER_CONFIG");
+		home = rm_environ_get(env, (size_t)el, "HOME");
+	}
+	rm_pathf(root, sizeof(root), "%s/%d/root", rm_proc_root(), n->pid);
+	own_root = !(stat(root, &a) == 0 && stat("/", &b) == 0 &&
+		     (a.st_dev != b.st_dev || a.st_ino != b.st_ino));
+	/* The config directory, as a path here. */
+	cfg[0] = '\0';
+	{
+		const char *d = c->config ? c->config : dcfg && *dcfg ? dcfg : NULL;
+		char hd[4096];
+		if (!d && home && *home && rm_pathf(hd, sizeof(hd), "%s/.docker", home) == 0)
+			d = hd;
+		if (d && d[0] == '/')
+			rm_pathf(cfg, sizeof(cfg), "%s%s", own_root ? "" : root, d);
+		else if (d)
+			rm_pathf(cfg, sizeof(cfg), "%s/%d/cwd/%s", rm_proc_root(), n->pid, d);
+	}
+	ctx = rm_engine_context_name(c->context, c->host, dh, dctx, NULL);
+	if (strcmp(ctx, "default") == 0 && !c->host && !(dh && *dh) && cfg[0] &&
+	    rm_pathf(file, sizeof(file), "%s/config.json", cfg) == 0 &&
+	    (got = client_file(file, uid, buf, sizeof(buf), &why)) > 0 &&
+	    rm_engine_config_context(buf, (size_t)got, name, sizeof(name)))
+		ctx = name;
+	if (strcmp(ctx, "default") != 0) {
+		why = "not a context name";
+		if (!rm_engine_context_ok(ctx) || !cfg[0] ||
+		    (rm_sha256_hex(ctx, strlen(ctx), hex),
+		     rm_pathf(file, sizeof(file), "%s/contexts/meta/%s/meta.json", cfg, hex) < 0) ||
+		    (got = client_file(file, uid, buf, sizeof(buf), &why)) < 0 ||
+		    (why = "no Endpoints.docker.Host in its meta.json",
+		     !rm_engine_context_host(buf, (size_t)got, url, sizeof(url))) ||
+		    !rm_engine_socket(url, NULL, path, sizeof(path), &why)) {
+			if (!said_ctx++)
+				tree_warnx("--containers: the engine of docker context '%s' (client %d) is not "
+					   "followed: %s (its --name and --label do not tie)",
+					   ctx, n->pid, !cfg[0] ? "no config directory" : why);
+			return 0;
+		}
+	} else if (!rm_engine_socket(c->host, dh, path, sizeof(path), &why)) {
 		return 0;
-	if (rm_pathf(p, sizeof(p), "%s/%d/root", rm_proc_root(), n->pid) == 0 && stat(p, &a) == 0 &&
-	    stat("/", &b) == 0 && (a.st_dev != b.st_dev || a.st_ino != b.st_ino))
-		return rm_pathf(out, cap, "%s%s", p, path) == 0;
+	}
+	if (!own_root)
+		return rm_pathf(out, cap, "%s%s", root, path) == 0;
 	return rm_pathf(out, cap, "%s", path) == 0;
 }
 
@@ -296,7 +369,7 @@ void containers_cmdline(struct rm_pnode *n, const char *raw, ssize_t len)
 		/* docker's engine maps a name or a label to an ID (podman's
 		 * containers are tied by their fork lineage). */
 		if ((c.sub == RM_CT_RUN || c.sub == RM_CT_CREATE) && strcmp(c.engine, "docker") == 0 &&
-		    (c.name || c.nlabels) && client_socket(n, c.host, sock, sizeof(sock))) {
+		    (c.name || c.nlabels) && client_socket(n, &c, uid, sock, sizeof(sock))) {
 			if (c.name)
 				add_tie(n, uid, "name", c.name, c.name, sock);
 			for (int k = 0; k < c.nlabels; k++)

@@ -2,7 +2,8 @@
  * fz_engine: what rm-tree --containers reads from a container engine's
  * socket, which it does not trust: an HTTP answer (lib/engine's parser,
  * the chunked decoder that rewrites the buffer in place) and the JSON
- * list in its body (lib/jsonread, lib/engine's list reader).
+ * list in its body (lib/jsonread, lib/engine's list reader); and what a
+ * client's user writes: a docker config.json and a context's meta.json.
  */
 #include "fuzz.h"
 #include "engine.h"
@@ -72,6 +73,13 @@ static int fz_engine(const uint8_t *data, size_t size)
 	if (rm_json_parse(buf, size, &v)) {
 		FZ_ASSERT(v.s >= buf && v.s + v.n <= buf + size && v.n > 0);
 		fz_walk(v, 0);
+	}
+	{
+		char name[256], host[4096];
+		if (rm_engine_config_context(buf, size, name, sizeof(name)))
+			FZ_ASSERT(strlen(name) > 0 && strlen(name) < sizeof(name));
+		if (rm_engine_context_host(buf, size, host, sizeof(host)))
+			FZ_ASSERT(strlen(host) > 0 && strlen(host) < sizeof(host));
 	}
 	rm_engine_list(buf, size, "stage1", NULL, 0, fz_id, NULL);
 	rm_engine_list(buf, size, NULL, "rm-tools.run=r1", 0, fz_id, NULL);

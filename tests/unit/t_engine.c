@@ -2,7 +2,8 @@
  * Unit tests of lib/engine: where a docker client's engine is, the HTTP
  * answer parser, the container list, and one GET against a server made
  * here (a child process on a Unix socket in a private directory) that
- * answers whole, too long, or not at all.
+ * answers whole, too long, or not at all; docker contexts as the CLI
+ * picks them, and the SHA-256 their metadata directories are named by.
  */
 #include <errno.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "sha256.h"
 #include "tap.h"
 
 #define ID1 "3f2a9c0d1e4b5a6978c0d1e2f3a4b5c6d7e8f90123456789abcdef0123456789"
@@ -259,6 +261,76 @@ static void get(void)
 	rmdir(dir);
 }
 
+static void sha256(void)
+{
+	static const struct {
+		size_t n;
+		const char *hex;
+	} aa[] = {
+		{ 55, "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318" },
+		{ 56, "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a" },
+		{ 64, "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb" },
+		{ 119, "31eba51c313a5c08226adf18d4a359cfdfd8d2e816b13f4af952f7ea6584dcfb" },
+	};
+	char hex[65], a[128];
+
+	rm_sha256_hex("", 0, hex);
+	CHECK_STR(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	rm_sha256_hex("abc", 3, hex);
+	CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	/* the padding's edges: one block, two, and a full block of data */
+	memset(a, 'a', sizeof(a));
+	for (size_t i = 0; i < sizeof(aa) / sizeof(aa[0]); i++) {
+		rm_sha256_hex(a, aa[i].n, hex);
+		CHECK_STR(hex, aa[i].hex);
+	}
+	/* docker's directory for the context "rootless" */
+	rm_sha256_hex("rootless", 8, hex);
+	CHECK_STR(hex, "12b961af5feb3e9d39f93b2cefb9a1a944f18d02cca0cac2f04f5a982240605f");
+}
+
+/* v holds 64 bytes */
+static int cur_ctx(const char *json, char *v)
+{
+	return rm_engine_config_context(json, strlen(json), v, 64);
+}
+
+static int ctx_host(const char *json, char *v)
+{
+	return rm_engine_context_host(json, strlen(json), v, 64);
+}
+
+static void contexts(void)
+{
+	char v[64];
+
+	/* the docker CLI's order */
+	CHECK_STR(rm_engine_context_name("ci", NULL, "unix:///x", "other", "cur"), "ci");
+	CHECK_STR(rm_engine_context_name(NULL, "unix:///x", NULL, "other", "cur"), "default");
+	CHECK_STR(rm_engine_context_name(NULL, NULL, "unix:///x", "other", "cur"), "default");
+	CHECK_STR(rm_engine_context_name(NULL, NULL, NULL, "other", "cur"), "other");
+	CHECK_STR(rm_engine_context_name(NULL, NULL, "", "", "cur"), "cur");
+	CHECK_STR(rm_engine_context_name(NULL, NULL, NULL, NULL, NULL), "default");
+	CHECK(rm_engine_context_ok("rootless"));
+	CHECK(rm_engine_context_ok("ci-2.build+x_y"));
+	CHECK(!rm_engine_context_ok(""));
+	CHECK(!rm_engine_context_ok("../x"));
+	CHECK(!rm_engine_context_ok("-x"));
+	CHECK(!rm_engine_context_ok("a/b"));
+	CHECK(cur_ctx("{\"auths\":{},\"currentContext\":\"rootless\"}", v));
+	CHECK_STR(v, "rootless");
+	CHECK(!cur_ctx("{\"auths\":{}}", v));
+	CHECK(!cur_ctx("{\"currentContext\":\"\"}", v));
+	CHECK(!cur_ctx("[\"currentContext\"]", v));
+	static const char meta[] = "{\"Name\":\"rootless\",\"Metadata\":{\"Description\":\"r\"},"
+		"\"Endpoints\":{\"docker\":{\"Host\":\"unix:///run/user/1000/docker.sock\","
+		"\"SkipTLSVerify\":false}}}";
+	CHECK(rm_engine_context_host(meta, sizeof(meta) - 1, v, sizeof(v)));
+	CHECK_STR(v, "unix:///run/user/1000/docker.sock");
+	CHECK(!ctx_host("{\"Endpoints\":{\"kubernetes\":{}}}", v));
+	CHECK(!rm_engine_context_host(meta, sizeof(meta) - 2, v, sizeof(v)));
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -268,5 +340,7 @@ int main(void)
 	RUN(url_encoding);
 	RUN(lists);
 	RUN(get);
+	RUN(sha256);
+	RUN(contexts);
 	return tap_done();
 }
