@@ -44,6 +44,9 @@ struct rm_pnode {
 	unsigned ended : 1;      /* its row is written: never a member again */
 	unsigned was_member : 1; /* followed until it ended: what it forked is */
 	unsigned excluded : 1;   /* --exclude-tree: never a member */
+	unsigned monitor_in : 1; /* rm-tree: an excluded monitor the build ran:
+				  * the job an rm-tree among them runs
+				  * (--exec's CMD, rm-run's) is the build's */
 	unsigned scope_out : 1;  /* --elsewhere row */
 	unsigned has_io : 1, has_majflt : 1, has_delay : 1;
 	uint64_t read_kib, write_kib, majflt;

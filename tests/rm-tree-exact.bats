@@ -386,3 +386,22 @@ PY
   cat "$d/match.csv"
   [ "$(py_rows "$d/match.csv" 'r["comm"] == "mtname-cc1"')" = 2 ]
 }
+
+@test "a job rm-run runs inside the watched build is the build's; rm-run and its rm-tree are not" {
+  local d="$BATS_TEST_TMPDIR"
+  cp /bin/sleep "$d/rmjob"
+  # The build profiles one step with rm-run (its job, rmjob, forked by
+  # rm-run's rm-tree --exec).
+  (sleep 0.3; rm-run --quiet -- "$d/rmjob" 1; "$d/rmjob" 0.2) &
+  local orch=$!
+  rm-tree -i 0.2 --watch-pid "$orch" "$orch" >"$d/procs.csv" 2>/dev/null
+  run -0 "$PY" -c 'import csv,sys
+print(" ".join(sorted(r["comm"] for r in csv.DictReader(open(sys.argv[1], newline="")))))' "$d/procs.csv"
+  echo "# $output"
+  # both rmjob runs: the profiled one was missing (a monitor's children
+  # were all taken for the monitor's helpers)
+  [[ "$output" == *"rmjob rmjob"* ]]
+  [[ " $output " != *" rm-tree "* ]]
+  [[ " $output " != *" rm-run "* ]]
+}
+

@@ -335,6 +335,7 @@ void containers_cmdline(struct rm_pnode *n, const char *raw, ssize_t len)
 		n->member = 0;
 		n->excluded = 1;
 		n->outsider = 1;
+		n->monitor_in = 1;
 		return;
 	}
 	if (!C.on || !n->member || len <= 0)

@@ -421,6 +421,24 @@ int events_in_cgroup(const struct opts *o, int pid)
 	return 0;
 }
 
+/* Is pid an rm-tree (its comm; its parent's events may not have named it)? */
+static int is_rm_tree(int pid)
+{
+	char comm[RM_COMM_MAX];
+	ssize_t len = rm_pfile_read(NULL, pid, "comm", comm, sizeof(comm), 0);
+
+	return len == 8 && memcmp(comm, "rm-tree\n", 8) == 0;
+}
+
+/* An excluded rm-tree (not this one) forks only the job of its --exec
+ * (rm-run's too): a monitor's other children are its helpers, but that
+ * job is no monitor, and is the build's where the monitors above it were
+ * started by the build (monitor_in). */
+static int monitor_job(const struct rm_pnode *p)
+{
+	return p->excluded && p->pid != E.h.self && is_rm_tree(p->pid);
+}
+
 /* A node for pid, read from /proc now (start 0 when it is already gone). */
 static struct rm_pnode *add_node(int pid, const struct rm_pnode *parent)
 {
@@ -448,9 +466,11 @@ static struct rm_pnode *add_node(int pid, const struct rm_pnode *parent)
 	/* --exclude-tree: an event may bring a process before any scan has
 	 * met it (events_decide sees only what a scan meets). */
 	pp = rm_ptree_find(t, n->ppid);
-	if (events_excluded_pid(E.h.o, pid) || (pp && pp != n && pp->excluded)) {
+	if (events_excluded_pid(E.h.o, pid) ||
+	    (pp && pp != n && pp->excluded && !monitor_job(pp))) {
 		n->excluded = 1;
 		n->outsider = 1;
+		n->monitor_in = pp && pp != n && pp->monitor_in;
 	}
 	return n;
 }
@@ -510,18 +530,23 @@ static void on_fork(struct stream *s, const struct rm_pe *e)
 	struct rm_ptree *t = E.h.t;
 	struct rm_pnode *p = rm_ptree_find(t, e->ptgid), *n;
 	pid_t self = E.h.self;
-	int member, excluded;
+	int member, excluded, job_of_monitor = 0;
 
 	if (e->pid != e->tgid)
 		return;  /* a thread */
 	excluded = p && p->excluded;
+	if (excluded && monitor_job(p)) {
+		excluded = 0;
+		job_of_monitor = p->monitor_in;
+	}
 	/* A fork is reported before its parent's end, but the parent's end
 	 * may be met first (a scan, or a record read in the same pump): a
 	 * member that has ended still hands membership to what it forked. */
 	member = !excluded && (((p && ((p->member && !p->ended) || p->was_member)) ||
 				rm_ptree_find(&E.parked, e->ptgid)) &&
 			       !(o->sel == SEL_PIDS && o->no_children));
-	member = member || (!excluded && self > 0 && e->ptgid == self);
+	member = member || (!excluded && self > 0 && e->ptgid == self) ||
+		 (job_of_monitor && o->sel != SEL_MATCH && o->sel != SEL_ALL);
 	n = rm_ptree_find(t, e->pid);
 	if (n) {
 		struct rm_pstat st;
