@@ -209,9 +209,16 @@ write_cg_run() {
 }
 
 @test "rm-monitor passes --cgroup-path auto with --watch-pid: the CSV has the cgroup columns" {
-  local out=$BATS_TEST_TMPDIR/out
-  sleep 2 &
-  run -0 rm-monitor --out-dir "$out" --run-id cg --interval 0.5 --watch-pid $!
+  local out=$BATS_TEST_TMPDIR/out w m
+  # The watched build lives until the monitor has rows (under ASan a
+  # 2 s sleep ended before the monitor read its cgroup).
+  sleep 300 &
+  w=$!
+  rm-monitor --out-dir "$out" --run-id cg --interval 0.5 --watch-pid "$w" &
+  m=$!
+  wait_for 120 has_rows "$out/resources-cg.csv" 1
+  kill "$w"
+  wait "$m"
   run -0 head -1 "$out/resources-cg.csv"
   [[ "$output" == *",cg_mem_used_mb,cg_mem_limit_mb,cg_mem_avail_mb,cg_swap_used_mb,cg_oom_kills,cg_psi_mem_full,cores" ]]
 }

@@ -736,9 +736,10 @@ writes_by_name() {
   rm-monitor --out-dir "$OUT" --run-id g9 --interval 0.2 --watch-pid "$w" 2>"$d/err" &
   local m=$!
   BG_PIDS="${BG_PIDS:-} $m"
-  wait_for 30 pgrep -P "$m" -x rm-tree
-  t=$(pgrep -P "$m" -x rm-tree)
+  # Once rows come, the rm-tree is the one writing them (an rm-tree met
+  # before may be the monitor's start-up --check, gone a moment later).
   wait_for 30 bash -c '(($(grep -c "sh -c sleep 0.6" "$1") >= 2))' _ "$OUT/resources-g9.procs.csv"
+  t=$(pgrep -P "$m" -x rm-tree)
   kill -KILL "$t"
   wait_for 60 bash -c 'p=$(pgrep -P "$1" -x rm-tree) && [ "$p" != "$2" ]' _ "$m" "$t"
   touch "$d/restarted"
