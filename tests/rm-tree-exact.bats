@@ -405,3 +405,49 @@ print(" ".join(sorted(r["comm"] for r in csv.DictReader(open(sys.argv[1], newlin
   [[ " $output " != *" rm-run "* ]]
 }
 
+@test "exact: a PID the build's process ended on, taken by a foreign process and then by the build again, gives the build's two rows and no foreign one (PID reuse)" {
+  [[ $EUID -eq 0 ]] || skip_needs_root "sets kernel.ns_last_pid to reuse a PID" 21
+  [[ -w /proc/sys/kernel/ns_last_pid ]] || skip "kernel.ns_last_pid is not writable here"
+  need_exact
+  local d="$BATS_TEST_TMPDIR"
+  # reuse PID PROG...: fork PROG on PID until one gets it (kernel.ns_last_pid
+  # is the PID last given; another fork on the host may take it first).
+  cat >"$d/reuse.py" <<'PY'
+import os, sys
+want, prog = int(sys.argv[1]), sys.argv[2:]
+for _ in range(5000):
+    with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+        f.write(str(want - 1))
+    pid = os.fork()
+    if pid == 0:
+        os.execvp(prog[0], prog)
+    st = os.waitpid(pid, 0)[1]
+    if pid == want:
+        sys.exit(0)
+sys.exit("no child got PID %d" % want)
+PY
+  # The build: A (sh, exit 3) ends; a foreign sleep takes A's PID while the
+  # build waits; then the build's own B (sh, exit 5) takes it again.
+  # shellcheck disable=SC2016
+  rm-tree --exec -i 1 --log "$d/L" -- bash -c '
+    d=$1
+    sh -c "echo \$\$ >$d/A.tmp; exit 3"; mv "$d/A.tmp" "$d/A"
+    until [ -e "$d/foreign" ]; do sleep 0.05; done
+    "$2" "$d/reuse.py" "$(cat "$d/A")" sh -c "exit 5" || exit 1
+    sleep 0.5' build "$d" "$PY" 2>"$d/err" &
+  local tree=$!
+  local i
+  for ((i = 0; i < 600; i++)); do [[ -e "$d/A" ]] && break; sleep 0.05; done
+  [[ -e "$d/A" ]]
+  local a
+  a=$(cat "$d/A")
+  "$PY" "$d/reuse.py" "$a" sleep 0.3   # not a descendant of the build
+  touch "$d/foreign"
+  wait "$tree"
+  cat "$d/err"
+  [[ "$(head -1 "$d/err")" == "$MODE_EXACT" ]]
+  run -0 "$PY" -c 'import csv,sys
+print(" ".join("%s:%s" % (r["comm"], r["exit"]) for r in csv.DictReader(open(sys.argv[1], newline="")) if r["pid"] == sys.argv[2]))' "$d/L" "$a"
+  echo "# rows of PID $a: $output"
+  [[ "$output" == "sh:3 sh:5" ]]
+}
