@@ -147,6 +147,16 @@ PY
 # engine_up SOCKET: wait for a fake engine's socket.
 engine_up() { wait_for 30 test -S "$1"; }
 
+# list_engine SOCKET: a fake engine at SOCKET (ES) answering engine_list's
+# containers, its requests in req.log, its PID in OTHER.
+list_engine() {
+  ES=$1
+  engine_list "$T/list.json"
+  "$PY" "$RM_TOP/tests/helpers/fake-engine.py" "$ES" "$T/req.log" list "$T/list.json" &
+  OTHER=$!
+  engine_up "$ES"
+}
+
 # engine_list FILE: a docker /containers/json answer: ID1 made now with
 # the run's label and a name, ID3 with the same label made an hour ago,
 # ID2 with another value (the Ids, Names, Labels and Created docker gives,
@@ -183,11 +193,7 @@ engine_tree() {
 }
 
 @test "--containers: --label K=V and --name are tied by the engine's answer over the client's DOCKER_HOST; a container older than the client, or another value, is not" {
-  ES=$T/e.sock
-  engine_list "$T/list.json"
-  "$PY" "$RM_TOP/tests/helpers/fake-engine.py" "$ES" "$T/req.log" list "$T/list.json" &
-  OTHER=$!
-  engine_up "$ES"
+  list_engine "$T/e.sock"
   engine_tree run --rm --label rm-tools.run=r1 img make
   wait_for 30 tied_is c.csv "$ID1" label
   wait_for 30 has_row c.csv "$ID3"
@@ -222,11 +228,7 @@ docker_context() {
 }
 
 @test "--containers: a docker context (the config's currentContext, DOCKER_CONTEXT, --context) is followed to its engine; one that cannot be read is said once" {
-  ES=$T/ctx.sock
-  engine_list "$T/list.json"
-  "$PY" "$RM_TOP/tests/helpers/fake-engine.py" "$ES" "$T/req.log" list "$T/list.json" &
-  OTHER=$!
-  engine_up "$ES"
+  list_engine "$T/ctx.sock"
   docker_context "$T/home/.docker" ci "$ES"
   echo '{"auths":{},"currentContext":"ci"}' >"$T/home/.docker/config.json"
   local how
