@@ -219,6 +219,21 @@ bats_files() {
   [[ -f "${tmp}/parallel.tap" ]] && cat "${tmp}/parallel.tap"
 }
 
+# vg_reports DIR: the valgrind reports the stand-ins left in DIR, each
+# as comment lines (its first 60), at most 5 of them, for the end of the
+# log: a memcheck error fails its test with exit 99 and nothing else.
+vg_reports() {
+  local f n=0
+  for f in "$1"/vg.*.log; do
+    [[ -s "${f}" ]] || continue
+    n=$((n + 1))
+    ((n <= 5)) || continue
+    echo "# valgrind report ${n} (${f##*/}):"
+    head -n 60 -- "${f}" | sed 's/^/#   /'
+  done
+  ((n == 0)) || echo "# ${n} valgrind report(s) in all"
+}
+
 main() {
   local top build passed=0 failed=0 skipped=0 t urc long=0 filter='!slow' files=() whole=1
   local fors=() units=()
@@ -266,6 +281,9 @@ main() {
   if [[ "${VALGRIND:-}" == 1 ]]; then
     bash tests/valgrind-wrap.sh "${top}/${build}/valgrind-bin" || exit 1
     export PATH="${top}/${build}/valgrind-bin:${PATH}"
+    # Each command's report, if any, printed after the tests (the stand-ins
+    # write it there, not to the test's stderr).
+    mkdir -p "${tmp}/vg" && export RM_VG_LOGDIR="${tmp}/vg"
   fi
   if ((${#files[@]} == 0)); then
     files=(tests/*.bats)
@@ -327,6 +345,7 @@ main() {
     fi
   } </dev/null 2>&1 | tee "${tmp}/log"
 
+  [[ -n "${RM_VG_LOGDIR:-}" ]] && vg_reports "${RM_VG_LOGDIR}"
   passed=$(grep -cE '^ok ' "${tmp}/log")
   failed=$(grep -cE '^not ok' "${tmp}/log")
   skipped=$(grep -cE '^ok .*# skip' "${tmp}/log")

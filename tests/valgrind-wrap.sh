@@ -35,7 +35,19 @@ write_wrapper() {
     # takes the same polling path without the attempt.
     echo 'RM_NO_PIDFD=1'
     echo 'export RM_NO_PIDFD'
-    printf 'exec valgrind --quiet --error-exitcode=99 --leak-check=full'
+    # With RM_VG_LOGDIR set (tests/run.sh sets it) a report goes to a file
+    # there, not to stderr; the command still fails (exit 99), and run.sh
+    # prints every report at the end of the run, where a CI log that
+    # keeps only its tail still shows what valgrind found.
+    printf 'vgname=%q\n' "${real##*/}"
+    cat <<'EOF'
+vglog=--log-fd=2
+if [ -n "${RM_VG_LOGDIR:-}" ] && [ -d "${RM_VG_LOGDIR}" ] && [ -w "${RM_VG_LOGDIR}" ]; then
+  vglog="--log-file=${RM_VG_LOGDIR}/vg.${vgname}.%p.log"
+fi
+EOF
+    # shellcheck disable=SC2016  # $vglog is the wrapper's, at its run
+    printf 'exec valgrind "$vglog" --quiet --error-exitcode=99 --leak-check=full'
     printf ' --errors-for-leak-kinds=definite --show-leak-kinds=definite'
     printf ' --trace-children=no %q "$@"\n' "${real}"
   } >"${out}.tmp" && chmod 755 "${out}.tmp" && mv -f "${out}.tmp" "${out}"
