@@ -580,3 +580,18 @@ shapes() {
   [ "$(grep -c '^epoch,' "$f")" = 1 ]
   [ "$(wc -l <"$f")" = 3 ]
 }
+
+@test "rm-sample maps no libm: a running sampler's memory maps name libc and the loader only (libm was 328 KiB of its 2.2 MiB peak RSS)" {
+  # STATIC=1 links no shared library at all: nothing to map.
+  if ! readelf -d "$RM_TOP/bin/rm-sample" 2>/dev/null | grep -q NEEDED; then
+    skip "rm-sample is linked statically (STATIC=1): it maps no shared library"
+  fi
+  rm-sample -i 0.2 -n 20 >/dev/null &
+  local p=$! maps
+  sleep 0.5
+  maps=$(awk '$6 ~ /\.so/ { n = split($6, a, "/"); print a[n] }' "/proc/$p/maps" | sort -u)
+  kill "$p" 2>/dev/null || true
+  wait "$p" || true
+  [[ "$maps" == *libc.so* ]]
+  [[ "$maps" != *libm.so* ]]
+}
