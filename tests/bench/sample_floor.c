@@ -1,33 +1,61 @@
 /*
- * sample_floor: the syscall floor of one rm-sample tick.  Opens and reads
- * the same files rm-sample reads (loadavg, stat, meminfo, vmstat, the
- * three pressure files, every /proc/PID/comm, the log directory and the
- * tail of its newest log) and calls statvfs, without parsing anything.
+ * sample_floor: the syscall floor of one rm-sample tick, as rm-sample
+ * makes its calls now (strace of `rm-sample -i 0.2 --stage-log-dir DIR`,
+ * the steady state): loadavg, the first 511 bytes of stat, meminfo and
+ * statvfs("/"); a non-blocking read of the process-event socket and of
+ * the log directory's inotify descriptor (both empty on a quiet host);
+ * the newest log opened, fstat'ed and its last 64 KiB read; vmstat and
+ * the three pressure files; one line written; the sleep to the next
+ * tick.  Nothing is parsed.  No /proc/PID is read: rm-sample's compilers
+ * column comes from process events, its comm read once at an exec, and
+ * this floor's event socket joins no group (a host that forks more adds
+ * those reads to rm-sample, not to the floor).
  *
- * usage: sample_floor TICKS LOGDIR
+ * usage: sample_floor TICKS LOGDIR [INTERVAL_S]
  */
-#include <dirent.h>
+#define _GNU_SOURCE
 #include <fcntl.h>
+#include <linux/netlink.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 static char buf[65536];
 
-static void slurp(int dfd, const char *path, off_t tail)
+/* Read name under dfd in reads of at most cap bytes, until the end (or
+ * one read when once): rm-sample's buffer sizes. */
+static void slurp(int dfd, const char *name, size_t cap, int once)
 {
-	int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC);
+	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	size_t got = 0;
+	ssize_t n;
 
 	if (fd < 0)
 		return;
-	if (tail) {
-		struct stat st;
-		if (fstat(fd, &st) == 0 && st.st_size > tail)
-			lseek(fd, st.st_size - tail, SEEK_SET);
-	}
-	while (read(fd, buf, sizeof(buf)) > 0)
+	while (got < cap && (n = read(fd, buf + got, cap - got)) > 0 && !once)
+		got += (size_t)n;
+	close(fd);
+}
+
+/* The newest log's tail, as rm-sample reads it: by its path, no link
+ * followed, its size from fstat, the last 64 KiB. */
+static void log_tail(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+	struct stat st;
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && st.st_size > (off_t)sizeof(buf))
+		lseek(fd, st.st_size - (off_t)sizeof(buf), SEEK_SET);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		;
 	close(fd);
 }
@@ -36,35 +64,54 @@ int main(int argc, char **argv)
 {
 	long ticks = argc > 1 ? atol(argv[1]) : 1000;
 	const char *logdir = argc > 2 ? argv[2] : ".";
-	int proc = open("/proc", O_RDONLY | O_DIRECTORY);
+	double iv = argc > 3 ? atof(argv[3]) : 0.001;
+	int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int ev = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_CONNECTOR);
+	int ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct timespec ts = { (time_t)iv, (long)((iv - (double)(time_t)iv) * 1e9) };
+	struct mmsghdr msgs[64];
+	struct iovec iov[64];
+	static char evbuf[64][256];
+	char path[4096], line[256];
 	struct statvfs sv;
+	int len;
 
+	if (proc < 0) {
+		perror("sample_floor: /proc");
+		return 1;
+	}
+	if (ev >= 0)
+		bind(ev, (struct sockaddr *)&sa, sizeof(sa));
+	if (ino >= 0)
+		inotify_add_watch(ino, logdir, IN_MODIFY | IN_CREATE | IN_DELETE | IN_MOVED_TO);
+	memset(msgs, 0, sizeof(msgs));
+	for (int i = 0; i < 64; i++) {
+		iov[i].iov_base = evbuf[i];
+		iov[i].iov_len = sizeof(evbuf[i]);
+		msgs[i].msg_hdr.msg_iov = &iov[i];
+		msgs[i].msg_hdr.msg_iovlen = 1;
+	}
+	snprintf(path, sizeof(path), "%s/build.log", logdir);
+	len = snprintf(line, sizeof(line), "%0139d\n", 0);
 	for (long t = 0; t < ticks; t++) {
-		static const char *files[] = { "loadavg", "stat", "meminfo", "vmstat",
-			"pressure/memory", "pressure/io", "pressure/cpu" };
-		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
-			slurp(proc, files[i], 0);
+		slurp(proc, "loadavg", 255, 0);
+		slurp(proc, "stat", 511, 1);
+		slurp(proc, "meminfo", 8191, 0);
 		statvfs("/", &sv);
-		int d = openat(proc, ".", O_RDONLY | O_DIRECTORY);
-		DIR *dir = fdopendir(d);
-		struct dirent *de;
-		while ((de = readdir(dir)) != NULL) {
-			char path[300];
-			if (de->d_name[0] < '1' || de->d_name[0] > '9')
-				continue;
-			snprintf(path, sizeof(path), "%s/comm", de->d_name);
-			slurp(proc, path, 0);
+		if (ev >= 0)
+			recvmmsg(ev, msgs, 64, MSG_DONTWAIT, NULL);
+		if (ino >= 0 && read(ino, buf, 16384) < 0) {
+			/* EAGAIN: nothing changed in the log directory */
 		}
-		closedir(dir);
-		DIR *ld = opendir(logdir);
-		while (ld && (de = readdir(ld)) != NULL) {
-			struct stat st;
-			fstatat(dirfd(ld), de->d_name, &st, 0);
-		}
-		if (ld) {
-			slurp(dirfd(ld), "build.log", 65536);
-			closedir(ld);
-		}
+		log_tail(path);
+		slurp(proc, "vmstat", 16383, 0);
+		slurp(proc, "pressure/memory", 511, 0);
+		slurp(proc, "pressure/io", 511, 0);
+		slurp(proc, "pressure/cpu", 511, 0);
+		if (write(STDOUT_FILENO, line, (size_t)len) < 0)
+			return 1;
+		nanosleep(&ts, NULL);
 	}
 	return 0;
 }
