@@ -384,6 +384,26 @@ EOF
   fi
 }
 
+@test "rm-tree ending with the build before the sampler's next tick is the build's end, not a gap (exit 0)" {
+  # rm-tree sees the build's last process end at once; the sampler here ends a
+  # second after it would (a stand-in beside a copy of rm-monitor), so rm-tree's
+  # clean end always comes first.
+  local d="$BATS_TEST_TMPDIR/bin" f
+  mkdir -p "$d"
+  for f in "$RM_TOP"/bin/*; do cp -p "$f" "$d/"; done
+  mv "$d/rm-sample" "$d/rm-sample.real"
+  printf '#!/bin/sh\n"%s" "$@"; rc=$?\ncase " $* " in *" --check "*) ;; *) sleep 1 ;; esac\nexit $rc\n' \
+    "$d/rm-sample.real" >"$d/rm-sample"
+  chmod 755 "$d/rm-sample"
+  sleep 1 &
+  local build=$!
+  run -0 --separate-stderr "$d/rm-monitor" --out-dir "$OUT" --run-id tend --interval 0.5 --watch-pid "$build"
+  echo "$stderr"
+  [[ "$stderr" != *"rm-tree ended"* ]]
+  ! grep -q "process log (rm-tree)" "$OUT/resources-tend.summary.txt"
+  has_rows "$OUT/resources-tend.csv"
+}
+
 @test "rm-monitor summarize -- ends the options" {
   mkdir -p "$OUT"
   rm-sample -n 2 -i 0.05 > "$OUT/-weird.csv"

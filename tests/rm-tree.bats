@@ -466,3 +466,16 @@ EOF
   [[ "$output" =~ ^[0-9]+\ same$ ]]
   (( ${output%% *} >= 3 ))
 }
+
+@test "rm-tree --watch-pid: a build that ended before the first scan is said, and is no failure" {
+  sleep 0.01 &
+  local dead=$!
+  wait "$dead"
+  run -0 --separate-stderr rm-tree -i 0.1 --watch-pid "$$" "$dead"
+  [ "$stderr" = "rm-tree: no process $dead (it ended before the first scan)" ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ "${lines[0]}" == pid,ppid,comm,* ]]
+  # Without a watcher it is a mistyped PID: exit 1.
+  run -1 --separate-stderr rm-tree -i 0.1 "$dead"
+  [ "$stderr" = "rm-tree: no process $dead" ]
+}

@@ -292,6 +292,12 @@ static void decide(struct stream *s)
 			struct rm_pnode *n = rm_ptree_find(&s->t, o->pids[i]);
 			if (n && !n->outsider) {
 				n->member = 1;
+			} else if (o->watch_pid && o->interval) {
+				/* Streaming for a watcher (rm-monitor --watch-pid):
+				 * a build that ended before our first scan left
+				 * nothing to log, and that is no failure. */
+				tree_warnx("no process %d (it ended before the first scan)",
+					   (int)o->pids[i]);
 			} else {
 				tree_warnx("no process %d", (int)o->pids[i]);
 				s->status = RM_EXIT_FAIL;
