@@ -183,12 +183,6 @@ static void sample_gpu(struct rm_val *v)
 	}
 }
 
-/*
- * --seed-columns: the seed's formats, as its bash printf wrote them:
- * `date +%s` and `date +%FT%TZ` of the same second, whole numbers cut by
- * integer arithmetic (df -BG rounds the free GiB up), load1 as
- * /proc/loadavg has it.
- */
 /* floor(x) without libm: rm-sample maps no libm for one call (328 KiB of
  * its peak RSS).  Exact for |x| < 2^63; beyond that x is whole already. */
 static double whole_down(double x)
@@ -201,6 +195,12 @@ static double whole_down(double x)
 	return t > x ? t - 1 : t;
 }
 
+/*
+ * --seed-columns: the seed's formats, as its bash printf wrote them:
+ * `date +%s` and `date +%FT%TZ` of the same second, whole numbers cut by
+ * integer arithmetic (df -BG rounds the free GiB up), load1 as
+ * /proc/loadavg has it.
+ */
 static void seed_values(struct state *s, struct rm_val *v)
 {
 	static const int cut[] = { C_ELAPSED, C_CPU, C_MEMUSED, C_MEMAVAIL, C_MEMPCT, C_SWAP,
