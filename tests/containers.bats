@@ -192,6 +192,18 @@ engine_tree() {
   start_tree
 }
 
+# said_then_stop PATTERN: rm-tree's stderr says PATTERN (a grep ERE),
+# then the ticks go on (3 more rows of c.csv after it was said); the
+# orchestrator is told to stop and rm-tree's end waited for.
+said_then_stop() {
+  local rows
+  wait_for 30 grep -q "$1" "$T/tree.err"
+  rows=$(wc -l <c.csv)
+  wait_for 30 eval '(($(wc -l <c.csv) > rows + 3))'
+  touch stop
+  wait "$TREE_PID"
+}
+
 @test "--containers: --label K=V and --name are tied by the engine's answer over the client's DOCKER_HOST; a container older than the client, or another value, is not" {
   list_engine "$T/e.sock"
   engine_tree run --rm --label rm-tools.run=r1 img make
@@ -259,11 +271,7 @@ docker_context() {
   rm -f stop c.csv
   ENGINE_ENV="unset DOCKER_HOST; export HOME=$T/home DOCKER_CONTEXT=gone"
   engine_tree run --rm --label rm-tools.run=r1 --name st1 img make
-  wait_for 30 grep -q "docker context 'gone'" "$T/tree.err"
-  rows=$(wc -l <c.csv)
-  wait_for 30 eval '(($(wc -l <c.csv) > rows + 3))'
-  touch stop
-  wait "$TREE_PID"
+  said_then_stop "docker context 'gone'"
   [ "$(ct c.csv "$ID1" tied)" = "" ]
   [ "$(grep -c "docker context" "$T/tree.err")" -eq 1 ]
   grep -q "the engine of docker context 'gone' (client [0-9]*) is not followed: No such file or directory (its --name and --label do not tie)" "$T/tree.err"
@@ -313,12 +321,8 @@ docker_context() {
     engine_up "$ES"
     rm -f stop c.csv
     engine_tree run --rm --label rm-tools.run=r1 --label a=1 --label b=2 --name st1 img make
-    wait_for 30 grep -q "cannot ask the engine at $ES" "$T/tree.err"
     # the ticks go on: more rows after it was said
-    rows=$(wc -l <c.csv)
-    wait_for 30 eval '(($(wc -l <c.csv) > rows + 3))'
-    touch stop
-    wait "$TREE_PID"
+    said_then_stop "cannot ask the engine at $ES"
     [ "$(ct c.csv "$ID1" tied)" = "" ]
     [ "$(grep -c "cannot ask the engine at $ES" "$T/tree.err")" -eq 1 ]
     grep -q "cannot ask the engine at $ES which .*: ${said[$mode]} (" "$T/tree.err"
