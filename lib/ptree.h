@@ -47,6 +47,8 @@ struct rm_pnode {
 	unsigned monitor_in : 1; /* rm-tree: an excluded monitor the build ran:
 				  * the job an rm-tree among them runs
 				  * (--exec's CMD, rm-run's) is the build's */
+	unsigned rmtree_known : 1, rmtree : 1; /* rm-tree: its comm read since
+						* its last exec: an rm-tree */
 	unsigned scope_out : 1;  /* --elsewhere row */
 	unsigned has_io : 1, has_majflt : 1, has_delay : 1;
 	uint64_t read_kib, write_kib, majflt;

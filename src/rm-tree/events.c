@@ -421,22 +421,28 @@ int events_in_cgroup(const struct opts *o, int pid)
 	return 0;
 }
 
-/* Is pid an rm-tree (its comm; its parent's events may not have named it)? */
-static int is_rm_tree(int pid)
+/* Is n an rm-tree (its comm; its parent's events may not have named it)?
+ * Read once per program: an exec forgets it. */
+static int is_rm_tree(struct rm_pnode *n)
 {
 	char comm[RM_COMM_MAX];
-	ssize_t len = rm_pfile_read(NULL, pid, "comm", comm, sizeof(comm), 0);
+	ssize_t len;
 
-	return len == 8 && memcmp(comm, "rm-tree\n", 8) == 0;
+	if (!n->rmtree_known) {
+		len = rm_pfile_read(NULL, n->pid, "comm", comm, sizeof(comm), 0);
+		n->rmtree = len == 8 && memcmp(comm, "rm-tree\n", 8) == 0;
+		n->rmtree_known = len > 0;
+	}
+	return n->rmtree;
 }
 
 /* An excluded rm-tree (not this one) forks only the job of its --exec
  * (rm-run's too): a monitor's other children are its helpers, but that
  * job is no monitor, and is the build's where the monitors above it were
  * started by the build (monitor_in). */
-static int monitor_job(const struct rm_pnode *p)
+static int monitor_job(struct rm_pnode *p)
 {
-	return p->excluded && p->pid != E.h.self && is_rm_tree(p->pid);
+	return p->excluded && p->pid != E.h.self && is_rm_tree(p);
 }
 
 /* A node for pid, read from /proc now (start 0 when it is already gone). */
@@ -599,6 +605,8 @@ static void on_exec(struct stream *s, const struct rm_pe *e)
 		free(pk->cmd);
 		pk->cmd = NULL;
 	}
+	if (n)
+		n->rmtree_known = 0;  /* a new program, or a new name */
 	if (n && (n->excluded || n->ended))
 		return;
 	if (n && n->member) {
@@ -1080,6 +1088,7 @@ static int renew(struct rm_pnode *n)
 	n->cmd_read = 0;
 	n->emulated = RM_EMU_UNKNOWN;
 	n->has_ticks = 0;
+	n->rmtree_known = 0;
 	return 1;
 }
 
