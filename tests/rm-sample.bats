@@ -586,9 +586,10 @@ shapes() {
   if ! readelf -d "$RM_TOP/bin/rm-sample" 2>/dev/null | grep -q NEEDED; then
     skip "rm-sample is linked statically (STATIC=1): it maps no shared library"
   fi
-  rm-sample -i 0.2 -n 20 >/dev/null &
+  rm-sample -i 0.2 >/dev/null &
   local p=$! maps
-  sleep 0.5
+  # Mapped once its first row is due; a busy machine may take longer.
+  wait_for 30 grep -q 'libc[.-]' "/proc/$p/maps"
   maps=$(awk '$6 ~ /\.so/ { n = split($6, a, "/"); print a[n] }' "/proc/$p/maps" | sort -u)
   kill "$p" 2>/dev/null || true
   wait "$p" || true
