@@ -19,6 +19,11 @@ teardown() {
   [[ -n "${ORCH:-}" ]] && kill "${ORCH}" 2>/dev/null
   [[ -n "${OTHER:-}" ]] && kill "${OTHER}" 2>/dev/null
   [[ -s "$T/kid" ]] && kill "$(cat "$T/kid")" 2>/dev/null
+  # a legacy build's step waiting for /stop in its own root
+  local p
+  for p in $(pgrep -f '^/bin/sh -c until \[ -e /stop \]'); do
+    touch "/proc/$p/root/stop" 2>/dev/null
+  done
   # shellcheck disable=SC2086  # each is a PID or empty
   wait ${TREE_PID:-} ${ORCH:-} 2>/dev/null || true  # not a bare wait: dockerd is a child too
   docker_stop
@@ -82,6 +87,21 @@ PY
 
 has_row() { ct "$1" "$2" state ${3:+"$3"} >/dev/null 2>&1; }
 tied_is() { [[ "$(ct "$1" "$2" tied 2>/dev/null)" == "$3" ]]; }
+
+# tie_now FILE ID: the tied column of ID's last row, by awk (cheap on a
+# loaded host: these files have no quoted fields where no name is given).
+tie_now() { awk -F, -v id="$2" '$3 == id { t = $6 } END { print t }' "$1"; }
+
+# within SEC CMD...: CMD succeeds within SEC seconds of wall time, however
+# slow each try is.
+within() {
+  local end=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    ((SECONDS < end)) || return 1
+    sleep 0.2
+  done
+}
 
 start_tree() {
   RM_SYS_ROOT="$T/sys" rm-tree -i 0.2 --watch-pid "$ORCH" --containers "$T/c.csv" "$ORCH" >"$T/procs.csv" 2>"$T/tree.err" &
@@ -202,6 +222,48 @@ said_then_stop() {
   wait_for 30 eval '(($(wc -l <c.csv) > rows + 3))'
   touch stop
   wait "$TREE_PID"
+}
+
+@test "--containers: a cidfile written by a client that exits before the next tick (docker create) still ties; one written after its client ended never does" {
+  M=$T/sys/fs/cgroup/memory
+  mkdir -p "$M"
+  echo 0 >"$M/memory.usage_in_bytes"
+  echo "$UNL" >"$M/memory.limit_in_bytes"
+  v1_cg "$M/docker" "$UNL" 0 0 0 0
+  v1_cg "$M/docker/$ID1" $((64 << 20)) $((10 << 20)) $((64 << 20)) 0 0
+  v1_cg "$M/docker/$ID2" $((64 << 20)) $((10 << 20)) $((64 << 20)) 0 0
+  mkdir -p "$T/sub"
+  cd "$T"
+  {
+    echo 'until [ -e go ]; do sleep 0.1; done'
+    # create: writes its cidfile (relative to its own cwd) and exits
+    # at once; a later client cannot name it.
+    echo '(cd sub && exec -a docker bash -s create --cidfile c1.cid img <<<"echo '"$ID1"' >c1.cid")'
+    # a client that wrote nothing; the same name is written afterwards
+    # by someone else.
+    echo '(cd sub && exec -a docker bash -s create --cidfile c2.cid img <<<":")'
+    echo 'touch created; until [ -e stop ]; do sleep 0.1; done'
+  } >orch.sh
+  bash orch.sh & ORCH=$!
+  # -i 3: the clients live a few milliseconds, never across a tick.
+  RM_SYS_ROOT="$T/sys" rm-tree -i 3 --watch-pid "$ORCH" --containers "$T/c.csv" "$ORCH" >"$T/procs.csv" 2>"$T/tree.err" &
+  TREE_PID=$!
+  within 60 grep -q "$ID1" c.csv
+  touch go
+  within 60 test -e created
+  within 60 eval '[ "$(tie_now c.csv "$ID1")" = cidfile ]'
+  # After the tick that tied ID1 (the clients were gone by then), the
+  # second client's name is written by someone else: never read.
+  echo "$ID2" >sub/c2.cid
+  local n
+  n=$(grep -c "^" c.csv)
+  within 60 eval '[ "$(grep -c "^" c.csv)" -ge $((n + 4)) ]'
+  touch stop
+  wait "$TREE_PID"
+  [ "$(tie_now c.csv "$ID1")" = cidfile ]
+  [ "$(tie_now c.csv "$ID2")" = "" ]
+  # both clients are rows of the build: their command lines were read
+  [ "$(grep -c ',docker -s create --cidfile c[12].cid img,' procs.csv)" -eq 2 ]
 }
 
 @test "--containers: --label K=V and --name are tied by the engine's answer over the client's DOCKER_HOST; a container older than the client, or another value, is not" {
@@ -545,6 +607,75 @@ print(sorted(set(r["tied"] for r in csv.DictReader(open(sys.argv[1], newline="")
   # Nothing was said about the engine: it answered.
   run -0 cat "$T/tree.err"
   [[ "$output" != *"cannot ask the engine"* ]]
+}
+
+# untied_only FILE ID: every row of container ID in FILE has tied empty.
+untied_only() {
+  run -0 "$PY" -c 'import csv,sys
+print(sorted(set(r["tied"] for r in csv.DictReader(open(sys.argv[1], newline="")) if r["id"] == sys.argv[2])))' "$1" "$2"
+  [ "$output" = "['']" ]
+}
+
+# bats test_tags=slow
+@test "docker: create --cidfile then start is tied by the cidfile (its client gone before a tick reads it); exec into a neighbour leaves it untied; the legacy builder's steps are tied by build --cgroup-parent" {
+  docker_start
+  mkdir -p "$T/w" "$T/ctx"
+  CGP=rmct-build-$$
+  local wait_stop='until [ -e /w/stop ]; do sleep 0.1; done' pid cg
+  # The neighbour: started by the test, not by the watched orchestrator.
+  docker run -d -v "$T/w:/w" rmtest:1 sh -c "$wait_stop" >"$T/nb"
+  # A legacy build whose one step waits for /stop in its own root (the
+  # test writes it through the step's /proc/PID/root: a build step has
+  # no volume).
+  printf 'FROM rmtest:1\nRUN until [ -e /stop ]; do sleep 0.1; done\n' >"$T/ctx/Dockerfile"
+  cat >"$T/orch.sh" <<ORCH
+cd "$T/w"
+until [ -e "$T/w/go" ]; do sleep 0.1; done
+docker create --cidfile created.cid -v "$T/w:/w" rmtest:1 sh -c '$wait_stop' >/dev/null
+docker start "\$(cat created.cid)" >/dev/null
+docker exec "$(cat "$T/nb")" /bin/memhog -m 8 -t 1
+touch "$T/w/exec-done"
+DOCKER_BUILDKIT=0 docker build --network none --cgroup-parent "/$CGP" -q -t rmbuilt:1 "$T/ctx" >"$T/build.out" 2>&1
+touch "$T/w/build-done"
+until [ -e "$T/w/stop" ]; do sleep 0.1; done
+ORCH
+  bash "$T/orch.sh" 2>"$T/orch.err" & ORCH=$!
+  # -i 5, and the client starts just after a tick: docker create writes
+  # its cidfile and exits long before the next one.
+  rm-tree -i 5 --watch-pid "$ORCH" --containers "$T/c.csv" "$ORCH" >"$T/procs.csv" 2>"$T/tree.err" &
+  TREE_PID=$!
+  within 120 grep -q "$(cat "$T/nb")" "$T/c.csv"
+  touch "$T/w/go"
+  within 120 test -s "$T/w/created.cid"
+  CR=$(cat "$T/w/created.cid")
+  within 120 test -e "$T/w/exec-done"
+  # The legacy builder's step: the one container under the build's parent.
+  within 120 pgrep -f '^/bin/sh -c until \[ -e /stop \]'
+  pid=$(pgrep -f '^/bin/sh -c until \[ -e /stop \]' | head -n 1)
+  cg=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3 }' "/proc/$pid/cgroup")
+  echo "the step's cgroup: $cg" >&3
+  [[ "$cg" == "/$CGP/"* ]]
+  ST=${cg##*/}
+  within 120 eval '[ "$(tie_now "$T/c.csv" "$ST")" = cgroup-parent ]'
+  touch "/proc/$pid/root/stop"
+  within 120 test -e "$T/w/build-done"
+  cat "$T/build.out" "$T/orch.err" >&3
+  within 120 eval '[ "$(tie_now "$T/c.csv" "$CR")" = cidfile ]'
+  within 120 grep -q "$ST.*,gone$" "$T/c.csv"
+  touch "$T/w/stop"
+  wait "$TREE_PID"
+  docker image inspect rmbuilt:1 >/dev/null
+  [ "$(tie_now "$T/c.csv" "$CR")" = cidfile ]
+  [ "$(ct "$T/c.csv" "$ST" cgroup)" = "/$CGP/$ST" ]
+  # exec'd into by the build, the neighbour was never created by it.
+  untied_only "$T/c.csv" "$(cat "$T/nb")"
+  # The exec'd memhog is the neighbour's (the shim's child), not a row of
+  # the build's.
+  run -0 "$PY" -c 'import csv,sys
+print(sum(1 for r in csv.DictReader(open(sys.argv[1], newline="")) if r["comm"] == "memhog"),
+      sum(1 for r in csv.DictReader(open(sys.argv[1], newline="")) if r["comm"] == "docker"))' "$T/procs.csv"
+  # (its docker clients are the build's rows: the file has them)
+  [[ "$output" =~ ^0\ [1-9] ]]
 }
 
 # dk_monitored RUN FLAGS...: an orchestrator that starts rm-monitor as

@@ -69,6 +69,10 @@ struct tie {
 	char *value;             /* the file, P, NAME or K=V */
 	char *name;              /* the client's --name, or NULL */
 	char id[RM_CT_ID_LEN + 1];  /* cidfile: the ID once read */
+	int dirfd;               /* cidfile: the client's cwd (or root, for an
+				  * absolute name), opened with its command
+				  * line; -1 once the ID is read or the client
+				  * is gone without writing it */
 	char *sock;              /* name, label: the engine's socket */
 	char (*ids)[RM_CT_ID_LEN + 1];  /* name, label: the IDs the engine gave */
 	size_t nids;
@@ -191,8 +195,9 @@ static double boot_epoch(void)
 	return b;
 }
 
-static void add_tie(const struct rm_pnode *n, uid_t uid, const char *kind, const char *value,
-		    const char *name, const char *sock)
+/* The tie added, or NULL when the same fact is already known. */
+static struct tie *add_tie(const struct rm_pnode *n, uid_t uid, const char *kind,
+			   const char *value, const char *name, const char *sock)
 {
 	struct tie *x;
 
@@ -200,7 +205,7 @@ static void add_tie(const struct rm_pnode *n, uid_t uid, const char *kind, const
 		if (strcmp(C.ties[i].kind, kind) == 0 && strcmp(C.ties[i].value, value) == 0 &&
 		    ((C.ties[i].pid == n->pid && C.ties[i].start == n->start) ||
 		     (sock && C.ties[i].sock && strcmp(C.ties[i].sock, sock) == 0)))
-			return;  /* the same fact (a label every stage gives: once) */
+			return NULL;  /* the same fact (a label every stage gives: once) */
 	if (C.nties == C.capties) {
 		size_t cap = C.capties ? C.capties * 2 : 16;
 		struct tie *v = realloc(C.ties, cap * sizeof(*v));
@@ -219,8 +224,10 @@ static void add_tie(const struct rm_pnode *n, uid_t uid, const char *kind, const
 	x->value = xstrdup(value);
 	x->name = xstrdup(name);
 	x->sock = xstrdup(sock);
+	x->dirfd = -1;
 	if (sock)
 		C.api_gen++;
+	return x;
 }
 
 /* A small file of the client's (config.json, a context's meta.json): a
@@ -365,8 +372,17 @@ void containers_cmdline(struct rm_pnode *n, const char *raw, ssize_t len)
 		char sock[4096];
 		if (c.cgroup_parent)
 			add_tie(n, uid, "cgroup-parent", c.cgroup_parent, c.name, NULL);
-		if (c.cidfile)
-			add_tie(n, uid, "cidfile", c.cidfile, c.name, NULL);
+		struct tie *x;
+		if (c.cidfile && (x = add_tie(n, uid, "cidfile", c.cidfile, c.name, NULL)) != NULL) {
+			/* `docker create --cidfile F` writes F and exits at
+			 * once, often before the next tick: hold the client's
+			 * directory now, while it lives, and read F from it
+			 * later. */
+			char d[64];
+			if (rm_pathf(d, sizeof(d), "%s/%d/%s", rm_proc_root(), n->pid,
+				     c.cidfile[0] == '/' ? "root" : "cwd") == 0)
+				x->dirfd = open(d, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		}
 		/* docker's engine maps a name or a label to an ID (podman's
 		 * containers are tied by their fork lineage). */
 		if ((c.sub == RM_CT_RUN || c.sub == RM_CT_CREATE) && strcmp(c.engine, "docker") == 0 &&
@@ -382,22 +398,24 @@ void containers_cmdline(struct rm_pnode *n, const char *raw, ssize_t len)
 
 /*
  * Read a cidfile as its client wrote it: relative to the client's cwd (or
- * its root, for an absolute name), a regular file of the client's user or
- * root, not through a symlink at its last component, 64 hex digits.
- * Returns 1 with x->id set, 0 when not (yet) there.
+ * its root, for an absolute name), held since its command line was read,
+ * a regular file of the client's user or root, not through a symlink at
+ * its last component, 64 hex digits.  Returns 1 with x->id set, 0 when not
+ * (yet) there.
  */
 static int read_cidfile(struct tie *x)
 {
-	char path[4096 + 64], buf[RM_CT_ID_LEN + 8];
+	char buf[RM_CT_ID_LEN + 8];
+	const char *rel = x->value;
 	struct stat st;
 	ssize_t got;
 	int fd;
 
-	if (x->value[0] == '/')
-		rm_pathf(path, sizeof(path), "%s/%d/root%s", rm_proc_root(), x->pid, x->value);
-	else
-		rm_pathf(path, sizeof(path), "%s/%d/cwd/%s", rm_proc_root(), x->pid, x->value);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (x->dirfd < 0)
+		return 0;
+	while (*rel == '/')
+		rel++;
+	fd = openat(x->dirfd, *rel ? rel : ".", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return 0;
 	/* Written by this client, not left by an earlier run (docker
@@ -419,13 +437,29 @@ static int read_cidfile(struct tie *x)
 	return 1;
 }
 
-/* A cidfile is read while its client lives (its cwd and root are the
- * client's), once. */
+/* Is the tie's client still the process whose command line was read? */
+static int client_lives(const struct tie *x)
+{
+	const struct rm_pnode *n = rm_ptree_find(C.t, x->pid);
+
+	return n && n->start == x->start && !n->ended && !n->has_kend;
+}
+
+/* A cidfile is read from the directory held for it until its ID is
+ * there, then let go; also once the client is gone and a last read finds
+ * none (docker writes it before it exits: it never will be). */
 static void resolve_cidfiles(void)
 {
-	for (size_t i = 0; i < C.nties; i++)
-		if (strcmp(C.ties[i].kind, "cidfile") == 0 && !C.ties[i].id[0])
-			read_cidfile(&C.ties[i]);
+	for (size_t i = 0; i < C.nties; i++) {
+		struct tie *x = &C.ties[i];
+		if (strcmp(x->kind, "cidfile") != 0 || x->dirfd < 0)
+			continue;
+		int alive = client_lives(x);
+		if (read_cidfile(x) || !alive) {
+			close(x->dirfd);
+			x->dirfd = -1;
+		}
+	}
 }
 
 /* Is a member of the tree in the container's cgroup (or one below it)? */
@@ -922,6 +956,8 @@ void containers_finish(double el)
 	if (C.ok && rm_out_close(&C.out) < 0)
 		tree_warnx("cannot write the containers file: %s", strerror(errno));
 	for (size_t i = 0; i < C.nties; i++) {
+		if (C.ties[i].dirfd >= 0)
+			close(C.ties[i].dirfd);
 		free(C.ties[i].value);
 		free(C.ties[i].name);
 		free(C.ties[i].sock);
