@@ -27,6 +27,11 @@ teardown() {
   # shellcheck disable=SC2086  # each is a PID or empty
   wait ${TREE_PID:-} ${ORCH:-} 2>/dev/null || true  # not a bare wait: dockerd is a child too
   docker_stop
+  if [[ -n "${PM:-}" ]]; then
+    # shellcheck disable=SC2086  # PM is words
+    $PM rm -af -t 0 >/dev/null 2>&1
+    awk -v d="$T/pm/" 'index($2, d) == 1 { print $2 }' /proc/self/mounts | sort -r | xargs -r -n 1 umount -l
+  fi
   [[ -n "${CGP:-}" ]] && rmdir "/sys/fs/cgroup/memory/${CGP}" 2>/dev/null
   return 0
 }
@@ -676,6 +681,127 @@ print(sum(1 for r in csv.DictReader(open(sys.argv[1], newline="")) if r["comm"] 
       sum(1 for r in csv.DictReader(open(sys.argv[1], newline="")) if r["comm"] == "docker"))' "$T/procs.csv"
   # (its docker clients are the build's rows: the file has them)
   [[ "$output" =~ ^0\ [1-9] ]]
+}
+
+# xl_rows FILE: "comm scope unit-source" of each exit-log row whose cmd
+# names a .cpp, sorted.
+xl_rows() {
+  "$PY" - "$1" <<'PY'
+import csv, re, sys
+out = []
+for r in csv.DictReader(open(sys.argv[1], newline="")):
+    m = re.search(r"(\S+\.cpp)", r["cmd"])
+    if m and r["comm"] == "cc1plus":
+        out.append("%s %s %s %s" % (r["comm"], r["scope"], m.group(1), r["source"]))
+print("\n".join(sorted(out)))
+PY
+}
+
+# tied_processes_test: a tied and an untied container, each running a
+# compiler stand-in; SAMPLED=1 without the kernel's records.
+tied_processes_test() {
+  docker_start
+  mkdir -p "$T/w" "$T/u"
+  local cc='/bin/cc1plus -quiet'
+  cat >"$T/orch.sh" <<ORCH
+docker run --rm --cidfile "$T/cid" -e FAKECC_DIR=/w -e FAKECC_MIB=24 -v "$T/w:/w" rmtest:1 \
+  sh -c '$cc src/tied_a.cpp -o a.s && $cc src/tied_b.cpp -o b.s && until [ -e /w/stop ]; do sleep 0.1; done' &
+docker run --rm -e FAKECC_DIR=/w -e FAKECC_MIB=24 -v "$T/u:/w" rmtest:1 $cc src/untied_c.cpp -o c.s &
+wait
+ORCH
+  bash "$T/orch.sh" 2>"$T/orch.err" & ORCH=$!
+  # exact: the kernel's records; sampled: /proc read each tick
+  # (RM_NO_EVENTS=1, as inside a container)
+  RM_NO_EVENTS=${SAMPLED:-0} rm-tree -i 0.5 --watch-pid "$ORCH" --containers "$T/c.csv" "$ORCH" >"$T/procs.csv" 2>"$T/tree.err" &
+  TREE_PID=$!
+  within 120 test -e "$T/w/started"
+  within 120 test -e "$T/u/started"
+  within 120 test -s "$T/cid"
+  within 120 eval '[ "$(tie_now "$T/c.csv" "$(cat "$T/cid")")" = cidfile ]'
+  # the tick after the tie has adopted the container's processes
+  local n
+  n=$(grep -c "^" "$T/c.csv")
+  within 60 eval '[ "$(grep -c "^" "$T/c.csv")" -ge $((n + 6)) ]'
+  touch "$T/w/done" "$T/u/done"
+  if [[ "${SAMPLED:-0}" == 1 ]]; then
+    # tied_b lives a moment (done is there): a poller may miss it
+    within 60 grep -q ',cc1plus,.*tied_a\.cpp' "$T/procs.csv"
+    touch "$T/w/stop"
+    wait "$TREE_PID"
+    run -0 xl_rows "$T/procs.csv"
+    echo "$output"
+    [[ "$output" == "cc1plus in src/tied_a.cpp sampled"* ]]
+    [[ "$output" != *untied* ]]
+    return
+  fi
+  within 60 grep -q ',cc1plus,.*tied_b\.cpp' "$T/procs.csv"
+  touch "$T/w/stop"
+  wait "$TREE_PID"
+  run -0 xl_rows "$T/procs.csv"
+  echo "$output"
+  [ "$output" = "cc1plus in src/tied_a.cpp exact
+cc1plus in src/tied_b.cpp exact" ]
+}
+
+# bats test_tags=slow
+@test "docker: the processes of a tied container are the build's rows (exact, named by unit), those forked inside later too; an untied container's are not" {
+  tied_processes_test
+}
+
+# bats test_tags=slow
+@test "docker, sampled (no kernel records): a tied container's processes are the build's rows; an untied container's are not" {
+  SAMPLED=1 tied_processes_test
+}
+
+# podman_private: $PM, a podman command line with a private root, run
+# root, tmpdir and events file under $T (cgroupfs, vfs storage, runc: crun
+# refuses this machine's hybrid cgroups), and an image pmtest:1 of
+# busybox-static and a static memhog imported into it.
+podman_private() {
+  if ! command -v podman >/dev/null || ! command -v runc >/dev/null; then
+    [[ "${CI:-}" == true ]] && { echo "podman or runc is missing under CI (.ci/run installs them)" >&2; return 1; }
+    skip "podman is missing"
+  fi
+  [[ $EUID -eq 0 ]] || skip_needs_root "a private podman needs root"
+  local r=$T/pmroot
+  mkdir -p "$r/bin" "$r/w" "$T/pm"
+  cp /bin/busybox "$r/bin/busybox"
+  for i in sh sleep cat; do ln -s busybox "$r/bin/$i"; done
+  gcc -static -O2 -o "$r/bin/memhog" "$RM_TOP/tests/helpers/memhog.c"
+  PM="podman --root $T/pm/root --runroot $T/pm/run --tmpdir $T/pm/tmp --cgroup-manager cgroupfs"
+  PM+=" --storage-driver vfs --events-backend file --runtime runc --network-backend cni"
+  # shellcheck disable=SC2086  # PM is words
+  tar -C "$r" -c . | $PM import - pmtest:1 >/dev/null
+}
+
+# bats test_tags=slow
+@test "podman: podman run's containers are tied by fork lineage (podman, conmon, runc, the container's init), the limit and OOM kill read; a podman container started outside the tree is never tied" {
+  podman_private
+  mkdir -p "$T/w"
+  local run="run --rm --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 -v $T/w:/w"
+  # shellcheck disable=SC2086  # PM and run are words
+  $PM $run -d --name "nb-$$" pmtest:1 sh -c 'until [ -e /w/stop ]; do sleep 0.1; done' >"$T/nb"
+  cat >"$T/orch.sh" <<ORCH
+$PM $run -m 64m --memory-swap 64m pmtest:1 sh -c '/bin/memhog -m 200 -t 1; until [ -e /w/stop ]; do sleep 0.1; done'
+ORCH
+  bash "$T/orch.sh" 2>"$T/orch.err" & ORCH=$!
+  rm-tree -i 0.5 --watch-pid "$ORCH" --containers "$T/c.csv" "$ORCH" >"$T/procs.csv" 2>"$T/tree.err" &
+  TREE_PID=$!
+  local id nb
+  nb=$(cat "$T/nb")
+  within 120 eval 'grep -q "/libpod_parent/libpod-[0-9a-f]*,fork," "$T/c.csv"'
+  id=$(grep -o "/libpod_parent/libpod-[0-9a-f]*,fork," "$T/c.csv" | head -n 1 | sed 's/.*libpod-//; s/,.*//')
+  within 120 eval '[ "$(awk -F, -v id="$id" '"'"'$3 == id { o = $11 } END { print o }'"'"' "$T/c.csv")" = 1 ]'
+  touch "$T/w/stop"
+  wait "$TREE_PID"
+  [ "$(tie_now "$T/c.csv" "$id")" = fork ]
+  [ "$(awk -F, -v id="$id" '$3 == id { l = $7 } END { print l }' "$T/c.csv")" = 65536 ]
+  [ "$(awk -F, -v id="$id" '$3 == id { c = $5 } END { print c }' "$T/c.csv")" = "/libpod_parent/libpod-$id" ]
+  [ "$id" != "$nb" ]
+  grep -q "$nb" "$T/c.csv"
+  untied_only "$T/c.csv" "$nb"
+  # conmon and runc were the tree's: the lineage the tie follows
+  grep -q ',conmon,' "$T/procs.csv"
 }
 
 # dk_monitored RUN FLAGS...: an orchestrator that starts rm-monitor as

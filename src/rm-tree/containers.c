@@ -531,6 +531,101 @@ static void tie_of(struct ct *c)
 		C.api_need = 1;
 }
 
+/* ---- the build's processes in its containers ---- */
+
+/* The memory cgroup of pid as /proc/PID/cgroup names it (v1's memory
+ * line, else v2's "0::" line), into out: 0, or -1. */
+static int pid_memcg(int pid, char *out, size_t cap)
+{
+	char buf[4096], *line, *save = NULL;
+	int found = -1;
+
+	if (rm_pfile_read(NULL, pid, "cgroup", buf, sizeof(buf), 0) <= 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c2 = '\0';
+		int mem = C.v2 ? c1[1] == '\0' : strstr(c1 + 1, "memory") != NULL;
+		if (mem && strlen(c2 + 1) < cap) {
+			memcpy(out, c2 + 1, strlen(c2 + 1) + 1);
+			found = 0;
+			if (!C.v2)
+				break;
+		}
+	}
+	return found;
+}
+
+/* Is path the container cgroup cg, or below it? */
+static int cg_under(const char *path, const char *cg)
+{
+	size_t l = strlen(cg);
+
+	return strncmp(path, cg, l) == 0 && (path[l] == '\0' || path[l] == '/');
+}
+
+int containers_pid_tied(int pid)
+{
+	char cg[4096];
+	struct rm_ct_cgroup pc;
+	int any = 0;
+
+	if (!C.on || !C.have_hier)
+		return 0;
+	for (size_t i = 0; i < C.ncts && !any; i++)
+		any = C.cts[i].tied[0] != '\0';
+	for (size_t i = 0; i < C.nties && !any; i++)
+		any = strcmp(C.ties[i].kind, "cgroup-parent") == 0;
+	if (!any || pid_memcg(pid, cg, sizeof(cg)) < 0)
+		return 0;
+	for (size_t i = 0; i < C.ncts; i++)
+		if (C.cts[i].tied[0] && cg_under(cg, C.cts[i].cgroup))
+			return 1;
+	/* A container under a --cgroup-parent of the build that no walk
+	 * has met yet (its init's exec comes before the next tick). */
+	if (rm_ct_parse_cgroup(cg, &pc) == 1)
+		for (size_t i = 0; i < C.nties; i++)
+			if (strcmp(C.ties[i].kind, "cgroup-parent") == 0 &&
+			    rm_ct_under_parent(C.ties[i].value, cg, pc.parent_len))
+				return 1;
+	return 0;
+}
+
+/* Every process of a tied container's cgroup (and the cgroups below it,
+ * two levels) joins the build. */
+static void adopt_inside(const char *dir, int depth)
+{
+	char p[4200], *buf;
+	ssize_t got;
+	DIR *d;
+	struct dirent *de;
+
+	if (rm_pathf(p, sizeof(p), "%s/cgroup.procs", dir) == 0 &&
+	    (buf = malloc(PROCS_MAX)) != NULL) {
+		got = rm_read_file(p, buf, PROCS_MAX);
+		for (char *s = buf; got > 0 && *s; ) {
+			char *end;
+			long pid = strtol(s, &end, 10);
+			if (end == s)
+				break;
+			events_adopt((int)pid);
+			s = end;
+			while (*s == '\n')
+				s++;
+		}
+		free(buf);
+	}
+	if (depth >= 2 || !(d = opendir(dir)))
+		return;
+	while ((de = readdir(d)) != NULL)
+		if (de->d_type == DT_DIR && de->d_name[0] != '.' &&
+		    rm_pathf(p, sizeof(p), "%s/%s", dir, de->d_name) == 0)
+			adopt_inside(p, depth + 1);
+	closedir(d);
+}
+
 /* ---- the engine: names and labels to IDs ---- */
 
 static void engine_id(const char *id, void *arg)
@@ -932,6 +1027,9 @@ void containers_tick(double el)
 	snprintf(rel, sizeof(rel), "%s", C.mroot);
 	walk(dir, strlen(dir), rel, strlen(rel), 0, &budget);
 	engine_round();
+	for (size_t i = 0; i < C.ncts; i++)
+		if (C.cts[i].gen == C.gen && C.cts[i].tied[0])
+			adopt_inside(C.cts[i].dir, 0);
 	epoch = rm_now_epoch();
 	for (size_t i = 0; i < C.ncts; ) {
 		struct ct *c = &C.cts[i];

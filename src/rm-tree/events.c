@@ -513,6 +513,34 @@ static void join_member(struct stream *s, struct rm_pnode *n)
 	E.h.joined(s);
 }
 
+/*
+ * A process of a container the build started (containers.c ties it):
+ * the build's, as a member's fork is.  A container's init and what it
+ * runs are children of containerd-shim (or conmon), not of the watched
+ * tree, so nothing else would make them members.  A process already
+ * followed, excluded (another monitor), ended or not alive is left.
+ */
+void events_adopt(int pid)
+{
+	struct rm_ptree *t = E.h.t;
+	struct rm_pnode *n = rm_ptree_find(t, pid);
+	struct rm_pstat st;
+
+	if (pid <= 0 || rm_pstat_read(pid, &st) < 0 || st.state == 'Z' || st.state == 'X' ||
+	    (st.flags & RM_PF_KTHREAD))
+		return;
+	if (n && (n->start != st.starttime || n->member || n->excluded || n->ended ||
+		  n->outsider))
+		return;  /* (a reused PID: the next scan settles it) */
+	if (!n)
+		n = add_node(pid, rm_ptree_find(t, st.ppid));
+	if (n->excluded)
+		return;
+	join_member(E.h.s, n);
+	read_cmd(n);
+	E.mev++;
+}
+
 /* Would the selection take this process on its own (not as a child)? */
 static int selected(struct rm_pnode *n)
 {
@@ -624,6 +652,12 @@ static void on_exec(struct stream *s, const struct rm_pe *e)
 			n->comm_ok = 1;
 		}
 		E.mev++;
+		return;
+	}
+	if (e->what == RM_PE_EXEC && containers_pid_tied(e->tgid)) {
+		/* docker exec into a container of the build, or its init
+		 * once the container is known to be the build's. */
+		events_adopt(e->tgid);
 		return;
 	}
 	if (E.h.o->sel != SEL_MATCH && E.h.o->sel != SEL_CGROUP &&

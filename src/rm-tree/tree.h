@@ -178,6 +178,7 @@ int events_park(struct stream *s, struct rm_pnode *n, double el);
 /* A process met by a scan: is it excluded, or in --in-cgroup? */
 int events_excluded_pid(const struct opts *o, int pid);
 int events_in_cgroup(const struct opts *o, int pid);
+void events_adopt(int pid);          /* a tied container's process joins */
 /* --elsewhere in sampled mode: readings of outsiders every 10th tick,
  * rows for those that ended; at the end (final) for the live ones. */
 void events_elsewhere_scan(struct stream *s, double el, int final);
@@ -202,6 +203,7 @@ int containers_is_monitor(const char *comm, const char *raw, ssize_t len);
  * line is read for a shell). */
 int containers_monitor_pid(int pid, const char *comm);
 void containers_tick(double el);
+int containers_pid_tied(int pid);    /* in a container of the build? */
 void containers_finish(double el);   /* the last rows; closes FILE */
 
 #endif

@@ -47,6 +47,9 @@ docker_start() {
   for i in sh sleep cat echo test '[' true; do ln -s busybox "$DK/root/bin/$i"; done
   gcc -static -O2 -o "$DK/root/bin/memhog" "$RM_TOP/tests/helpers/memhog.c" ||
     { echo "cannot build a static memhog" >&2; return 1; }
+  # a compiler stand-in, named as one (FAKECC_DIR, FAKECC_MIB: fakecc.c)
+  gcc -static -O2 -o "$DK/root/bin/cc1plus" "$RM_TOP/tests/helpers/fakecc.c" ||
+    { echo "cannot build a static fakecc" >&2; return 1; }
   tar -C "$DK/root" -c . | docker import - rmtest:1 >/dev/null
 }
 
