@@ -173,6 +173,42 @@ orphan_pid() {
   grep -Eq "rm-tree: still running after CMD ended, not waited for \(--wait-orphans waits\): $pid \((sleep|setsid)\)" "$d/err"
 }
 
+@test "a daemon still running is never named with the exact figure of the processes that ended; its sampled peak is said beside it" {
+  run -0 --separate-stderr rm-run -- true
+  [[ "$stderr" == *"Process data: exact mode"* ]] || skip "exact mode is not available here"
+  local d="$BATS_TEST_TMPDIR" pid line named mib dmib
+  # CMD ends once the daemon holds its 30 MiB and a few ticks have seen it.
+  daemon_run() {
+    rm-run -i 0.1 "$@" -- sh -c 'setsid "$0" -m 30 -t 120 </dev/null >/dev/null 2>&1 &
+      p=$!; n=0
+      until [ "$(awk "/^VmRSS/ { print \$2 }" /proc/$p/status 2>/dev/null || echo 0)" -ge 30000 ]; do
+        n=$((n + 1)); [ $n -lt 1200 ] || exit 9; sleep 0.05
+      done
+      sleep 1' "$MEMHOG"
+  }
+  daemon_run --json -o "$d/run.json"
+  pid=$(jq -r '.processes.top[] | select(.exit == null and .end_s == null) | .pid' "$d/run.json" | head -1)
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+  [ -n "$pid" ]
+  # The JSON names the largest process that ended, with its own figure.
+  jq -e --argjson pid "$pid" '.job as $j | $j.max_proc_pid != $pid and
+    $j.max_proc_rss_kib == (.processes.top[] | select(.pid == $j.max_proc_pid) | .peak_rss_kib)' "$d/run.json"
+  daemon_run -o "$d/sum"
+  pid=$(orphan_pid "$d/sum")
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+  cat "$d/sum"
+  [ -n "$pid" ]
+  # The text likewise, and says the daemon's sampled peak beside it.
+  line=$(grep '^  largest single process (exact)' "$d/sum")
+  echo "$line"
+  named=$(sed -n 's/^  largest single process (exact) *[0-9.]* MiB ([a-z]*, PID \([0-9]*\)).*/\1/p' <<<"$line")
+  mib=$(sed -n 's/^  largest single process (exact) *\([0-9.]*\) MiB.*/\1/p' <<<"$line")
+  [ -n "$named" ] && [ "$named" != "$pid" ]
+  grep -Eq "^ +$named +$mib " "$d/sum"
+  dmib=$(sed -n "s/^ *$pid *\([0-9.]*\) .*/\1/p" "$d/sum")
+  [[ "$line" == *"; memhog PID $pid, still running after CMD ended, was sampled at $dmib MiB" ]]
+}
+
 @test "a child still in CMD's session is waited for; --wait-orphans=SEC waits for daemons at most SEC" {
   local d="$BATS_TEST_TMPDIR" pid
   # sh's background job stays in the session: waited for, its end logged.

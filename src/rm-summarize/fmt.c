@@ -160,6 +160,25 @@ const struct proc *largest_row(const struct report *r)
 }
 
 /*
+ * The job's exact largest process is the kernel's high-water mark of the
+ * processes that ended: a daemon still running after CMD has only a
+ * sampled peak and no part in it, so it is never named with that figure.
+ */
+const struct proc *largest_ended_row(const struct report *r)
+{
+	for (size_t i = 0; i < r->nproc && !isnan(r->order[i]->peak_kib); i++)
+		if (!proc_running(r->order[i]))
+			return r->order[i];
+	return NULL;
+}
+
+int proc_running(const struct proc *p)
+{
+	/* No end, and no exit status: a row with a status ended. */
+	return isnan(p->end_s) && !p->exit[0];
+}
+
+/*
  * Why the sampled tree total and the cgroup's exact peak differ, from
  * what rm-tree measured at the sampled peak (its job row's peak_file_kib,
  * cg_file_kib, cg_kernel_kib): one line, 0 when there is nothing to say.

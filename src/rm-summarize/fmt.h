@@ -33,6 +33,10 @@ struct sty sty_of(const struct opts *o);
 
 /* The heaviest in-scope row of the exit log, NULL without one. */
 const struct proc *largest_row(const struct report *r);
+/* The heaviest row of a process that ended (the exact figure's), NULL without one. */
+const struct proc *largest_ended_row(const struct report *r);
+/* Still running when the log was written: no end and no exit status. */
+int proc_running(const struct proc *p);
 /* Why the sampled tree total and the cgroup's exact peak differ; 0: nothing to say. */
 int cgroup_gap(const struct job *j, char *buf, size_t size);
 /* rm-run --memory-max: did CMD fit the budget, and if not, who was killed. */

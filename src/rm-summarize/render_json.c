@@ -408,7 +408,7 @@ static void json_cgroup_gap(struct rm_buf *b, const struct job *j)
 static void json_job(struct rm_buf *b, const struct report *r)
 {
 	const struct job *j = &r->job;
-	const struct proc *p = largest_row(r);
+	const struct proc *p = largest_ended_row(r);
 	int g = 1;
 
 	if (!j->known) {

@@ -610,7 +610,7 @@ static void text_job(struct rm_buf *b, const struct report *r, const struct sty 
 			rm_buf_addf(b, "  %s\n", why);
 	}
 	if (!isnan(j->max_proc_kib)) {
-		const struct proc *p = largest_row(r);
+		const struct proc *p = largest_ended_row(r), *big = largest_row(r);
 		rm_buf_addf(b, "  largest single process (exact)   %.1f MiB", mib(j->max_proc_kib));
 		if (p && p->peak_kib >= j->max_proc_kib)
 			rm_buf_addf(b, " (%s, PID %d)", p->comm, p->pid);
@@ -618,6 +618,10 @@ static void text_job(struct rm_buf *b, const struct report *r, const struct sty 
 			rm_buf_addf(b, " (the kernel's maxrss over the tree, which names no process; "
 				    "the largest row, %s PID %d, was sampled at %.1f MiB)",
 				    p->comm, p->pid, mib(p->peak_kib));
+		/* A daemon left running is larger: its own figure, beside. */
+		if (big && big != p && proc_running(big) && big->peak_kib > j->max_proc_kib)
+			rm_buf_addf(b, "; %s PID %d, still running after CMD ended, was sampled at %.1f MiB",
+				    big->comm, big->pid, mib(big->peak_kib));
 		rm_buf_adds(b, "\n");
 	}
 	if (!isnan(j->mem_max_kib)) {
@@ -627,8 +631,7 @@ static void text_job(struct rm_buf *b, const struct report *r, const struct sty 
 	}
 	/* A survivor of an --exec job: a daemon it left behind. */
 	for (size_t i = 0; i < r->nproc; i++)
-		/* No end, and no exit status: a row with a status ended. */
-		if (isnan(r->procs[i].end_s) && !r->procs[i].exit[0])
+		if (proc_running(&r->procs[i]))
 			rm_buf_addf(b, "  still running after CMD ended: %d %s\n",
 				    r->procs[i].pid, r->procs[i].comm);
 	rm_buf_adds(b, "\n");
