@@ -107,6 +107,23 @@ emulated_log_col() {
   [[ "$output" != *emulated* ]]
 }
 
+@test "rm-summarize --csv ends with the emulated column: yes, no, or empty where the exit log does not know" {
+  local out="$BATS_TEST_TMPDIR/p.csv"
+  emulated_log_col "$BATS_TEST_TMPDIR/log.csv"
+  run -0 rm-summarize --csv "$out" "$BATS_TEST_TMPDIR/log.csv"
+  [ "$(head -1 "$out")" = "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,unit,cmd,emulated" ]
+  [ "$(csv_cols "$out")" = 12 ]
+  run -0 "$PY" -c 'import csv,sys
+print(" ".join(r["pid"] + "=" + r["emulated"] for r in csv.DictReader(open(sys.argv[1], newline=""))))' "$out"
+  [ "$output" = "101=yes 103=no 102=yes 104= 100=no" ]
+  # An exit log from before the column: every row unknown.
+  emulated_log "$BATS_TEST_TMPDIR/old.csv"
+  run -0 rm-summarize --csv "$out" "$BATS_TEST_TMPDIR/old.csv"
+  run -0 "$PY" -c 'import csv,sys
+print(sorted({r["emulated"] for r in csv.DictReader(open(sys.argv[1], newline=""))}))' "$out"
+  [ "$output" = "['']" ]
+}
+
 @test "rm-tree's exit log ends with the emulated column: a native process is 'no' where the host's binfmt_misc registrations can be read, unknown (empty) where they cannot, never yes" {
   local want='' d="$BATS_TEST_TMPDIR"
   [[ -e /proc/sys/fs/binfmt_misc/register ]] && want=no

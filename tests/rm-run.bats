@@ -382,10 +382,10 @@ table_rows() {
     .filter.matched_count == 3 and .filter.excluded_count == 1 and
     .filter.excluded_peak_rss_kib_sum == $w and .filter.warning == null' f.json
   # RFC 4180: the header, then one row per shown process, no comment line.
-  [ "$(head -1 f.csv)" = "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,unit,cmd" ]
+  [ "$(head -1 f.csv)" = "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,unit,cmd,emulated" ]
   [ "$(wc -l <f.csv)" -eq 4 ]
   run -1 grep -c '^#' f.csv
-  [ "$(csv_cols f.csv)" = 11 ]
+  [ "$(csv_cols f.csv)" = 12 ]
   # The text says it too, through rm-run.
   run -0 --separate-stderr rm-run --include sleep --exclude '^sh' -o - -- sh -c "$(sleeps 2)"
   [[ "$output" == *"  filters: --include 'sleep' --exclude '^sh'; 2 of 3 processes match; the 1 left out peaked at "*" MiB together"* ]]
@@ -512,7 +512,7 @@ rows_once() {
   [ ! -e ran ] && [ ! -e nowhere ] && [ ! -e /proc/x.csv ]
   # A good path is left as it was: no file made by the check.
   run -0 --separate-stderr rm-run --csv new.csv -o - -- true
-  [ "$(head -1 new.csv)" = "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,unit,cmd" ]
+  [ "$(head -1 new.csv)" = "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,unit,cmd,emulated" ]
 }
 
 @test "an output that fails later is reported, the summary kept, and the status says so" {

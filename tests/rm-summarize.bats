@@ -291,7 +291,7 @@ EOF
 @test "--csv: per-process peaks as valid CSV, heaviest first" {
   local out="$BATS_TEST_TMPDIR/p.csv"
   run -0 rm-summarize --csv "$out" "$F/exitlog.csv"
-  [ "$(csv_cols "$out")" = 11 ]
+  [ "$(csv_cols "$out")" = 12 ]
   [ "$(csv_get "$out" pid 1)" = 106 ]
   [ "$(csv_get "$out" unit 1)" = src/big.cpp ]
   [ "$(csv_get "$out" cmd 7)" = 'weird "name", with comma' ]

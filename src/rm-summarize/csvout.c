@@ -1,5 +1,6 @@
 /*
  * csvout.c: --csv FILE, the shown processes' peaks, heaviest first.
+ * New columns go at the end, so that a reader by position keeps working.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,7 +18,7 @@ int write_proc_csv(const struct report *r, const char *path)
 	struct rm_buf b = { 0 };
 	int rc;
 
-	rm_buf_adds(&b, "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,unit,cmd\n");
+	rm_buf_adds(&b, "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,unit,cmd,emulated\n");
 	for (size_t i = 0; i < r->nproc; i++) {
 		const struct proc *p = r->order[i];
 		if (!p->shown)
@@ -40,7 +41,8 @@ int write_proc_csv(const struct report *r, const char *path)
 		rm_buf_csv(&b, p->unit ? p->unit : "");
 		rm_buf_addc(&b, ',');
 		rm_buf_csv(&b, p->cmd);
-		rm_buf_addc(&b, '\n');
+		/* As rm-tree's exit log has it: yes, no, empty when unknown. */
+		rm_buf_adds(&b, p->emulated == 1 ? ",yes\n" : p->emulated == 0 ? ",no\n" : ",\n");
 	}
 	if (b.oom) {
 		errno = ENOMEM;
