@@ -49,6 +49,13 @@
 #include "ptree.h"
 #include "text.h"
 
+/*
+ * A live process's resident memory as the seed read it (VmRSS): statm's
+ * second number, in KiB; stat_kib (its stat field 24) where statm cannot
+ * be read (a fixture tree).
+ */
+uint64_t rm_usage_resident_kib(int pid, uint64_t stat_kib);
+
 struct rm_usage_proc {
 	int pid;
 	const char *comm;        /* raw: sanitized here */

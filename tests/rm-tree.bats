@@ -122,6 +122,23 @@ print(sum(1 for r in csv.DictReader(open(sys.argv[1], newline="")) if r[sys.argv
     '.processes | length == 1 and .[0].pid == $pid and .[0].name == "memhog" and .[0].rss_bytes > 8 * 1048576'
 }
 
+@test "rm-tree -f json: a process's rss_bytes is its VmRSS, as the seed read it" {
+  "$MEMHOG" -m 8 -t 60 -r "$BATS_TEST_TMPDIR/ready" &
+  local pid=$! before after
+  wait_for 5 test -e "$BATS_TEST_TMPDIR/ready"
+  # Stopped, its memory holds still while both are read; killed before any check.
+  kill -STOP "$pid"
+  before=$(awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$pid/status")
+  run rm-tree -f json --no-children "$pid"
+  after=$(awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$pid/status")
+  kill -KILL "$pid"
+  [ "$status" -eq 0 ]
+  echo "$output" | jq -c '.processes'
+  echo "VmRSS $before $after"
+  [ "$before" = "$after" ]
+  echo "$output" | jq -e --argjson v "$before" '.processes[0].rss_bytes == $v and .rss_bytes == $v'
+}
+
 @test "the same PID with another start time is another process" {
   cp -r "$TREE" "$BATS_TEST_TMPDIR/proc"
   RM_PROC_ROOT="$BATS_TEST_TMPDIR/proc" rm-tree -i 0.2 -n 10 50 > "$BATS_TEST_TMPDIR/log.csv" &

@@ -300,7 +300,7 @@ static void print_json(struct snap *s, struct rm_buf *b, const struct rm_usage_e
 			continue;
 		p[k].pid = s->v[i]->pid;
 		p[k].comm = s->v[i]->comm;
-		p[k].rss_kib = s->v[i]->rss_kib;
+		p[k].rss_kib = rm_usage_resident_kib(s->v[i]->pid, s->v[i]->rss_kib);
 		p[k].cpu_pct = s->pct[i];
 		p[k++].cmd = NULL;
 	}
