@@ -133,8 +133,11 @@ print(len(rows))'
   [ "$(csv_cols procs.csv)" = 7 ]
   [ "$(csv_cols time.csv)" = 5 ]
   run -0 --separate-stderr rm-run run --csv=eq.csv --timeline=eqt.csv --include=memhog --exclude=zz -- "$MEMHOG" -m 8 -t 0.6
-  [ "$(csv_get eq.csv command)" = "$MEMHOG -m 8 -t 0.6" ]
-  [ "$(csv_cols eqt.csv)" = 5 ]
+  # A filter puts memwatch's comment lines above the header: read past them.
+  grep -v '^#' eq.csv >eq-rows.csv
+  grep -v '^#' eqt.csv >eqt-rows.csv
+  [ "$(csv_get eq-rows.csv command)" = "$MEMHOG -m 8 -t 0.6" ]
+  [ "$(csv_cols eqt-rows.csv)" = 5 ]
 }
 
 @test "rm-run run --exclude 'cargo|rustc' -- cargo test: hidden from the lists, kept in the totals" {
@@ -143,7 +146,7 @@ print(len(rows))'
   check_json j.json
   run -0 jq -e '(.processes | all(.command | test("cargo|rustc") | not)) and
     (.processes | any(.command | test("mytest-1a2b"))) and
-    .filter == {"exclude_pattern": "cargo|rustc", "include_pattern": null} and
+    .filter == {"exclude_pattern": "cargo|rustc"} and
     .filtered_process_count >= 2 and .filtered_total_rss_kib >= 24576 and
     .max_total_rss_kib >= 24576' j.json
 }
@@ -168,6 +171,37 @@ print(len(rows))'
   check_json j.json
   run -0 jq -e '(.processes | length == 1) and (.processes[0].command | test("mytest-1a2b -m 8")) and
     .filter == {"exclude_pattern": "cargo", "include_pattern": "test"}' j.json
+}
+
+@test "rm-run run with a filter: memwatch's comment lines above each CSV's header, the JSON's filter with only the patterns given" {
+  run -0 --separate-stderr rm-run run -i 100 --json --csv p.csv --timeline t.csv \
+    --include 'test' --exclude 'cargo' -- cargo test
+  echo "$output" >j.json
+  n=$(jq .filtered_process_count j.json)
+  k=$(jq .filtered_total_rss_kib j.json)
+  [ "$n" -ge 1 ]
+  [ "$(sed -n 1p p.csv)" = "# Filter: exclude='cargo' include='test' ($n processes filtered out, totaling $k KiB)" ]
+  [ "$(sed -n 2p p.csv)" = "pid,ppid,command,max_rss_kib,max_rss_mib,first_seen,last_seen" ]
+  [ "$(sed -n 1p t.csv)" = "# Filter: exclude='cargo' include='test'" ]
+  [ "$(sed -n 2p t.csv)" = "# Note: total_rss_kib and process_count both show all processes (unfiltered)" ]
+  [ "$(sed -n 3p t.csv)" = "# Filtering only affects the per-process CSV export and final summary display" ]
+  [ "$(sed -n 4p t.csv)" = "timestamp,elapsed_seconds,total_rss_kib,total_rss_mib,process_count" ]
+  # Read as a memwatch user reads them: comment lines skipped, then by header name.
+  run -0 "$PY" -c 'import csv,sys
+rows = list(csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#")))
+tl = list(csv.DictReader(l for l in open(sys.argv[2]) if not l.startswith("#")))
+assert rows and all("test" in r["command"] and "cargo" not in r["command"] for r in rows), rows
+assert tl and max(int(r["process_count"]) for r in tl) >= 1, tl
+print(len(rows))' p.csv t.csv
+  jq -e '.filter == {"exclude_pattern": "cargo", "include_pattern": "test"}' j.json
+  # One pattern: the other key is left out, as memwatch's serde leaves it.
+  run -0 --separate-stderr rm-run run -i 100 --json --csv p1.csv --exclude 'cargo' -- cargo test
+  echo "$output" | jq -e '.filter == {"exclude_pattern": "cargo"}'
+  [[ "$(sed -n 1p p1.csv)" == "# Filter: exclude='cargo' ("*" processes filtered out, totaling "*" KiB)" ]]
+  # No filter: the header is the first line.
+  run -0 --separate-stderr rm-run run -i 100 --csv p2.csv --timeline t2.csv --quiet -- cargo test
+  [ "$(sed -n 1p p2.csv)" = "pid,ppid,command,max_rss_kib,max_rss_mib,first_seen,last_seen" ]
+  [ "$(sed -n 1p t2.csv)" = "timestamp,elapsed_seconds,total_rss_kib,total_rss_mib,process_count" ]
 }
 
 @test "memwatch run -- mpirun -n 4 ...: every rank of the job" {
@@ -246,8 +280,8 @@ print(len(rows))'
   check_json j.json
   run -0 jq -e '.command == ["memhog", "-m"] and .interval_ms == 100 and .processes[0].max_rss_kib >= 16384
     and (.timeline | length) == .samples and .filter.exclude_pattern == "^zz"' j.json
-  [ "$(head -1 mp.csv)" = "pid,ppid,command,max_rss_kib,max_rss_mib,first_seen,last_seen" ]
-  [ "$(head -1 mt.csv)" = "timestamp,elapsed_seconds,total_rss_kib,total_rss_mib,process_count" ]
+  [ "$(grep -v '^#' mp.csv | head -1)" = "pid,ppid,command,max_rss_kib,max_rss_mib,first_seen,last_seen" ]
+  [ "$(grep -v '^#' mt.csv | head -1)" = "timestamp,elapsed_seconds,total_rss_kib,total_rss_mib,process_count" ]
   run -2 --separate-stderr rm-summarize --memwatch-csv x.csv log.csv
   [[ "${stderr_lines[0]}" == "rm-summarize: --memwatch-csv, --memwatch-timeline, --memwatch-interval and --memwatch-arg need --memwatch" ]]
   run -2 --separate-stderr rm-summarize --memwatch --svg x.svg log.csv

@@ -175,16 +175,15 @@ static void json_filter(struct rm_buf *b, const struct mwcount *c, int *first)
 
 	jkey(b, first, "filter");
 	rm_buf_addc(b, '{');
-	jkey(b, &f, "exclude_pattern");
-	if (g_mw.has_exc)
+	/* A pattern not given is left out, as memwatch's serde leaves it. */
+	if (g_mw.has_exc) {
+		jkey(b, &f, "exclude_pattern");
 		rm_buf_json(b, g_mw.exc_pat);
-	else
-		rm_buf_adds(b, "null");
-	jkey(b, &f, "include_pattern");
-	if (g_mw.has_inc)
+	}
+	if (g_mw.has_inc) {
+		jkey(b, &f, "include_pattern");
 		rm_buf_json(b, g_mw.inc_pat);
-	else
-		rm_buf_adds(b, "null");
+	}
 	rm_buf_addc(b, '}');
 	jkey(b, first, "filtered_process_count");
 	rm_buf_addf(b, "%ld", c->hidden);
@@ -410,11 +409,43 @@ static void csv_mib(struct rm_buf *b, double kib)
 	rm_buf_num(b, kib / 1024.0, 2);
 }
 
+/*
+ * memwatch's comment lines above a CSV's header when a filter is set (its
+ * csv_writer.rs write_filter_comment): the patterns, then in the
+ * per-process CSV what was left out, in the timeline CSV that its totals
+ * are unfiltered.  A reader that skips '#' lines reads both alike.
+ */
+static void filter_comment(struct rm_buf *b, const struct report *r, int procs)
+{
+	struct mwcount c = count(r);
+	char *p;
+
+	if (!g_mw.has_exc && !g_mw.has_inc)
+		return;
+	rm_buf_adds(b, "# Filter: ");
+	if (g_mw.has_exc) {
+		p = sanitized(g_mw.exc_pat, strlen(g_mw.exc_pat));
+		rm_buf_addf(b, "exclude='%s'", p);
+		free(p);
+	}
+	if (g_mw.has_inc) {
+		p = sanitized(g_mw.inc_pat, strlen(g_mw.inc_pat));
+		rm_buf_addf(b, "%sinclude='%s'", g_mw.has_exc ? " " : "", p);
+		free(p);
+	}
+	if (procs)
+		rm_buf_addf(b, " (%ld processes filtered out, totaling %.0f KiB)\n", c.hidden, c.hidden_kib);
+	else
+		rm_buf_adds(b, "\n# Note: total_rss_kib and process_count both show all processes (unfiltered)\n"
+			       "# Filtering only affects the per-process CSV export and final summary display\n");
+}
+
 int write_memwatch_files(const struct report *r)
 {
 	struct rm_buf b = { 0 };
 
 	if (g_mw.csv) {
+		filter_comment(&b, r, 1);
 		rm_buf_adds(&b, "pid,ppid,command,max_rss_kib,max_rss_mib,first_seen,last_seen\n");
 		for (size_t i = 0; i < r->nproc; i++) {
 			const struct proc *p = r->order[i];
@@ -436,6 +467,7 @@ int write_memwatch_files(const struct report *r)
 			return -1;
 	}
 	if (g_mw.timeline) {
+		filter_comment(&b, r, 0);
 		rm_buf_adds(&b, "timestamp,elapsed_seconds,total_rss_kib,total_rss_mib,process_count\n");
 		for (size_t i = 0; r->tl.known && i < r->tl.npts; i++) {
 			const struct tlpoint *t = &r->tl.pts[i];
