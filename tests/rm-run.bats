@@ -59,6 +59,21 @@ teardown() {
     .job.elapsed_s < 5 and .processes.count == 1'
 }
 
+@test "a job that ends before a second tick: one tick, one process, and a word on what the sampled total is worth" {
+  # -i 60s: the first tick is the only one, however loaded the machine.
+  run -0 --separate-stderr rm-run -i 60s -- true
+  echo "$stderr"
+  [[ "$stderr" == *", 1 process"$'\n'* ]]
+  # Its one tick, unless the job ended before even that.
+  [[ "$stderr" == *$'\nTimeline: 1 tick, peak tree total '* || "$stderr" != *Timeline:* ]]
+  [[ "$stderr" == *$'\n  (the job ended before a second tick, so the sampled total says little: a shorter -i samples sooner; the exact largest process above does not depend on it)\n'* ]]
+  [[ "$stderr" != *" 1 ticks"* && "$stderr" != *" 1 processes"* ]]
+  # Two ticks or more: no such word.
+  run -0 --separate-stderr rm-run -i 0.05 -- sleep 1
+  [[ "$stderr" =~ Timeline:\ [0-9]+\ ticks, ]]
+  [[ "$stderr" != *"before a second tick"* ]]
+}
+
 @test "the summary goes to stderr; the command's output stays on stdout" {
   run -0 --separate-stderr rm-run -- sh -c 'echo hello'
   [ "$output" = "hello" ]

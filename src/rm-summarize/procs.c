@@ -62,6 +62,8 @@ void procs_header(struct report *r, enum pkind k, const struct rm_csv *h)
 		if (pcol[RM_XL_SCOPE] >= 0)
 			r->has_scope = 1;
 	}
+	if (k == PK_TIMELINE)
+		r->tl.given = 1;
 	if (k == PK_TIMELINE && !r->tl.known) {
 		r->tl.off = r->tl.first_epoch = r->tl.last_epoch = NAN;
 		r->tl.peak_kib = r->tl.peak_epoch = r->tl.peak_elapsed = NAN;

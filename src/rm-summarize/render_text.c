@@ -588,7 +588,7 @@ static void text_job(struct rm_buf *b, const struct report *r, const struct sty 
 	if (!isnan(j->sys_s))
 		rm_buf_addf(b, ", sys %.2f s", j->sys_s);
 	if (!isnan(j->procs))
-		rm_buf_addf(b, ", %.0f processes", j->procs);
+		rm_buf_addf(b, ", %.0f process%s", j->procs, j->procs == 1 ? "" : "es");
 	rm_buf_adds(b, "\n");
 	if (!isnan(j->start_epoch) && !isnan(j->end_epoch)) {
 		char s0[40], s1[40];
@@ -642,6 +642,7 @@ static void text_procs(struct rm_buf *b, const struct report *r, const struct op
 {
 	size_t shown = 0, listed = 0;
 	double cpu = 0;
+	int quick;
 
 	for (size_t i = 0; i < r->nproc; i++) {
 		shown += r->procs[i].shown;
@@ -649,13 +650,23 @@ static void text_procs(struct rm_buf *b, const struct report *r, const struct op
 			cpu += r->procs[i].cpu_s;
 	}
 	if (r->tl.known && !isnan(r->tl.peak_kib)) {
-		rm_buf_addf(b, "%sTimeline%s: %ld ticks, peak tree total %.1f MiB at +%.2f s",
-			    c->b, c->off, r->tl.rows, mib(r->tl.peak_kib),
+		rm_buf_addf(b, "%sTimeline%s: %ld tick%s, peak tree total %.1f MiB at +%.2f s",
+			    c->b, c->off, r->tl.rows, r->tl.rows == 1 ? "" : "s", mib(r->tl.peak_kib),
 			    isnan(r->tl.peak_elapsed) ? r->tl.peak_epoch - r->tl.off : r->tl.peak_elapsed);
 		if (!isnan(r->tl.max_procs))
-			rm_buf_addf(b, ", up to %.0f processes", r->tl.max_procs);
-		rm_buf_adds(b, "\n\n");
+			rm_buf_addf(b, ", up to %.0f process%s", r->tl.max_procs,
+				    r->tl.max_procs == 1 ? "" : "es");
+		rm_buf_adds(b, "\n");
 	}
+	/* A job quicker than the interval: its one tick may have seen
+	 * nothing (0.0 MiB, 0 processes), or there was none: no measurement. */
+	quick = r->tl.given && r->tl.rows < 2 && r->job.known && !isnan(r->job.max_proc_kib);
+	if (quick)
+		rm_buf_adds(b, "  (the job ended before a second tick, so the sampled total says "
+			    "little: a shorter -i samples sooner; the exact largest process "
+			    "above does not depend on it)\n");
+	if ((r->tl.known && !isnan(r->tl.peak_kib)) || quick)
+		rm_buf_adds(b, "\n");
 	if (!r->nexitlogs)
 		return;
 	rm_buf_addf(b, "%sProcesses%s: %zu, %.2f s CPU in all", c->b, c->off, r->nproc, cpu);

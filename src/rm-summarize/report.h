@@ -310,6 +310,7 @@ struct tlpoint {
 
 struct timeline {
 	int known;
+	int given;             /* a timeline file was read, rows or not */
 	long rows;
 	struct tlpoint *pts;   /* every row, for the JSON */
 	size_t npts, cappts;
