@@ -100,7 +100,7 @@ print(sum(1 for r in csv.DictReader(open(sys.argv[1], newline="")) if r[sys.argv
     .mem_total_bytes == 16384000000 and .mem_available_bytes == 12288000000 and
     .swap_total_bytes == 2048000000 and .swap_free_bytes == 1536000000 and
     .rss_bytes == (1024000 + 286720000) and (.cpu_percent | type == "number") and
-    .interval_ms == 100 and
+    .interval_ms == 500 and
     ([.processes[] | .name] == ["sh", "cc1"]) and
     ([.processes[] | keys] | all(. == ["cpu_percent", "name", "pid", "rss_bytes"]))'
   # A machine reading that is not there is null, never 0.
@@ -120,6 +120,15 @@ print(sum(1 for r in csv.DictReader(open(sys.argv[1], newline="")) if r[sys.argv
      .swap_free_bytes, .rss_bytes, .cpu_percent, .interval_ms] | all(. != null)' 
   echo "$output" | jq -e --argjson pid "$!" \
     '.processes | length == 1 and .[0].pid == $pid and .[0].name == "memhog" and .[0].rss_bytes > 8 * 1048576'
+}
+
+@test "rm-tree -f json measures CPU over the seed's 0.5 s unless -w says otherwise" {
+  RM_PROC_ROOT="$TREE" run -0 rm-tree -f json 100
+  echo "$output" | jq -e '.interval_ms == 500'
+  RM_PROC_ROOT="$TREE" run -0 rm-tree -f json -w 0.1 100
+  echo "$output" | jq -e '.interval_ms == 100'
+  RM_PROC_ROOT="$TREE" run -0 rm-tree -w 2 -f json 100
+  echo "$output" | jq -e '.interval_ms == 2000'
 }
 
 @test "rm-tree -f json: a process's rss_bytes is its VmRSS, as the seed read it" {

@@ -47,7 +47,7 @@ static const struct rm_cli_opt options[] = {
 		  "state,threads,rss_kib,hwm_kib,cpu_pct,cpu_s,cmd\n"
 		  "(the default), pss_kib" },
 	{ 'f', "format", "FMT", .synarg = "csv|json", .help = "csv (default) or json" },
-	{ 'w', "window", "SEC", .help = "snapshot cpu_pct window (default 0.1)" },
+	{ 'w', "window", "SEC", .help = "snapshot cpu_pct window (default 0.1; with -f json 0.5, the seed's)" },
 	{ 'i', "interval", "SEC", .kind = RM_CLI_INTERVAL, .off = OFF(interval),
 	  .help = "stream: sample every SEC seconds (0.001 to 86400;\n"
 		  "--exec default 0.5)" },
@@ -299,7 +299,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	int c, exec = 0, match = 0, cols_set = 0;
 
 	o->header = 1;
-	o->window = 0.1;
+	o->window = 0;  /* not given: set below, by the format */
 	for (int k = 0; k < K_NDEFAULT; k++)
 		o->cols[k] = k;
 	o->ncols = K_NDEFAULT;
@@ -366,6 +366,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			break;
 		}
 	}
+	/* The seed's usage JSON measured CPU over 0.5 s; over 0.1 s a
+	 * process's ticks (1/100 s) give cpu_percent in steps of 10. */
+	if (o->window == 0)
+		o->window = o->json ? 0.5 : 0.1;
 
 	if (o->init) {
 		check_init(o, argc, argv);
