@@ -192,3 +192,19 @@ setup() {
     limit 100 MiB; peak at least 99.6 MiB (last read at +0:00:05); OOM kills 1 (at +0:00:05)"* ]]
   [[ "$output" == *"- OOM: the kernel killed 1 process of the build in container cccc55556666 (quick); the first at +0:00:05 in stage setup (its own oom_kill count rose; the kernel log names no victim). It was killed by the container's memory limit, 100 MiB"* ]]
 }
+
+@test "containers companion: no limit in a container's first row and one in its second is its limit from the start (docker writes it just after making the cgroup); no limit for two rows is a change" {
+  local d=$BATS_TEST_TMPDIR
+  cp "$C"/r2-tied.csv "$C"/r2-tied.procs.csv "$C"/r2-tied.stats.csv "$d/"
+  # 1b29e0a7c4d5's first row without its limit, as rm-tree read it
+  # between docker's mkdir and its write of memory.limit_in_bytes.
+  awk -F, -v OFS=, '$3 ~ /^1b29e0a7c4d5/ && !seen++ { $7 = "" } { print }' \
+    "$C/r2-tied.containers.csv" >"$d/r2-tied.containers.csv"
+  run -0 rm-summarize --companions --kmsg "$C/r2.kmsg" "$d/r2-tied.csv"
+  [[ "$output" == *"    limit 600 MiB; peak at least 488.3 MiB (last read at +0:09:05); OOM kills 0"* ]]
+  # its first two rows without: a limit set later, said as a change
+  awk -F, -v OFS=, '$3 ~ /^1b29e0a7c4d5/ && seen++ < 2 { $7 = "" } { print }' \
+    "$C/r2-tied.containers.csv" >"$d/r2-tied.containers.csv"
+  run -0 rm-summarize --companions --kmsg "$C/r2.kmsg" "$d/r2-tied.csv"
+  [[ "$output" == *"    limit none, 600 MiB from +0:"* ]]
+}

@@ -131,9 +131,16 @@ static struct ctr_stage *ctr_stage(struct ctr *c, int stage)
 	return &c->st[c->nst++];
 }
 
-/* The limit now: its first, and each change (the first CT_LIMITS kept). */
+/* The limit now: its first, and each change (the first CT_LIMITS kept).
+ * No limit in a container's first row and one in its second is docker's
+ * order of work (the cgroup is made, then its limit written), not a
+ * change: the limit is the container's from its start. */
 static void limit_fold(struct ctr *c, double lim, double t)
 {
+	if (c->nread == 2 && c->nlimits == 1 && isnan(c->limit[0]) && !isnan(lim)) {
+		c->limit[0] = c->limit_cur = lim;
+		return;
+	}
 	if (c->nlimits && (lim == c->limit_cur || (isnan(lim) && isnan(c->limit_cur))))
 		return;
 	if (c->nlimits)
@@ -209,6 +216,7 @@ static void readings(struct report *r, struct ctr *k, const struct rm_csv *c, in
 	int stage = stage_at(r, t);
 
 	k->last_read = t;
+	k->nread++;
 	limit_fold(k, lim, t);
 	if (!isnan(pk))
 		k->peak_col = 1;

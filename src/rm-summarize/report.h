@@ -145,6 +145,7 @@ struct ctr {
 	double limit[CT_LIMITS], limit_at[CT_LIMITS];
 	int nlimits;           /* values kept in limit[] */
 	long limit_changes;    /* every change, kept or not */
+	long nread;            /* its rows read */
 	double limit_cur;      /* the last limit read */
 	double peak_kib, peak_epoch;
 	int peak_col;          /* a peak_kib reading (the kernel's high-water mark) */
