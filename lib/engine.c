@@ -469,7 +469,7 @@ static int has_label(struct rm_jv labels, const char *label)
 }
 
 int rm_engine_list(const char *body, size_t len, const char *name, const char *label, double since,
-		   void (*fn)(const char *id, void *arg), void *arg)
+		   void (*fn)(const char *id, const char *name, void *arg), void *arg)
 {
 	struct rm_jv arr, el, v;
 	size_t it = 0;
@@ -492,8 +492,15 @@ int rm_engine_list(const char *body, size_t len, const char *name, const char *l
 			 : !(label && rm_json_get(el, "Labels", &v) && has_label(v, label)))
 			continue;
 		matched++;
-		if (fn)
-			fn(id, arg);
+		if (fn) {
+			char first[256] = "";
+			struct rm_jv n0;
+			size_t ni = 0;
+			if (rm_json_get(el, "Names", &v) && rm_json_kind(v) == '[' &&
+			    rm_json_next(v, &ni, &n0) && rm_json_str(n0, first, sizeof(first)) <= 0)
+				first[0] = '\0';
+			fn(id, first[0] == '/' ? first + 1 : first, arg);
+		}
 	}
 	return matched;
 }

@@ -88,11 +88,12 @@ int rm_engine_get(const char *sock, uid_t uid, const char *target, int timeout_m
  * for each container whose "Created" (seconds since the epoch) is at
  * least since, and which has the name (one of "Names" is "/NAME") or the
  * label (its "Labels" has K with value V, from "K=V"; "K" alone: K with
- * any value), fn is called with its ID (64 hex digits).  Exactly one of
+ * any value), fn is called with its ID (64 hex digits) and its first
+ * name without the leading '/' ("" when it has none).  Exactly one of
  * name and label is given.  Returns the number of containers matched, -1
  * when the answer is not such an array.
  */
 int rm_engine_list(const char *body, size_t len, const char *name, const char *label, double since,
-		   void (*fn)(const char *id, void *arg), void *arg);
+		   void (*fn)(const char *id, const char *name, void *arg), void *arg);
 
 #endif

@@ -597,6 +597,7 @@ EOF
   NM=$(docker ps -q --no-trunc --filter "name=^stage-$$\$")
   CX=$(docker ps -q --no-trunc --filter label=rm-tools.run=ctx)
   [ -n "$LB" ] && [ -n "$NM" ] && [ -n "$CX" ]
+  LBNAME=$(docker inspect -f '{{.Name}}' "$LB" | sed 's,^/,,')
   wait_for 60 tied_is "$T/c.csv" "$LB" label
   wait_for 60 tied_is "$T/c.csv" "$CX" label
   wait_for 60 tied_is "$T/c.csv" "$NM" name
@@ -604,6 +605,8 @@ EOF
   touch "$T/w/stop"
   wait "$TREE_PID"
   [ "$(ct "$T/c.csv" "$NM" name)" = "stage-$$" ]
+  # a container tied by its label has the name docker gave it
+  [ "$(ct "$T/c.csv" "$LB" name)" = "$LBNAME" ]
   for nb in "$(cat "$T/nb-early")" "$(cat "$T/nb-other")"; do
     run -0 "$PY" -c 'import csv,sys
 print(sorted(set(r["tied"] for r in csv.DictReader(open(sys.argv[1], newline="")) if r["id"] == sys.argv[2])))' "$T/c.csv" "$nb"

@@ -628,10 +628,15 @@ static void adopt_inside(const char *dir, int depth)
 
 /* ---- the engine: names and labels to IDs ---- */
 
-static void engine_id(const char *id, void *arg)
+static void engine_id(const char *id, const char *name, void *arg)
 {
 	struct tie *x = arg;
 
+	/* Docker names every container (its own name for a plain run):
+	 * the row says it. */
+	for (size_t i = 0; i < C.ncts; i++)
+		if (strcmp(C.cts[i].id, id) == 0 && !C.cts[i].name[0])
+			rm_sanitize(name, strlen(name), C.cts[i].name, sizeof(C.cts[i].name));
 	if (engine_said(x, id))
 		return;
 	if ((x->nids & (x->nids - 1)) == 0) {  /* 0, 1, 2, 4, ...: grow */

@@ -9,9 +9,10 @@
 #include "engine.h"
 #include "jsonread.h"
 
-static void fz_id(const char *id, void *arg)
+static void fz_id(const char *id, const char *name, void *arg)
 {
 	(void)arg;
+	FZ_ASSERT(strlen(name) < 256);
 	FZ_ASSERT(strlen(id) == RM_CT_ID_LEN && rm_ct_is_id(id, RM_CT_ID_LEN));
 }
 

@@ -129,14 +129,16 @@ static void url_encoding(void)
 	CHECK(rm_url_encode("{{{{{{{{{{{{{{{{{{{{{{", out, sizeof(out)) == -1);
 }
 
-static char got[4][RM_CT_ID_LEN + 1];
+static char got[4][RM_CT_ID_LEN + 1], gotname[4][64];
 static int ngot;
 
-static void on_id(const char *id, void *arg)
+static void on_id(const char *id, const char *name, void *arg)
 {
 	(void)arg;
-	if (ngot < 4)
+	if (ngot < 4) {
+		snprintf(gotname[ngot], sizeof(gotname[0]), "%s", name);
 		snprintf(got[ngot++], sizeof(got[0]), "%s", id);
+	}
 }
 
 static void lists(void)
@@ -153,11 +155,13 @@ static void lists(void)
 	CHECK(rm_engine_list(list, n, "stage1", NULL, 0, on_id, NULL) == 1);
 	CHECK(ngot == 1);
 	CHECK_STR(got[0], ID1);
+	CHECK_STR(gotname[0], "stage1");  /* its first name, without the '/' */
 	/* created before the client: not its container */
 	CHECK(rm_engine_list(list, n, "stage1", NULL, 1001, NULL, NULL) == 0);
 	ngot = 0;
 	CHECK(rm_engine_list(list, n, NULL, "rm-tools.run=r2", 0, on_id, NULL) == 1);
 	CHECK_STR(got[0], ID2);
+	CHECK_STR(gotname[0], "stage10");
 	CHECK(rm_engine_list(list, n, NULL, "rm-tools.run", 0, NULL, NULL) == 2);
 	CHECK(rm_engine_list(list, n, NULL, "rm-tools.run=r", 0, NULL, NULL) == 0);
 	CHECK(rm_engine_list(list, n, NULL, "other=", 0, NULL, NULL) == 1);
