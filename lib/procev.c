@@ -40,7 +40,7 @@ _Static_assert(RM_PE_WANT_FORK == PROC_EVENT_FORK && RM_PE_WANT_EXEC == PROC_EVE
 enum {
 	TS_VERSION = 0, TS_EXITCODE = 4, TS_FLAG = 8,
 	TS_CPU_DELAY = 24, TS_BLKIO_DELAY = 40, TS_SWAPIN_DELAY = 56,
-	TS_COMM = 80, TS_PID = 128, TS_PPID = 132, TS_BTIME = 136, TS_ETIME = 144,
+	TS_COMM = 80, TS_UID = 120, TS_PID = 128, TS_PPID = 132, TS_BTIME = 136, TS_ETIME = 144,
 	TS_UTIME = 152, TS_STIME = 160, TS_MINFLT = 168, TS_MAJFLT = 176,
 	TS_HIWATER_RSS = 200, TS_READ_BYTES = 248, TS_WRITE_BYTES = 256,
 	TS_FREEPAGES_DELAY = 320, TS_THRASHING_DELAY = 336, TS_BTIME64 = 344,
@@ -111,6 +111,7 @@ int rm_ts_parse_stats(const void *p, size_t len, struct rm_ts *r)
 	if (ts_u32(&t, TS_EXITCODE, &r->exitcode) == 0 &&
 	    ts_get(&t, TS_FLAG, &flag, 1) == 0 &&
 	    ts_get(&t, TS_COMM, comm, sizeof(comm)) == 0 &&
+	    ts_u32(&t, TS_UID, &r->uid) == 0 &&
 	    ts_u32(&t, TS_PID, &r->pid) == 0 &&
 	    ts_u32(&t, TS_PPID, &r->ppid) == 0 &&
 	    ts_u32(&t, TS_BTIME, &btime32) == 0 &&

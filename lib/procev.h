@@ -52,6 +52,7 @@ struct rm_ts {
 	int tgid_aggr;           /* 1: the TGID aggregate of a process */
 	uint32_t id;             /* the nested PID or TGID attribute */
 	uint32_t pid, tgid, ppid;
+	uint32_t uid;            /* ac_uid: the real user, as rm-tree sees it */
 	uint32_t exitcode;       /* a wait status */
 	unsigned flags;          /* ac_flag (AGROUP 0x20: the last task) */
 	char comm[33];
@@ -61,7 +62,7 @@ struct rm_ts {
 	uint64_t read_bytes, write_bytes;
 	/* delay totals, ns */
 	uint64_t cpu_delay, blkio_delay, swapin_delay, freepages_delay, thrashing_delay;
-	unsigned has_basic : 1;  /* exit code, comm, pid, ppid, times, faults */
+	unsigned has_basic : 1;  /* exit code, comm, uid, pid, ppid, times, faults */
 	unsigned has_mem : 1;    /* hiwater_rss */
 	unsigned has_io : 1;     /* read_bytes, write_bytes */
 	unsigned has_delay : 1;  /* cpu, blkio, swapin delays */

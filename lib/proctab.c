@@ -111,6 +111,20 @@ int rm_pstat_parse(const char *buf, struct rm_pstat *st)
 	return 0;
 }
 
+/* The first number of a "Uid:" line (real, effective, saved, fs). */
+static int uid_field(const char *p, uint64_t *v)
+{
+	char *end;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p < '0' || *p > '9')
+		return -1;
+	errno = 0;
+	*v = strtoull(p, &end, 10);
+	return errno || (*end != '\t' && *end != ' ' && *end != '\n' && *end) ? -1 : 0;
+}
+
 int rm_pstatus_parse(const char *buf, struct rm_pstatus *ps)
 {
 	const char *p = buf;
@@ -126,6 +140,10 @@ int rm_pstatus_parse(const char *buf, struct rm_pstatus *ps)
 			ps->rss_file_kib = rm_parse_label_u64(p + 8, &v) == 0 ? v : 0;
 		else if (strncmp(p, "RssShmem:", 9) == 0)
 			ps->rss_shmem_kib = rm_parse_label_u64(p + 9, &v) == 0 ? v : 0;
+		else if (strncmp(p, "Uid:", 4) == 0 && uid_field(p + 4, &v) == 0 && v <= UINT32_MAX) {
+			ps->uid = (uint32_t)v;
+			ps->has_uid = 1;
+		}
 		p = strchr(p, '\n');
 		if (p)
 			p++;

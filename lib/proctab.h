@@ -57,11 +57,13 @@ struct rm_pstatus {
 	uint64_t rss_kib, hwm_kib;
 	int has_rss, has_hwm;
 	uint64_t rss_file_kib, rss_shmem_kib; /* 0 when absent (before 4.5) */
+	uint32_t uid;                /* Uid: the real one (the first of four) */
+	int has_uid;
 };
 
 /*
- * VmRSS and VmHWM (absent in kernel threads), RssFile and RssShmem from
- * /proc/PID/status text.  Returns 0, or -1 when neither VmRSS nor VmHWM
+ * VmRSS and VmHWM (absent in kernel threads), RssFile, RssShmem and the
+ * real Uid from /proc/PID/status text.  Returns 0, or -1 when neither VmRSS nor VmHWM
  * is there.
  */
 int rm_pstatus_parse(const char *buf, struct rm_pstatus *ps);

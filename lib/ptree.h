@@ -61,6 +61,9 @@ struct rm_pnode {
 	unsigned comm_ok : 1;    /* comm read from the process (its main thread)
 				  * since its last exec: rm-tree events.c */
 	int exit;                /* exit column: code or 128+N, -1 unknown */
+	uint32_t uid;            /* its real user: the exit record's ac_uid, or
+				  * /proc/PID/status's Uid (has_uid) */
+	unsigned has_uid : 1;
 	char comm[RM_COMM_MAX];  /* raw */
 	char *cmd;               /* sanitized command line (heap), or NULL */
 };

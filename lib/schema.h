@@ -66,7 +66,7 @@
 	X(MAJFLT, "majflt") X(CPU_DELAY_MS, "cpu_delay_ms") X(IO_DELAY_MS, "io_delay_ms") \
 	X(SWAPIN_DELAY_MS, "swapin_delay_ms") X(RECLAIM_DELAY_MS, "reclaim_delay_ms") \
 	X(THRASH_DELAY_MS, "thrash_delay_ms") X(SOURCE, "source") X(SCOPE, "scope") \
-	X(EMULATED, "emulated")
+	X(EMULATED, "emulated") X(UID, "uid")
 
 /* rm-tree --exec --job: one row for the whole job.  The columns up to
  * mode always; those of --memory-max, then those of --cgroup, only with

@@ -124,7 +124,7 @@ print(sorted({r["emulated"] for r in csv.DictReader(open(sys.argv[1], newline=""
   [ "$output" = "['']" ]
 }
 
-@test "rm-tree's exit log ends with the emulated column: a native process is 'no' where the host's binfmt_misc registrations can be read, unknown (empty) where they cannot, never yes" {
+@test "rm-tree's exit log has the emulated column (the uid column after it): a native process is 'no' where the host's binfmt_misc registrations can be read, unknown (empty) where they cannot, never yes" {
   local want='' d="$BATS_TEST_TMPDIR"
   [[ -e /proc/sys/fs/binfmt_misc/register ]] && want=no
   local mode
@@ -135,8 +135,8 @@ print(sorted({r["emulated"] for r in csv.DictReader(open(sys.argv[1], newline=""
       rm-tree --exec -i 0.1 --log "$d/$mode.csv" -- sh -c 'sleep 1' 2>/dev/null
     fi
     head -1 "$d/$mode.csv"
-    [[ "$(head -1 "$d/$mode.csv")" == *,source,scope,emulated ]]
-    [ "$(csv_cols "$d/$mode.csv")" = 21 ]
+    [[ "$(head -1 "$d/$mode.csv")" == *,source,scope,emulated,uid ]]
+    [ "$(csv_cols "$d/$mode.csv")" = 22 ]
     run -0 "$PY" -c 'import csv, sys
 print(" ".join(sorted({r["emulated"] or "-" for r in csv.DictReader(open(sys.argv[1])) if r["cmd"]})))' "$d/$mode.csv"
     [ "$output" = "${want:--}" ]

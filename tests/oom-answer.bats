@@ -311,3 +311,37 @@ CSV
   run -0 --separate-stderr rm-summarize --kmsg "$S/two-builds.kmsg" "$S/two-builds.csv" "$BATS_TEST_TMPDIR/p.csv" "$S/two-builds.stats.csv"
   [[ "$output" == *"  by command: cc1plus x1, up to 900.0 MiB; python3 x1, up to 700.0 MiB; rm-summarize x3, up to 366.0 MiB; cc1 x5, up to 189.0 MiB"$'\n'* ]]
 }
+
+@test "fixture: Elsewhere on this host names each row's user (the uid column, through /etc/passwd) and groups by user and command; other users' command lines only with --elsewhere-cmdlines" {
+  local S="$FIXTURES/summarize/scope" T="$BATS_TEST_TMPDIR"
+  {
+    # the build's rows are uid 1000's; a uid with no passwd entry stays a number
+    sed -e '1s/$/,emulated,uid/' -e '2,$s/$/,,1000/' "$S/two-builds.procs.csv"
+    for k in 111 122 134 165 189; do
+      printf '%d,1,cc1,1.000,5.000,%d,,1.00,0,/usr/lib/gcc/x86_64-linux-gnu/12/cc1 -quiet neighbour/secret%d.c,0,0,0,,,,,,exact,out,no,65534\n' $((8000 + k)) $((k * 1024)) "$k"
+    done
+    printf '%d,1,ld,1.000,5.000,%d,,1.00,0,ld -o hidden-output,0,0,0,,,,,,exact,out,no,4242424\n' 9001 $((150 * 1024)) 9002 $((140 * 1024))
+    printf '9100,1,python3,1.000,5.000,%d,,1.00,0,python3 my-own-script.py,0,0,0,,,,,,exact,out,no,1000\n' $((120 * 1024))
+  } >"$T/p.csv"
+  run -0 --separate-stderr rm-summarize --kmsg "$S/two-builds.kmsg" "$S/two-builds.csv" "$T/p.csv" "$S/two-builds.stats.csv"
+  [[ "$output" == *"  by user and command: "*"; nobody: cc1 x5, up to 189.0 MiB; 4242424: ld x2, up to 150.0 MiB"$'\n'* ]]
+  [[ "$output" =~ \ 8189\ +189\.0\ \ nobody\ +cc1\ +$'\n' ]]
+  # other users' command lines are not copied; the build's user's are
+  [[ "$output" != *secret* && "$output" != *hidden-output* ]]
+  [[ "$output" == *"python3 my-own-script.py"* ]]
+  [[ "$output" == *"  command lines of 7 processes of other users not shown (rm-summarize --elsewhere-cmdlines shows them)"* ]]
+  run -0 --separate-stderr rm-summarize --markdown --kmsg "$S/two-builds.kmsg" "$S/two-builds.csv" "$T/p.csv" "$S/two-builds.stats.csv"
+  [[ "$output" == *"| 8189 | nobody | cc1 | 189.0 |  |"* && "$output" == *"nobody: cc1 x5, up to 189.0 MiB"* ]]
+  [[ "$output" != *secret* && "$output" != *hidden-output* ]]
+  run -0 --separate-stderr rm-summarize --json --kmsg "$S/two-builds.kmsg" "$S/two-builds.csv" "$T/p.csv" "$S/two-builds.stats.csv"
+  [[ "$output" != *secret* && "$output" != *hidden-output* ]]
+  [ "$(jq -c '.elsewhere.cmdlines_hidden, [.elsewhere.groups[] | select(.comm == "cc1" or .comm == "ld") | [.user, .uid, .comm, .count]]' <<<"$output" | tr '\n' ' ')" = '7 [["nobody",65534,"cc1",5],["4242424",4242424,"ld",2]] ' ]
+  # asked for, they show
+  run -0 --separate-stderr rm-summarize --elsewhere-cmdlines --top all --kmsg "$S/two-builds.kmsg" "$S/two-builds.csv" "$T/p.csv" "$S/two-builds.stats.csv"
+  [[ "$output" == *"neighbour/secret189.c"* && "$output" == *"ld -o hidden-output"* && "$output" != *"not shown"* ]]
+  # an exit log from before the uid column still summarizes: no user, grouped by command
+  run -0 --separate-stderr rm-summarize --kmsg "$S/two-builds.kmsg" "$S/two-builds.csv" "$S/two-builds.procs.csv" "$S/two-builds.stats.csv"
+  [[ "$output" == *"Elsewhere on this host"* && "$output" != *"by user and command"* ]]
+  [[ "$output" =~ \ 7002\ +700\.0\ \ -\ +python3\ +$'\n' ]]
+  [[ "$output" == *"  command lines of 2 processes not shown: other users' or of no recorded user (rm-summarize --elsewhere-cmdlines shows them)"* ]]
+}

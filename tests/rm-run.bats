@@ -306,7 +306,7 @@ orphan_pid() {
   run -2 --separate-stderr rm-tree --exec -i 0.05 --log "$d/same.csv" --timeline "$d/same.csv" -- true
   [ "$stderr" = "rm-tree: '$d/same.csv' is named for two outputs" ]
   run -0 --separate-stderr rm-tree --exec --log /dev/stdout -- true
-  [ "${lines[0]}" = "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,cmd,read_kib,write_kib,majflt,cpu_delay_ms,io_delay_ms,swapin_delay_ms,reclaim_delay_ms,thrash_delay_ms,source,scope,emulated" ]
+  [ "${lines[0]}" = "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,cmd,read_kib,write_kib,majflt,cpu_delay_ms,io_delay_ms,swapin_delay_ms,reclaim_delay_ms,thrash_delay_ms,source,scope,emulated,uid" ]
   ln -s "$d/nowhere" "$d/link.csv"
   run -1 --separate-stderr rm-tree --exec --log "$d/link.csv" -- true
   [ "$stderr" = "rm-tree: cannot open the exit log '$d/link.csv': a symbolic link, not followed" ]

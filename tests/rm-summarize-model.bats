@@ -88,7 +88,7 @@ PY
   run -2 --separate-stderr rm-summarize --top 0 "$F/seed-build.csv"
   [ "${stderr_lines[0]}" = "rm-summarize: invalid --top '0': a whole number from 1, or all" ]
   [ "${stderr_lines[1]}" = "usage: rm-summarize [--json | --markdown] [--svg FILE] [--csv FILE]" ]
-  [ "${#stderr_lines[@]}" = 12 ]  # the message and the usage lines of the five forms
+  [ "${#stderr_lines[@]}" = 13 ]  # the message and the usage lines of the five forms
 }
 
 @test "rm-summarize's usage error names it, whatever its binary is called, and its message leaves in one write" {

@@ -451,3 +451,54 @@ print(" ".join("%s:%s" % (r["comm"], r["exit"]) for r in csv.DictReader(open(sys
   echo "# rows of PID $a: $output"
   [[ "$output" == "sh:3 sh:5" ]]
 }
+
+@test "exact: another user's heavy processes are named by user and command under Elsewhere; their command lines only with rm-summarize --elsewhere-cmdlines" {
+  need_exact
+  local d n0 i
+  # a directory nobody can write its ready files in (BATS_TEST_TMPDIR's
+  # parents are not)
+  d=$(mktemp -d)
+  chmod 777 "$d"
+  sleep 60 &
+  local sp=$!
+  rm-tree -i 0.1 --elsewhere=30000 --stats "$d/stats.csv" --timeline "$d/tl.csv" --log "$d/log.csv" "$sp" 2>/dev/null &
+  local rt=$!
+  wait_for 20 ticked "$d/tl.csv" 2
+  local hogs=()
+  for i in 1 2; do
+    setpriv --reuid=nobody --regid=nogroup --clear-groups "$MEMHOG" -n nbhog -m 40 -t 60 -r "$d/ready$i" -- neighbour-secret-$i &
+    hogs+=($!)
+  done
+  wait_for 20 test -e "$d/ready1" -a -e "$d/ready2"
+  # Outsiders' command lines are read by a listing every tenth tick:
+  # twelve ticks after both are ready, one has met them.
+  n0=$(wc -l <"$d/tl.csv")
+  wait_for 60 ticked "$d/tl.csv" $((n0 + 12))
+  kill "${hogs[@]}"
+  wait "${hogs[@]}" || true
+  n0=$(wc -l <"$d/tl.csv")
+  wait_for 20 ticked "$d/tl.csv" $((n0 + 3))
+  kill "$rt"
+  wait "$rt" || true
+  kill "$sp"
+  # the exit log: both rows, scope out, nobody's uid, their command lines
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "nbhog" and r["scope"] == "out" and r["source"] == "exact" and r["uid"] == "65534" and "neighbour-secret-" in r["cmd"]')" -eq 2 ]
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "sleep" and r["scope"] == "in" and r["uid"] == "0"')" -eq 1 ]
+  # the summary: named by user and command, no command line of theirs
+  run -0 --separate-stderr rm-summarize "$d/log.csv" "$d/stats.csv"
+  [[ "$output" =~ by\ user\ and\ command:.*\ nobody:\ nbhog\ x2,\ up\ to\ 4[0-9]\.[0-9]\ MiB ]]
+  [[ "$output" == *"command lines of "*" of other users not shown (rm-summarize --elsewhere-cmdlines shows them)"* ]]
+  [[ "$output" != *neighbour-secret* ]]
+  run -0 --separate-stderr rm-summarize --markdown "$d/log.csv" "$d/stats.csv"
+  [[ "$output" == *"nobody: nbhog x2, up to 4"* && "$output" != *neighbour-secret* ]]
+  run -0 --separate-stderr rm-summarize --json --top all "$d/log.csv" "$d/stats.csv"
+  [[ "$output" != *neighbour-secret* ]]
+  [ "$(jq -c '[.elsewhere.groups[] | select(.user == "nobody" and .comm == "nbhog") | .count]' <<<"$output")" = '[2]' ]
+  [ "$(jq -c '[.elsewhere.top[] | select(.comm == "nbhog") | [.user, .cmd]] | unique' <<<"$output")" = '[["nobody",null]]' ]
+  # asked for, they show
+  run -0 --separate-stderr rm-summarize --elsewhere-cmdlines --top all "$d/log.csv" "$d/stats.csv"
+  [[ "$output" == *" nobody     nbhog           $MEMHOG -n nbhog"* ]]
+  run -0 --separate-stderr rm-summarize --elsewhere-cmdlines --json --top all "$d/log.csv" "$d/stats.csv"
+  [ "$(jq -c '[.elsewhere.top[] | select(.comm == "nbhog") | .cmd | test("-- neighbour-secret-[12]$")]' <<<"$output")" = '[true,true]' ]
+  rm -rf "$d"
+}

@@ -156,7 +156,7 @@ print(sum(1 for r in csv.DictReader(open(sys.argv[1], newline="")) if r[sys.argv
   sed 's/ 5000 / 9000 /' "$TREE/100/stat" > "$BATS_TEST_TMPDIR/proc/100/stat"
   wait "$!"
   [ "$(rows "$BATS_TEST_TMPDIR/log.csv" pid 100)" -eq 2 ]
-  [ "$(csv_cols "$BATS_TEST_TMPDIR/log.csv")" = "21" ]
+  [ "$(csv_cols "$BATS_TEST_TMPDIR/log.csv")" = "22" ]
   grep '^100,' "$BATS_TEST_TMPDIR/log.csv" > "$BATS_TEST_TMPDIR/100.csv"
   # The first ended (end_s set), the second survived (end_s empty), and
   # their start times differ by 40 s (4000 ticks).
@@ -371,7 +371,7 @@ EOF
   # And in an exit log.
   rm-tree --exec -i 0.1 --log "$BATS_TEST_TMPDIR/log.csv" -- \
     "$MEMHOG" -n 'a (b) c' -t 0.5 -- 'x,y "q"' $'line\nbreak' $'\e[31mred\e[0m'
-  [ "$(csv_cols "$BATS_TEST_TMPDIR/log.csv")" = "21" ]
+  [ "$(csv_cols "$BATS_TEST_TMPDIR/log.csv")" = "22" ]
   [ "$(csv_get "$BATS_TEST_TMPDIR/log.csv" comm)" = "a (b) c" ]
   run ! grep -q $'\e' "$BATS_TEST_TMPDIR/log.csv"
 }

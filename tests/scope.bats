@@ -34,8 +34,13 @@ two_builds() {
   [[ "$output" == *"Heaviest compile units (4 in all)"* ]]
   [[ "${output%%Elsewhere on this host (not*}" != *"neighbour/huge.cpp"* ]]
   [[ "$output" == *"  compile                  3     600.0     600.0          640"* ]]
-  # The neighbour's 900 MiB cc1plus and its python are named, apart.
-  [[ "$output" == *"Elsewhere on this host (not charged to the build)"*"7001      900.0  cc1plus         /usr/lib/gcc/x86_64-linux-gnu/12/cc1plus -quiet neighbour/huge.cpp"*"7002      700.0  python3"* ]]
+  # The neighbour's 900 MiB cc1plus and its python are named, apart; their
+  # command lines (no user recorded: another user's, for all we know) only
+  # with --elsewhere-cmdlines.
+  [[ "$output" == *"Elsewhere on this host (not charged to the build)"*"7001      900.0  -          cc1plus         "$'\n'*"7002      700.0  -          python3"* ]]
+  [[ "$output" != *"neighbour/huge.cpp"* ]]
+  run -0 --separate-stderr two_builds --elsewhere-cmdlines
+  [[ "$output" == *"Elsewhere on this host (not charged to the build)"*"7001      900.0  -          cc1plus         /usr/lib/gcc/x86_64-linux-gnu/12/cc1plus -quiet neighbour/huge.cpp"*"7002      700.0  -          python3"* ]]
   run -0 --separate-stderr two_builds --json
   run -0 jq -c '[.processes.count, (.compile_units | length), [.memory_per_job[].compilers], .elsewhere.processes, [.elsewhere.top[].pid]]' <<<"$output"
   [ "$output" = '[5,4,[3,1],2,[7001,7002]]' ]

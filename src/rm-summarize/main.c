@@ -65,7 +65,7 @@ static const char *now_live;   /* --now LIVE */
 enum { O_JSON = RM_CLI_LONG, O_MD, O_SVG, O_CSV, O_TRACE, O_NEAR, O_LOW, O_INC, O_EXC, O_TOP,
        O_CORES, O_KMSG, O_LOST, O_LOST_FROM, O_STAGE_FB, O_SAMPLER_STATUS, O_GAP_NOTE,
        O_COMPANIONS, O_KEEP_ERROR, O_CHECK, O_SERIES, O_COMPARE, O_FAIL_ON, O_RUN_CSV, O_HISTORY, O_NOW,
-       O_MW, O_MW_CSV, O_MW_TL, O_MW_IV, O_MW_ARG };
+       O_MW, O_MW_CSV, O_MW_TL, O_MW_IV, O_MW_ARG, O_ELSE_CMD };
 
 static const struct rm_cli_opt options[] = {
 	{ O_JSON, "json", NULL, .kind = RM_CLI_TRUE, .off = OFF(json),
@@ -149,6 +149,9 @@ static const struct rm_cli_opt options[] = {
 	  .help = "memwatch's timeline CSV to FILE (and the JSON's timeline)" },
 	{ O_MW_IV, "memwatch-interval", "MS", .help = "the sampling interval for the JSON, in ms" },
 	{ O_MW_ARG, "memwatch-arg", "ARG", .help = "the next word of the job's command (repeated)" },
+	{ O_ELSE_CMD, "elsewhere-cmdlines", NULL, .kind = RM_CLI_TRUE, .off = OFF(elsewhere_cmdlines),
+	  .help = "show other users' command lines under \"Elsewhere\n"
+		  "on this host\" (not copied into the report without it)" },
 	RM_CLI_END,
 };
 
@@ -160,7 +163,8 @@ static const struct rm_cli cli = {
 		"[--exclude] [--top] [--cores] [--kmsg]\n"
 		"[--rows-lost [--rows-lost-from]] [--trace] [--series]\n"
 		"[--stage-fallback] [--sampler-status]... [--gap-note]...\n"
-		"[--companions] [--keep-error] [--check] [--fail-on] [-o] FILE...",
+		"[--companions] [--keep-error] [--check] [--fail-on]\n"
+		"[--elsewhere-cmdlines] [-o] FILE...",
 		"--compare [--json | --markdown] [--fail-on] [-o] OLD NEW",
 		"--history DIR [--json | --csv FILE]",
 		"--now [--json] CSV",

@@ -608,6 +608,7 @@ static void report_finish(struct report *r, const struct opts *o)
 			p->peak_epoch = off + p->peak_at;
 		p->stage = stage_at(r, peak_bound(p, off));
 	}
+	procs_hide_cmdlines(r, o);
 	r->oorder = xmalloc((r->nothers ? r->nothers : 1) * sizeof(*r->oorder));
 	for (size_t i = 0; i < r->nothers; i++)
 		r->oorder[i] = &r->others[i];

@@ -166,6 +166,9 @@ static void exitlog_row(struct report *r, const struct rm_csv *c, int n)
 	p->peak_epoch = NAN;
 	p->compiler = rm_cu_is_compiler(p->comm);
 	p->emulated = row_emulated(c, n);
+	/* The uid column (newer exit logs): -1 where absent or empty. */
+	p->uid = pnum(c, n, RM_XL_UID) >= 0 && pnum(c, n, RM_XL_UID) <= 4294967295.0
+		 ? (long)pnum(c, n, RM_XL_UID) : -1;
 	if (in && p->emulated == 1)
 		r->nemulated++;
 	/* An emulated process's command line starts with the interpreter
@@ -255,6 +258,30 @@ static void timeline_row(struct report *r, const struct rm_csv *c, int n)
 	}
 	t->max_procs = nmax(t->max_procs, pnum(c, n, RM_TL_PROCS));
 	t->max_cpu = nmax(t->max_cpu, pnum(c, n, RM_TL_CPU_PCT));
+}
+
+void procs_hide_cmdlines(struct report *r, const struct opts *o)
+{
+	r->others_hidden = r->others_hidden_nouid = 0;
+	if (o->elsewhere_cmdlines)
+		return;
+	for (size_t i = 0; i < r->nothers; i++) {
+		struct proc *p = &r->others[i];
+		int mine = 0;
+		for (size_t k = 0; p->uid >= 0 && k < r->nproc && !mine; k++)
+			mine = r->procs[k].uid == p->uid;
+		if (mine)
+			continue;
+		if (p->cmd[0]) {
+			r->others_hidden++;
+			r->others_hidden_nouid += p->uid < 0;
+		}
+		p->cmd[0] = '\0';
+		p->rcmd = p->cmd;
+		free(p->unit);
+		p->unit = NULL;
+		p->cmd_hidden = 1;
+	}
 }
 
 int procs_row(struct report *r, enum pkind k, struct rm_csv *c, char *why, size_t wsize)

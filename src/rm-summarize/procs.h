@@ -14,4 +14,13 @@ void procs_header(struct report *r, enum pkind k, const struct rm_csv *hdr);
 /* Read one row; -1 with why when it is not a row of this file. */
 int procs_row(struct report *r, enum pkind k, struct rm_csv *c, char *why, size_t wsize);
 
+/*
+ * The command lines of other users' scope=out rows are not copied into
+ * the report unless --elsewhere-cmdlines asks: a row's is kept when its
+ * uid is one of the build's (an in-scope row's), else emptied (the unit
+ * too) and counted in r->others_hidden.  A row without a uid (an exit log
+ * from before the column) is another user's: nothing says otherwise.
+ */
+void procs_hide_cmdlines(struct report *r, const struct opts *o);
+
 #endif

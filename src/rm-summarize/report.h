@@ -38,6 +38,8 @@ struct opts {
 	const char *rows_lost_from;
 	long stage_fallback;   /* rows staged by the log's name; -1: not known */
 	const char *trace;     /* --trace FILE */
+	int elsewhere_cmdlines; /* --elsewhere-cmdlines: other users' command
+				 * lines under "Elsewhere on this host" */
 };
 
 /* A peak (or trough) of one column, with when and during what. */
@@ -278,6 +280,9 @@ struct proc {
 	int scope;             /* 1 in (or no scope column), 0 out */
 	int emulated;          /* rm-tree's emulated: 1 yes, 0 no, -1 unknown (empty,
 				* or an exit log from before the column) */
+	long uid;              /* its real user (the uid column); -1 unknown */
+	int cmd_hidden;        /* scope=out: another user's command line, not
+				* copied into the report (procs_hide_cmdlines) */
 };
 
 /* rm-tree --stats: how the process data was collected. */
@@ -407,6 +412,8 @@ struct report {
 	struct proc *others;
 	size_t nothers, capothers;
 	struct proc **oorder;  /* others, heaviest first */
+	size_t others_hidden;  /* others whose command line is not shown */
+	size_t others_hidden_nouid; /* of which no uid was recorded */
 	int has_scope;         /* an exit log with a scope column */
 	struct stats stats;
 	struct ctrs ctrs;      /* the containers companion (containers.c) */

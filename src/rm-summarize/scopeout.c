@@ -4,8 +4,13 @@
  * collected (rm-tree --stats), the build's I/O and delay totals with the
  * processes that wrote, read and stalled in reclaim most, and "Elsewhere
  * on this host": the heaviest processes outside the scope (scope=out
- * rows) and the OOM kills of other programs.  Nothing here is charged to
- * the build.
+ * rows, named by user and command, grouped by both) and the OOM kills of
+ * other programs.  Nothing here is charged to the build, and no other
+ * user's command line is in it without --elsewhere-cmdlines.
+ *
+ * This file is long because each part is rendered three times (text,
+ * Markdown, JSON) side by side, so that a fact added to one view is added
+ * to the others in the same place.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +19,7 @@
 #include "fmt.h"
 #include "kmsg.h"
 #include "scopeout.h"
+#include "users.h"
 
 #define IO_TOP 5
 
@@ -224,6 +230,64 @@ static void text_io(struct rm_buf *b, const struct report *r, const struct io *i
 	rm_buf_adds(b, "\n");
 }
 
+/* A row's user: its name, or "" where the exit log has no uid. */
+static const char *who(const struct proc *p, char *buf, size_t size)
+{
+	if (p->uid < 0) {
+		buf[0] = '\0';
+		return buf;
+	}
+	return user_name(p->uid, buf, size);
+}
+
+/* The rows outside the build by user and command, heaviest first (the
+ * order of r->oorder). */
+enum { NG = 64 };
+struct egroups {
+	const struct proc *first[NG];  /* the heaviest of each group */
+	size_t count[NG], ng, users;   /* users: groups whose user is known */
+};
+
+static void else_groups(const struct report *r, struct egroups *g)
+{
+	memset(g, 0, sizeof(*g));
+	for (size_t i = 0; i < r->nothers; i++) {
+		const struct proc *p = r->oorder[i];
+		size_t k = 0;
+		while (k < g->ng && !(g->first[k]->uid == p->uid && !strcmp(g->first[k]->comm, p->comm)))
+			k++;
+		if (k == g->ng) {
+			if (g->ng == NG)
+				continue;
+			g->first[g->ng++] = p;
+			g->users += p->uid >= 0;
+		}
+		g->count[k]++;
+	}
+}
+
+/* "nobody: cc1 x5, up to 189.0 MiB" (no "user: " where it is unknown). */
+static void group_text(struct rm_buf *b, const struct egroups *g, size_t k)
+{
+	char u[64];
+
+	if (g->first[k]->uid >= 0)
+		rm_buf_addf(b, "%s: ", user_name(g->first[k]->uid, u, sizeof(u)));
+	rm_buf_addf(b, "%s x%zu, up to %.1f MiB", g->first[k]->comm, g->count[k],
+		    mib(g->first[k]->peak_kib));
+}
+
+/* "command lines of N processes of other users not shown (...)". */
+static void hidden_note(struct rm_buf *b, const struct report *r)
+{
+	size_t n = r->others_hidden;
+
+	rm_buf_addf(b, "command lines of %zu process%s ", n, n == 1 ? "" : "es");
+	rm_buf_adds(b, r->others_hidden_nouid ? "not shown: other users' or of no recorded user"
+					      : "of other users not shown");
+	rm_buf_adds(b, " (rm-summarize --elsewhere-cmdlines shows them)");
+}
+
 /* The OOM kills of other programs, one line each. */
 static void text_else_kills(struct rm_buf *b, const struct report *r)
 {
@@ -250,36 +314,24 @@ static void text_else_kills(struct rm_buf *b, const struct report *r)
 	}
 }
 
-/* The rows outside the build by command, heaviest first: a neighbour's
- * build ("cc1 x5, up to 189.0 MiB") stands out among single processes. */
+/* The rows outside the build by user and command, heaviest first: a
+ * neighbour's build ("nobody: cc1 x5, up to 189.0 MiB") stands out among
+ * single processes. */
 static void text_else_groups(struct rm_buf *b, const struct report *r)
 {
-	enum { NG = 64, SHOWN = 8 };
-	const char *comm[NG];
-	double peak[NG];
-	size_t count[NG], ng = 0;
+	enum { SHOWN = 8 };
+	struct egroups g;
 
-	for (size_t i = 0; i < r->nothers; i++) {
-		const struct proc *p = r->oorder[i];
-		size_t g = 0;
-		while (g < ng && strcmp(comm[g], p->comm) != 0)
-			g++;
-		if (g == ng) {
-			if (ng == NG)
-				continue;
-			comm[ng] = p->comm;
-			peak[ng] = p->peak_kib;
-			count[ng++] = 0;
-		}
-		count[g]++;
+	else_groups(r, &g);
+	if (g.ng == r->nothers)
+		return;  /* one process a group: the list said it all */
+	rm_buf_addf(b, "  by %s:", g.users ? "user and command" : "command");
+	for (size_t k = 0; k < g.ng && k < SHOWN; k++) {
+		rm_buf_adds(b, k ? "; " : " ");
+		group_text(b, &g, k);
 	}
-	if (ng == r->nothers)
-		return;  /* one process a command: the list said it all */
-	rm_buf_adds(b, "  by command:");
-	for (size_t g = 0; g < ng && g < SHOWN; g++)
-		rm_buf_addf(b, "%s %s x%zu, up to %.1f MiB", g ? ";" : "", comm[g], count[g], mib(peak[g]));
-	if (ng > SHOWN)
-		rm_buf_addf(b, "; %zu more command%s", ng - SHOWN, ng - SHOWN == 1 ? "" : "s");
+	if (g.ng > SHOWN)
+		rm_buf_addf(b, "; %zu more group%s", g.ng - SHOWN, g.ng - SHOWN == 1 ? "" : "s");
 	rm_buf_adds(b, "\n");
 }
 
@@ -291,15 +343,21 @@ static void text_elsewhere(struct rm_buf *b, const struct report *r, const struc
 	rm_buf_addf(b, "%sElsewhere on this host%s (not charged to the build)\n", bold, off);
 	if (r->nothers) {
 		rm_buf_addf(b, "  heaviest processes outside the build (%zu):\n", r->nothers);
-		rm_buf_addf(b, "    %7s %10s  %-15s %s\n", "PID", "peak MiB", "comm", "cmd");
+		rm_buf_addf(b, "    %7s %10s  %-10s %-15s %s\n", "PID", "peak MiB", "user", "comm", "cmd");
 		for (size_t i = 0; i < r->nothers && i < (size_t)o->top; i++) {
 			const struct proc *p = r->oorder[i];
-			char pk[16];
+			char pk[16], u[64];
 			snprintf(pk, sizeof(pk), isnan(p->peak_kib) ? "-" : "%.1f", mib(p->peak_kib));
-			rm_buf_addf(b, "    %7d %10s  %-15s %.100s%s\n", p->pid, pk, p->comm, p->rcmd,
-				    emu_mark(p->emulated));
+			who(p, u, sizeof(u));
+			rm_buf_addf(b, "    %7d %10s  %-10s %-15s %.100s%s\n", p->pid, pk, u[0] ? u : "-",
+				    p->comm, p->rcmd, emu_mark(p->emulated));
 		}
 		text_else_groups(b, r);
+		if (r->others_hidden) {
+			rm_buf_adds(b, "  ");
+			hidden_note(b, r);
+			rm_buf_adds(b, "\n");
+		}
 	}
 	text_else_kills(b, r);
 	rm_buf_adds(b, "\n");
@@ -382,10 +440,39 @@ static void md_elsewhere(struct rm_buf *b, const struct report *r, const struct 
 		return;
 	rm_buf_adds(b, "#### Elsewhere on this host (not charged to the build)\n\n");
 	if (r->nothers) {
-		rm_buf_adds(b, MD_PROC_HEAD);
-		for (size_t i = 0; i < r->nothers && i < (size_t)o->top; i++)
-			md_proc_row(b, r->oorder[i]);
+		struct egroups g;
+		rm_buf_adds(b, "| PID | user | comm | peak MiB | cmd |\n|---|---|---|---|---|\n");
+		for (size_t i = 0; i < r->nothers && i < (size_t)o->top; i++) {
+			const struct proc *p = r->oorder[i];
+			char u[64];
+			rm_buf_addf(b, "| %d | ", p->pid);
+			md_cell(b, who(p, u, sizeof(u)));
+			rm_buf_adds(b, " | ");
+			md_cell(b, p->comm);
+			rm_buf_adds(b, emu_mark(p->emulated));
+			rm_buf_addf(b, " | %.1f | ", mib(p->peak_kib));
+			md_cell(b, p->rcmd);
+			rm_buf_adds(b, " |\n");
+		}
 		rm_buf_adds(b, "\n");
+		else_groups(r, &g);
+		if (g.ng < r->nothers) {
+			struct rm_buf t = { 0 };
+			rm_buf_addf(b, "By %s: ", g.users ? "user and command" : "command");
+			for (size_t k = 0; k < g.ng && k < 8; k++) {
+				if (k)
+					rm_buf_adds(&t, "; ");
+				group_text(&t, &g, k);
+			}
+			if (t.len)
+				md_cell(b, t.p);
+			rm_buf_free(&t);
+			rm_buf_adds(b, ".\n\n");
+		}
+		if (r->others_hidden) {
+			hidden_note(b, r);
+			rm_buf_adds(b, ".\n\n");
+		}
 	}
 	if (!s)
 		return;
@@ -424,7 +511,8 @@ void md_scope(struct rm_buf *b, const struct report *r, const struct opts *o)
 static const char *const delay_key[5] = { "cpu_delay_ms", "io_delay_ms", "swapin_delay_ms",
 					  "reclaim_delay_ms", "thrash_delay_ms" };
 
-static void json_plist(struct rm_buf *b, const struct report *r, struct proc **v, size_t n, size_t max)
+static void json_plist(struct rm_buf *b, const struct report *r, struct proc **v, size_t n, size_t max,
+		       int users)
 {
 	rm_buf_addc(b, '[');
 	for (size_t i = 0; i < n && i < max; i++) {
@@ -442,7 +530,17 @@ static void json_plist(struct rm_buf *b, const struct report *r, struct proc **v
 		jstr_or_null(b, p->stage >= 0 ? stage_name(r, p->stage) : NULL);
 		jkey(b, &f, "unit");
 		jstr_or_null(b, p->unit);
-		jkey_str(b, &f, "cmd", p->cmd);
+		if (users) {
+			char u[64];
+			jkey_num(b, &f, "uid", p->uid >= 0 ? (double)p->uid : NAN, 0);
+			jkey(b, &f, "user");
+			jstr_or_null(b, p->uid >= 0 ? user_name(p->uid, u, sizeof(u)) : NULL);
+		}
+		jkey(b, &f, "cmd");
+		if (p->cmd_hidden)
+			rm_buf_adds(b, "null");
+		else
+			rm_buf_json(b, p->cmd);
 		jkey_emulated(b, &f, p->emulated);
 		rm_buf_addc(b, '}');
 	}
@@ -489,11 +587,11 @@ static void json_io(struct rm_buf *b, const struct report *r, const struct io *i
 	jkey_long(b, &g, "rows_exact", (long)io->exact);
 	jkey_long(b, &g, "rows_sampled", (long)io->sampled);
 	jkey(b, &g, "top_write");
-	json_plist(b, r, io->by_write, io->nw, IO_TOP);
+	json_plist(b, r, io->by_write, io->nw, IO_TOP, 0);
 	jkey(b, &g, "top_read");
-	json_plist(b, r, io->by_read, io->nr, IO_TOP);
+	json_plist(b, r, io->by_read, io->nr, IO_TOP, 0);
 	jkey(b, &g, "top_reclaim");
-	json_plist(b, r, io->by_reclaim, io->nd, IO_TOP);
+	json_plist(b, r, io->by_reclaim, io->nd, IO_TOP, 0);
 	jkey(b, &g, "reclaim_stage");
 	jstr_or_null(b, ws >= 0 ? stage_name(r, ws) : NULL);
 	jkey_num(b, &g, "reclaim_stage_ms", ws >= 0 ? io->stage_reclaim[ws] : NAN, 3);
@@ -525,6 +623,29 @@ static void json_else_kills(struct rm_buf *b, const struct sys *s)
 	rm_buf_addc(b, ']');
 }
 
+/* The rows outside the build by user and command, heaviest first. */
+static void json_groups(struct rm_buf *b, const struct report *r)
+{
+	struct egroups g;
+	char u[64];
+
+	else_groups(r, &g);
+	rm_buf_addc(b, '[');
+	for (size_t k = 0; k < g.ng; k++) {
+		const struct proc *p = g.first[k];
+		int f = 1;
+		rm_buf_adds(b, k ? ",{" : "{");
+		jkey(b, &f, "user");
+		jstr_or_null(b, p->uid >= 0 ? user_name(p->uid, u, sizeof(u)) : NULL);
+		jkey_num(b, &f, "uid", p->uid >= 0 ? (double)p->uid : NAN, 0);
+		jkey_str(b, &f, "comm", p->comm);
+		jkey_long(b, &f, "count", (long)g.count[k]);
+		jkey_num(b, &f, "peak_rss_kib", p->peak_kib, 0);
+		rm_buf_addc(b, '}');
+	}
+	rm_buf_addc(b, ']');
+}
+
 void json_scope(struct rm_buf *b, int *first, const struct report *r, const struct opts *o)
 {
 	struct io io;
@@ -539,7 +660,10 @@ void json_scope(struct rm_buf *b, int *first, const struct report *r, const stru
 	rm_buf_addc(b, '{');
 	jkey_long(b, &g, "processes", (long)r->nothers);
 	jkey(b, &g, "top");
-	json_plist(b, r, r->oorder, r->nothers, (size_t)o->top);
+	json_plist(b, r, r->oorder, r->nothers, (size_t)o->top, 1);
+	jkey(b, &g, "groups");
+	json_groups(b, r);
+	jkey_long(b, &g, "cmdlines_hidden", (long)r->others_hidden);
 	jkey(b, &g, "oom_kills");
 	json_else_kills(b, r->sys);
 	rm_buf_addc(b, '}');

@@ -481,9 +481,9 @@ static struct rm_pnode *add_node(int pid, const struct rm_pnode *parent)
 	return n;
 }
 
-static void read_cmd(struct rm_pnode *n)
+static void read_comm(struct rm_pnode *n)
 {
-	char buf[4096], comm[RM_COMM_MAX];
+	char comm[RM_COMM_MAX];
 	ssize_t len = rm_pfile_read(NULL, n->pid, "comm", comm, sizeof(comm), 0);
 
 	if (len > 0) {
@@ -494,6 +494,14 @@ static void read_cmd(struct rm_pnode *n)
 		memcpy(n->comm, comm, sizeof(n->comm));
 		n->comm_ok = 1;
 	}
+}
+
+static void read_cmd(struct rm_pnode *n)
+{
+	char buf[4096];
+	ssize_t len;
+
+	read_comm(n);
 	len = rm_pfile_read(NULL, n->pid, "cmdline", buf, sizeof(buf), 0);
 	if (len > 0) {
 		containers_cmdline(n, buf, len);
@@ -669,12 +677,19 @@ static void on_exec(struct stream *s, const struct rm_pe *e)
 		return;
 	if (n->excluded)
 		return;
+	/* Its name decides (--match); its command line is read only once
+	 * it is selected: another program's exec costs no cmdline read, and
+	 * its command line is not kept (a heavy outsider's is read by
+	 * exact_outsiders, once). */
 	if (e->what == RM_PE_COMM) {
 		memcpy(n->comm, e->comm, sizeof(e->comm));
 		n->comm_ok = 1;
 	} else {
 		n->comm_ok = 0;
-		read_cmd(n);
+		free(n->cmd);
+		n->cmd = NULL;
+		n->cmd_read = 0;
+		read_comm(n);
 	}
 	if (selected(n)) {
 		join_member(s, n);
@@ -857,6 +872,8 @@ static void put_row(struct stream *s, struct rm_pnode *n, const struct acc *a,
 	n->cpu_us = cpu;
 	n->has_ticks = 1;
 	n->exit = rm_exit_column((int)r->exitcode);
+	n->uid = r->uid;
+	n->has_uid = 1;
 	exit_name(n, r, f);
 	if (!n->ppid)
 		n->ppid = (int)r->ppid;
@@ -1096,6 +1113,10 @@ static void outsider_read(struct rm_pnode *n)
 	    rm_pstatus_parse(buf, &pst) == 0 && pst.has_hwm) {
 		n->hwm_kib = pst.hwm_kib;
 		n->has_hwm = 1;
+		if (pst.has_uid) {
+			n->uid = pst.uid;
+			n->has_uid = 1;
+		}
 	}
 }
 
@@ -1126,6 +1147,53 @@ static int renew(struct rm_pnode *n)
 	return 1;
 }
 
+/*
+ * Exact mode: the heavy outsiders' command lines and users, read while
+ * they live (their rows come from exit records, which carry no command
+ * line).  Every tenth tick a listing of /proc reads each outsider's
+ * status (VmHWM, Uid) and, once its high-water mark reached the
+ * --elsewhere threshold, its command line, once: the cost is a listing
+ * per ten ticks, never a read per exec on the host.  Only heavy ones get
+ * a node; finalize writes their rows with it.
+ */
+static void exact_outsiders(void)
+{
+	const struct opts *o = E.h.o;
+	struct rm_ptree *t = E.h.t;
+	struct rm_procscan ps;
+	int pid;
+
+	if (rm_procscan_open(&ps) < 0)
+		return;
+	while ((pid = rm_procscan_next(&ps)) > 0) {
+		struct rm_pnode *n = rm_ptree_find(t, pid);
+		struct rm_pstatus pst;
+		struct rm_pstat st;
+		char buf[4096];
+
+		if (pid == E.h.self || pid == getpid() ||
+		    (n && (n->member || n->excluded || n->ended || n->outsider || n->cmd_read)))
+			continue;
+		if (rm_pfile_read(NULL, pid, "status", buf, sizeof(buf), 0) <= 0 ||
+		    rm_pstatus_parse(buf, &pst) < 0 || !pst.has_hwm || pst.hwm_kib < o->elsewhere_kib)
+			continue;
+		if (rm_pstat_read(pid, &st) < 0)
+			continue;
+		if (n && n->start != st.starttime) {
+			rm_ptree_remove(t, n);  /* its pid is another process's now */
+			n = NULL;
+		}
+		if (!n && (!(n = add_node(pid, NULL))->start || n->excluded))
+			continue;
+		if (pst.has_uid) {
+			n->uid = pst.uid;
+			n->has_uid = 1;
+		}
+		read_cmd(n);
+	}
+	rm_procscan_close(&ps);
+}
+
 void events_elsewhere_scan(struct stream *s, double el, int final)
 {
 	const struct opts *o = E.h.o;
@@ -1135,7 +1203,12 @@ void events_elsewhere_scan(struct stream *s, double el, int final)
 
 	if (!o->elsewhere)
 		return;
-	if (!final && (E.exact || E.ticks++ % 10 != 0))
+	if (!final && E.exact) {
+		if (E.ticks++ % 10 == 0)
+			exact_outsiders();
+		return;
+	}
+	if (!final && E.ticks++ % 10 != 0)
 		return;
 	while ((n = rm_ptree_next(t, &it)) != NULL) {
 		if (n->member || n->excluded || n->ended || n->pid == getpid() ||

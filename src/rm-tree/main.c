@@ -18,9 +18,10 @@
  * one per survivor at the end: pid,ppid,comm,start_s,end_s,peak_rss_kib,
  * peak_at_s,cpu_s,exit,cmd,read_kib,write_kib,majflt,cpu_delay_ms,
  * io_delay_ms,swapin_delay_ms,reclaim_delay_ms,thrash_delay_ms,source,
- * scope,emulated.  source is exact (the kernel's taskstats exit record,
+ * scope,emulated,uid.  source is exact (the kernel's taskstats exit record,
  * exact mode) or sampled; scope is out only for --elsewhere rows;
- * emulated is yes, no or empty (unknown: emul.c).  Membership
+ * emulated is yes, no or empty (unknown: emul.c); uid the process's real
+ * user (ac_uid, or its status file's Uid), a number.  Membership
  * is sticky, keyed by pid + start time.  --timeline FILE adds a row per
  * sample: epoch,iso,elapsed_s,procs,rss_kib,cpu_pct.
  */

@@ -158,6 +158,10 @@ static void take(struct stream *s, struct rm_pnode *n, const struct rm_pstat *st
 		}
 		if (pst.has_rss)
 			n->rss_kib = pst.rss_kib;
+		if (pst.has_uid) {
+			n->uid = pst.uid;
+			n->has_uid = 1;
+		}
 		if (n->member)
 			s->file_acc += pst.rss_file_kib + pst.rss_shmem_kib;
 	}

@@ -33,8 +33,10 @@ static void put(struct stream *s, int fd, const char *what, int *ok)
 }
 
 /* The columns after cmd: read_kib,write_kib,majflt, five delays (ms),
- * source, scope, emulated.  Empty where the mode gives no reading; emulated
- * is empty where it is not known (emul.c), never "no" by default. */
+ * source, scope, emulated, uid.  Empty where the mode gives no reading;
+ * emulated is empty where it is not known (emul.c), never "no" by
+ * default; uid is the exit record's (exact) or the status file's (sampled),
+ * a number: rm-summarize names it. */
 static void log_cols(struct rm_buf *b, const struct rm_pnode *n)
 {
 	if (n->has_io)
@@ -53,6 +55,9 @@ static void log_cols(struct rm_buf *b, const struct rm_pnode *n)
 	rm_buf_adds(b, n->exact ? ",exact" : ",sampled");
 	rm_buf_adds(b, n->scope_out ? ",out" : ",in");
 	rm_buf_adds(b, n->emulated == RM_EMU_YES ? ",yes" : n->emulated == RM_EMU_NO ? ",no" : ",");
+	rm_buf_addc(b, ',');
+	if (n->has_uid)
+		rm_buf_addf(b, "%lu", (unsigned long)n->uid);
 }
 
 /* One exit-log row; end < 0 for a survivor. */

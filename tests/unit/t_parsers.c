@@ -147,6 +147,14 @@ static void status_and_cmdline(void)
 	CHECK_U64(ps.rss_kib, 1024);
 	CHECK_U64(ps.hwm_kib, 2048);
 	CHECK_U64(ps.rss_file_kib, 0);
+	CHECK(!ps.has_uid);
+	/* The real uid is the first of Uid's four (real, effective, saved, fs). */
+	CHECK(rm_pstatus_parse("Name:\tcc1\nUid:\t65534\t0\t0\t0\nGid:\t65534\t65534\t65534\t65534\n"
+			       "VmHWM:\t  2048 kB\n", &ps) == 0);
+	CHECK(ps.has_uid);
+	CHECK_U64(ps.uid, 65534);
+	CHECK(rm_pstatus_parse("Uid:\tx\nVmHWM:\t 1 kB\n", &ps) == 0);
+	CHECK(!ps.has_uid);
 	CHECK(rm_pstatus_parse("VmRSS:\t  1024 kB\nRssAnon:\t  512 kB\nRssFile:\t  384 kB\n"
 			       "RssShmem:\t  128 kB\n", &ps) == 0);
 	CHECK(ps.has_rss && !ps.has_hwm);

@@ -76,6 +76,7 @@ static void test_single(void)
 	CHECK_U64(got[0].exitcode, 0x300);   /* exit 3, a wait status */
 	CHECK(got[0].flags & RM_TS_AGROUP);
 	CHECK_STR(got[0].comm, "sh");
+	CHECK_U64(got[0].uid, 0);            /* root's sh */
 	CHECK_U64(got[0].hiwater_rss_kib, 1452);
 	CHECK_U64(got[0].utime_us, 4000);
 	CHECK_U64(got[0].minflt, 84);
@@ -85,6 +86,20 @@ static void test_single(void)
 	CHECK(got[0].has_basic && got[0].has_mem && got[0].has_io && got[0].has_delay &&
 	      got[0].has_delay2 && got[0].has_tgid);
 	CHECK(nlerr == 0);
+	/* ac_uid (offset 120 of the record, after ac_sched and its pad): a
+	 * record of nobody's names 65534, whoever reads it. */
+	{
+		size_t sl;
+		unsigned char *s = (unsigned char *)stats_of(buf, &sl);
+		uint32_t nobody = 65534;
+		memcpy(s + 120, &nobody, sizeof(nobody));
+		ngot = 0;
+		CHECK(rm_ts_parse(buf, n, FAMILY, ts_cb, NULL, NULL) == 1);
+		CHECK_U64(got[0].uid, 65534);
+		CHECK_U64(got[0].pid, 17207);
+		CHECK_STR(got[0].comm, "sh");
+		n = load("single-ts.bin", buf, sizeof(buf));
+	}
 	/* Another family's message is not a record. */
 	ngot = 0;
 	CHECK(rm_ts_parse(buf, n, FAMILY + 1, ts_cb, NULL, NULL) == 0);
