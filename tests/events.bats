@@ -185,7 +185,7 @@ run_phases() {
   : > "$D/stage"
   # The smallest buffer the kernel gives; 1 s between drains.
   RM_EV_RCVBUF=1 RM_PCOUNT_STATS=1 rm-sample -i 1 --compilers "$NAME" --stage-file "$D/stage" \
-    -o "$D/out.csv" 2>"$D/err" &
+    -o "$D/out.csv" --status "$D/status" 2>"$D/err" &
   SAMPLER=$!
   wait_for 20 test -s "$D/out.csv"
   # A fork storm: 400 processes between two rows.
@@ -199,6 +199,12 @@ run_phases() {
   grep -Eq "^rm-sample: compilers from events: .* ([2-9]|[1-9][0-9]+) scans$" "$D/err"
   # the count after the storm is right
   [ "$(awk -F, '$13 == "after"' "$D/out.csv" | tail -n 1 | cut -d, -f12)" = 2 ]
+  # the status file has the count stderr said, and the summary reads it there
+  local n
+  n=$(sed -n 's/^rm-sample: \([0-9]*\) times the kernel dropped.*/\1/p' "$D/err")
+  grep -qx "events_dropped=$n" "$D/status"
+  run -0 --separate-stderr rm-summarize --sampler-status "$D/status" "$D/out.csv"
+  [[ "$output" == *"Process events: the kernel dropped process events $n times before rm-sample read them (socket buffer full): its compilers column was recounted from /proc after each"* ]]
 }
 
 # bats test_tags=slow

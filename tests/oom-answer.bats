@@ -345,3 +345,17 @@ CSV
   [[ "$output" =~ \ 7002\ +700\.0\ \ -\ +python3\ +$'\n' ]]
   [[ "$output" == *"  command lines of 2 processes not shown: other users' or of no recorded user (rm-summarize --elsewhere-cmdlines shows them)"* ]]
 }
+
+@test "fixture: the Process data line counts the samplers' dropped-event bursts from their --status files, in text, Markdown and JSON; a status file from before the count says nothing" {
+  run -0 --separate-stderr gdb_summary --sampler-status "$F/gdb.status" --sampler-status "$F/gdb.status"
+  [[ "$output" == *"Process data: exact mode"*$'\n'"  the kernel dropped process events 6 times before rm-sample read them (socket buffer full): its compilers column was recounted from /proc after each"$'\n'* ]]
+  run -0 --separate-stderr gdb_summary --markdown --sampler-status "$F/gdb.status"
+  [[ "$output" == *"Process data: exact mode"*"; the kernel dropped process events 3 times before rm-sample read them"* ]]
+  run -0 --separate-stderr gdb_summary --json --sampler-status "$F/gdb.status"
+  [ "$(jq -c '.collection | [.mode, .sampler_events_dropped, .processes_without_cmd]' <<<"$output")" = '["exact",3,0]' ]
+  grep -v '^events_dropped=' "$F/gdb.status" >"$BATS_TEST_TMPDIR/old.status"
+  run -0 --separate-stderr gdb_summary --sampler-status "$BATS_TEST_TMPDIR/old.status"
+  [[ "$output" == *"Process data: exact mode"* && "$output" != *"dropped process events"* ]]
+  run -0 --separate-stderr gdb_summary --json --sampler-status "$BATS_TEST_TMPDIR/old.status"
+  [ "$(jq -c '.collection.sampler_events_dropped' <<<"$output")" = null ]
+}

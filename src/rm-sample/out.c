@@ -47,7 +47,11 @@ void status_write(const struct opts *o, int final)
 	rm_buf_adds(&b, line);
 	if (gaps)
 		rm_buf_num(&b, gap_max, 3);
-	rm_buf_addf(&b, "\nstage_fallback=%ld\nfinal=%d\n", stage_fallback, final);
+	/* The bursts of process events the kernel dropped (socket buffer
+	 * full) before the compilers column read them: each was followed by
+	 * a /proc scan.  rm-summarize --sampler-status counts them. */
+	rm_buf_addf(&b, "\nstage_fallback=%ld\nevents_dropped=%llu\nfinal=%d\n", stage_fallback,
+		    (unsigned long long)compilers_pc.lost, final);
 	fd = mkstemp(tmp);
 	if (fd < 0 || fchmod(fd, 0644) < 0 || rm_buf_write(fd, &b) < 0 || close(fd) < 0 ||
 	    rename(tmp, o->status_file) < 0) {

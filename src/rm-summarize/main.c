@@ -635,6 +635,7 @@ int main(int argc, char **argv)
 	newrun = compare ? argv[optind + 1] : NULL;
 	argc = runinfo_start(argc, &argv, optind, out_path, g_opt.json, &g_opt.rows_lost,
 			     &g_opt.rows_lost_from, &g_opt.stage_fallback);
+	g_opt.events_dropped = runinfo_events_dropped();
 	nin = argc - optind;
 	if (out_path)
 		out_start((const char *const *)argv + optind, nin);

@@ -282,6 +282,7 @@ int memwatch_run(int argc, char **argv, struct opts *o)
 	o->low_disk_gb = 20;
 	o->rows_lost = -1;
 	o->stage_fallback = -1;
+	o->events_dropped = -1;
 	status = report(tmpl, o, ma.json, ma.quiet);
 	cleanup(tmpl);
 	return rc != 0 ? rc : status;

@@ -38,6 +38,8 @@ struct opts {
 	const char *rows_lost_from;
 	long stage_fallback;   /* rows staged by the log's name; -1: not known */
 	const char *trace;     /* --trace FILE */
+	long events_dropped;   /* the samplers' dropped-event bursts (--sampler-status);
+				* -1 not known */
 	int elsewhere_cmdlines; /* --elsewhere-cmdlines: other users' command
 				 * lines under "Elsewhere on this host" */
 };

@@ -28,7 +28,7 @@ static const char **inputs, **made;
 static int nmade;
 
 /* The sums of the status files. */
-static long gaps, written;
+static long gaps, written, dropped = -1;
 static char lost_error[128];   /* the first file's that has one */
 static char longest[32];       /* the last longest_gap_s given, as written */
 
@@ -70,7 +70,7 @@ static int all_of(const char *s, const char *set)
 
 /*
  * Add one rm-sample --status file to the sums: rows_written, rows_lost,
- * stage_fallback and gaps; first_lost and lost_error are the first file's
+ * stage_fallback, gaps and events_dropped (newer files); first_lost and lost_error are the first file's
  * that has one, longest_gap_s the last file's.  Other keys are skipped.
  * Exits 1 on a file it cannot read or a value rm-sample does not write.
  */
@@ -113,6 +113,10 @@ static void status_read(const char *path, long *lost, const char **from, long *f
 				goto bad;
 			if (*v)
 				strcpy(longest, v);
+		} else if (!strcmp(line, "events_dropped")) {
+			if (rm_parse_long(v, 0, 1000000000000L, &num) < 0)
+				goto bad;
+			dropped = (dropped > 0 ? dropped : 0) + num;
 		} else {
 			long *sum = !strcmp(line, "rows_lost") ? lost : !strcmp(line, "gaps") ? &gaps :
 				    !strcmp(line, "stage_fallback") ? fallback :
@@ -281,6 +285,11 @@ int runinfo_start(int argc, char ***argv, int optind_, const char *out, int json
 		}
 	}
 	return argc;
+}
+
+long runinfo_events_dropped(void)
+{
+	return dropped;
 }
 
 void runinfo_text(struct rm_buf *b, int text)

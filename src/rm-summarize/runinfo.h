@@ -4,7 +4,7 @@
  *
  * Its five options are in main.c's table.  Beyond --help: the status
  * files are summed (rows lost, the first lost, rows staged by the log's
- * name, gaps, the longest gap); every file is read once under whatever
+ * name, gaps, the longest gap, the kernel's dropped-event bursts); every file is read once under whatever
  * name, and --companions adds X.csv's companions.
  *
  * It depends on lib only; main.c calls it and passes what it needs.
@@ -31,6 +31,10 @@ extern int runinfo_check, runinfo_keep_error;
  */
 int runinfo_start(int argc, char ***argv, int optind_, const char *out, int json,
 		  long *rows_lost, const char **rows_lost_from, long *stage_fallback);
+
+/* The samplers' dropped-event bursts (events_dropped summed over the
+ * status files), or -1 when no status file said. */
+long runinfo_events_dropped(void);
 
 /* After the reports: the "Gaps in sampling" section, when text is 1. */
 void runinfo_text(struct rm_buf *b, int text);

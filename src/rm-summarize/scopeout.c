@@ -150,15 +150,34 @@ static size_t no_cmd(const struct report *r)
 	return n;
 }
 
+/* rm-sample's dropped-event bursts (its --status files), or 0. */
+static long sampler_dropped(const struct report *r)
+{
+	return r->opt && r->opt->events_dropped > 0 ? r->opt->events_dropped : 0;
+}
+
+static void dropped_text(struct rm_buf *b, long n)
+{
+	rm_buf_addf(b, "the kernel dropped process events %ld time%s before rm-sample read them "
+		    "(socket buffer full): its compilers column was recounted from /proc after each",
+		    n, n == 1 ? "" : "s");
+}
+
 static void text_collection(struct rm_buf *b, const struct report *r, const struct io *io)
 {
 	const struct stats *st = &r->stats;
+	long dropped = sampler_dropped(r);
 
 	if (!st->known) {
 		/* Without rm-tree's --stats (rm-run), the rows say it. */
 		if (io->exact || io->sampled)
-			rm_buf_addf(b, "Process data: %zu row%s exact (taskstats), %zu sampled\n\n", io->exact,
-				    io->exact == 1 ? "" : "s", io->sampled);
+			rm_buf_addf(b, "Process data: %zu row%s exact (taskstats), %zu sampled\n%s", io->exact,
+				    io->exact == 1 ? "" : "s", io->sampled, dropped ? "" : "\n");
+		if (dropped) {
+			rm_buf_adds(b, io->exact || io->sampled ? "  " : "Process events: ");
+			dropped_text(b, dropped);
+			rm_buf_adds(b, "\n\n");
+		}
 		return;
 	}
 	rm_buf_addf(b, "Process data: %s mode", st->mode[0] ? st->mode : "unknown");
@@ -174,6 +193,11 @@ static void text_collection(struct rm_buf *b, const struct report *r, const stru
 	if (no_cmd(r))
 		rm_buf_addf(b, "  %zu process%s without a command line (ended before it was read): their units are unknown\n",
 			    no_cmd(r), no_cmd(r) == 1 ? "" : "es");
+	if (dropped) {
+		rm_buf_adds(b, "  ");
+		dropped_text(b, dropped);
+		rm_buf_adds(b, "\n");
+	}
 	if (delayacct_off(r, io))
 		rm_buf_addf(b, "  %s\n", delay_hint);
 }
@@ -380,8 +404,14 @@ void text_scope(struct rm_buf *b, const struct report *r, const struct opts *o, 
 
 static void md_collection(struct rm_buf *b, const struct report *r, const struct io *io)
 {
-	if (!r->stats.known)
+	if (!r->stats.known) {
+		if (sampler_dropped(r)) {
+			rm_buf_adds(b, "Process events: ");
+			dropped_text(b, sampler_dropped(r));
+			rm_buf_adds(b, ".\n\n");
+		}
 		return;
+	}
 	rm_buf_adds(b, "Process data: ");
 	md_cell(b, r->stats.mode[0] ? r->stats.mode : "unknown");
 	rm_buf_adds(b, " mode");
@@ -395,6 +425,10 @@ static void md_collection(struct rm_buf *b, const struct report *r, const struct
 	if (no_cmd(r))
 		rm_buf_addf(b, "; %zu process%s without a command line: their units are unknown", no_cmd(r),
 			    no_cmd(r) == 1 ? "" : "es");
+	if (sampler_dropped(r)) {
+		rm_buf_adds(b, "; ");
+		dropped_text(b, sampler_dropped(r));
+	}
 	if (delayacct_off(r, io))
 		rm_buf_addf(b, "; %s", delay_hint);
 	rm_buf_adds(b, ".\n\n");
@@ -552,20 +586,23 @@ static void json_collection(struct rm_buf *b, const struct report *r, const stru
 {
 	int g = 1;
 
-	if (!r->stats.known) {
+	if (!r->stats.known && !sampler_dropped(r)) {
 		rm_buf_adds(b, "null");
 		return;
 	}
 	rm_buf_addc(b, '{');
 	jkey(b, &g, "mode");
-	jstr_or_null(b, r->stats.mode);
-	jkey_num(b, &g, "events_lost", r->stats.events_lost, 0);
-	jkey_num(b, &g, "resyncs", r->stats.resyncs, 0);
-	jkey_num(b, &g, "delayacct", r->stats.delayacct, 0);
+	jstr_or_null(b, r->stats.known ? r->stats.mode : NULL);
+	jkey_num(b, &g, "events_lost", r->stats.known ? r->stats.events_lost : NAN, 0);
+	jkey_num(b, &g, "resyncs", r->stats.known ? r->stats.resyncs : NAN, 0);
+	jkey_num(b, &g, "delayacct", r->stats.known ? r->stats.delayacct : NAN, 0);
 	jkey(b, &g, "taskstats_error");
-	jstr_or_null(b, r->stats.error);
+	jstr_or_null(b, r->stats.known ? r->stats.error : NULL);
 	jkey(b, &g, "hint");
 	jstr_or_null(b, delayacct_off(r, io) ? delay_hint : NULL);
+	jkey_long(b, &g, "processes_without_cmd", (long)no_cmd(r));
+	jkey_num(b, &g, "sampler_events_dropped",
+		 r->opt && r->opt->events_dropped >= 0 ? (double)r->opt->events_dropped : NAN, 0);
 	rm_buf_addc(b, '}');
 }
 
