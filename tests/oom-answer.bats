@@ -212,9 +212,11 @@ for t in root.iter("{%s}text" % ns["s"]):
         assert 0 <= x <= W - 25 or t.get("text-anchor") == "end", x
 print("ok")
 PY
-  # The system CSV alone (no exit log): the kill is drawn, of unknown scope.
-  rm-summarize --svg "$BATS_TEST_TMPDIR/c.svg" --kmsg "$F/gdb.kmsg" "$F/gdb.csv" >/dev/null
-  run -0 grep -c '<title>OOM kill (scope unknown: no exit log given; rm-summarize --companions reads the run' "$BATS_TEST_TMPDIR/c.svg"
+  # The system CSV alone, no exit log beside it: the kill is drawn, of unknown scope.
+  mkdir "$BATS_TEST_TMPDIR/alone"
+  cp "$F/gdb.csv" "$BATS_TEST_TMPDIR/alone/"
+  rm-summarize --svg "$BATS_TEST_TMPDIR/c.svg" --kmsg "$F/gdb.kmsg" "$BATS_TEST_TMPDIR/alone/gdb.csv" >/dev/null
+  run -0 grep -c '<title>OOM kill (scope unknown: no exit log given nor beside the CSV)' "$BATS_TEST_TMPDIR/c.svg"
   [ "$output" = 1 ]
   run -0 grep -c '>OOM?</text>' "$BATS_TEST_TMPDIR/c.svg"
   [ "$output" = 1 ]
@@ -358,4 +360,35 @@ CSV
   [[ "$output" == *"Process data: exact mode"* && "$output" != *"dropped process events"* ]]
   run -0 --separate-stderr gdb_summary --json --sampler-status "$BATS_TEST_TMPDIR/old.status"
   [ "$(jq -c '.collection.sampler_events_dropped' <<<"$output")" = null ]
+}
+
+@test "fixture, SVG (parsed): rm-summarize --svg A.svg X.csv, as the docs show it, finds X.csv's companions beside it: only the build's kill is drawn, with its unit; alone, each kill is drawn as of unknown scope, none as the build's" {
+  local S="$FIXTURES/summarize/scope" T="$BATS_TEST_TMPDIR"
+  mkdir "$T/run" "$T/alone"
+  cp "$S/two-builds.csv" "$T/run/resources-r1.csv"
+  cp "$S/two-builds.procs.csv" "$T/run/resources-r1.procs.csv"
+  cp "$S/two-builds.stats.csv" "$T/run/resources-r1.stats.csv"
+  cp "$S/two-builds.csv" "$T/alone/resources-r1.csv"
+  rm-summarize --svg "$T/run.svg" --kmsg "$S/two-builds.kmsg" "$T/run/resources-r1.csv" >/dev/null
+  rm-summarize --svg "$T/alone.svg" --kmsg "$S/two-builds.kmsg" "$T/alone/resources-r1.csv" >/dev/null
+  run -0 "$PY" - "$T/run.svg" "$T/alone.svg" <<'PY'
+import sys, xml.etree.ElementTree as ET
+S = "{http://www.w3.org/2000/svg}"
+def ooms(path):
+    root = ET.parse(path).getroot()
+    lines = [(l.get("stroke-dasharray"), l.find(S + "title").text) for l in root.iter(S + "line")
+             if l.find(S + "title") is not None and l.find(S + "title").text.startswith("OOM kill")]
+    labels = [t.text for t in root.iter(S + "text") if t.text in ("OOM", "OOM?")]
+    return lines, labels
+lines, labels = ooms(sys.argv[1])
+# the build's kill only, solid, named with its unit; the neighbour's (PID 7001) not drawn
+assert len(lines) == 1 and lines[0][0] is None, lines
+assert lines[0][1].startswith("OOM kill: cc1plus (PID 5003) src/c.cpp"), lines
+assert labels == ["OOM"], labels
+lines, labels = ooms(sys.argv[2])
+# no exit log: no kill is drawn as the build's
+assert lines and all(d and t.startswith("OOM kill (scope unknown: no exit log given nor beside the CSV)") for d, t in lines), lines
+assert labels and set(labels) == {"OOM?"}, labels
+print("ok")
+PY
 }

@@ -633,6 +633,11 @@ int main(int argc, char **argv)
 	if (compare && argc - optind != 2)
 		rm_cli_usage_error(&cli, "--compare takes two runs: OLD NEW");
 	newrun = compare ? argv[optind + 1] : NULL;
+	/* --svg A.svg X.csv, as the docs show it: X.csv's companions, found
+	 * beside it as --companions finds them, say whose each OOM kill was
+	 * (without an exit log it is drawn as of unknown scope). */
+	if (g_opt.svg && !now_live && argc - optind == 1)
+		runinfo_opt(RI_COMPANIONS, NULL);
 	argc = runinfo_start(argc, &argv, optind, out_path, g_opt.json, &g_opt.rows_lost,
 			     &g_opt.rows_lost_from, &g_opt.stage_fallback);
 	g_opt.events_dropped = runinfo_events_dropped();

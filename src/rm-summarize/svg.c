@@ -305,7 +305,7 @@ static void svg_ooms(struct rm_buf *b, const struct report *r, const struct pane
 		right = x > W - R - 40;
 		rm_buf_addf(b, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#e74c3c\" stroke-width=\"2\"%s><title>OOM kill%s",
 			    x, mem->y, x, cpu->y + cpu->h, unknown ? " stroke-dasharray=\"4,3\"" : "",
-			    unknown ? " (scope unknown: no exit log given; rm-summarize --companions reads the run's)" : "");
+			    unknown ? " (scope unknown: no exit log given nor beside the CSV)" : "");
 		for (int k = 0; k < e->nv; k++) {
 			if (e->vscope[k] == 0)
 				continue;
