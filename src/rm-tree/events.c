@@ -1151,10 +1151,10 @@ static int renew(struct rm_pnode *n)
  * Exact mode: the heavy outsiders' command lines and users, read while
  * they live (their rows come from exit records, which carry no command
  * line).  Every tenth tick a listing of /proc reads each outsider's
- * status (VmHWM, Uid) and, once its high-water mark reached the
- * --elsewhere threshold, its command line, once: the cost is a listing
- * per ten ticks, never a read per exec on the host.  Only heavy ones get
- * a node; finalize writes their rows with it.
+ * statm and, once its resident size reached the --elsewhere threshold,
+ * its status (VmHWM, Uid) and command line, once: the cost is a listing
+ * and a statm per process per ten ticks, never a read per exec on the
+ * host.  Only heavy ones get a node; finalize writes their rows with it.
  */
 static void exact_outsiders(void)
 {
@@ -1169,10 +1169,16 @@ static void exact_outsiders(void)
 		struct rm_pnode *n = rm_ptree_find(t, pid);
 		struct rm_pstatus pst;
 		struct rm_pstat st;
+		unsigned long long res;
 		char buf[4096];
 
 		if (pid == E.h.self || pid == getpid() ||
 		    (n && (n->member || n->excluded || n->ended || n->outsider || n->cmd_read)))
+			continue;
+		/* statm first (its resident size): a fraction of what status
+		 * costs the kernel to write, for every process on the host. */
+		if (rm_pfile_read(NULL, pid, "statm", buf, sizeof(buf), 0) <= 0 ||
+		    sscanf(buf, "%*u %llu", &res) != 1 || res * rm_page_kib() < o->elsewhere_kib)
 			continue;
 		if (rm_pfile_read(NULL, pid, "status", buf, sizeof(buf), 0) <= 0 ||
 		    rm_pstatus_parse(buf, &pst) < 0 || !pst.has_hwm || pst.hwm_kib < o->elsewhere_kib)
