@@ -741,7 +741,7 @@ writes_by_name() {
   run -2 rm-out --lock x
 }
 
-@test "rm-tree killed under the monitor is restarted like rm-sample: the summary gives the gap, later processes are logged, exit 1" {
+@test "rm-tree killed under the monitor is restarted like rm-sample: the summary gives the gap, calls the process data incomplete, not every process, later processes are logged, exit 1" {
   local d="$BATS_TEST_TMPDIR/g9" t n
   mkdir -p "$d"
   # The build: 20 short shells one after another, each at least 0.6 s;
@@ -769,6 +769,15 @@ writes_by_name() {
   grep -q 'rm-monitor: rm-tree ended (signal KILL); restarted' "$d/err"
   grep -Eq 'process log \(rm-tree\) died at \+[0-9:]+ \(signal KILL\), restarted at \+[0-9:]+: processes that ended in between are missing, and those reparented meanwhile may be missing from later rows' \
     "$OUT/resources-g9.summary.txt"
+  # The process data line says which data is incomplete and from when, never
+  # "every process" nor a lost-event count as if rm-tree had run throughout.
+  grep -Eq '^Process data: [a-z]+ mode, INCOMPLETE: the process log \(rm-tree\) has a gap(; [0-9]+ events? lost since the last restart)?$' \
+    "$OUT/resources-g9.summary.txt"
+  grep -A1 '^Process data:' "$OUT/resources-g9.summary.txt" | grep -Eq '^  process log \(rm-tree\) died at \+[0-9:]+ \(signal KILL\), restarted at'
+  run -1 grep -c "every process" "$OUT/resources-g9.summary.txt"
+  run -1 grep -Ec "[0-9]+ events? lost$" "$OUT/resources-g9.summary.txt"
+  jq -e '.collection.complete == false and (.collection.gaps | length) == 1
+    and (.collection.gaps[0] | test("^process log \\(rm-tree\\) died at"))' "$OUT/resources-g9.summary.json"
   # The restarted rm-tree logged the rest of the build (the 17 shells
   # after the third, and the two before the kill), under the one header.
   n=$(grep -c 'sh -c sleep 0.6' "$OUT/resources-g9.procs.csv")

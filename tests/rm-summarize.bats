@@ -635,3 +635,19 @@ sys_csv() {
   run -1 --separate-stderr timeout -s KILL 60 rm-summarize -o "$BATS_TEST_TMPDIR/fifo" "$FIXTURES/fit/monitor.csv"
   [ "$stderr" = "rm-summarize: cannot write '$BATS_TEST_TMPDIR/fifo': a FIFO with no reader" ]
 }
+
+@test "--procs-gap: a process log with a gap is never called every process, in text, Markdown and JSON" {
+  local S="$F/scope/two-builds" gap='process log (rm-tree) died at +0:00:02 (signal KILL), restarted at +0:00:03'
+  # Without a gap, the same files are exact: every process, events lost counted.
+  run -0 rm-summarize --companions "$S.csv"
+  [[ "$output" == *$'\nProcess data: exact mode (proc connector, taskstats: every process, the kernel\'s own peaks); 0 events lost\n'* ]]
+  run -0 rm-summarize --companions --procs-gap "$gap" "$S.csv"
+  [[ "$output" == *$'\nProcess data: exact mode, INCOMPLETE: the process log (rm-tree) has a gap; 0 events lost since the last restart\n  '"$gap"$'\n'* ]]
+  [[ "$output" == *$'\nGaps in sampling\n  '"$gap"* && "$output" != *"every process"* ]]
+  run -0 rm-summarize --markdown --companions --procs-gap "$gap" "$S.csv"
+  [[ "$output" == *$'\nProcess data: exact mode, **incomplete**: the process log (rm-tree) has a gap ('"$gap"'), 0 events lost since the last restart.'* ]]
+  run -0 rm-summarize --json --companions --procs-gap "$gap" "$S.csv"
+  jq -e --arg g "$gap" '.collection.complete == false and .collection.gaps == [$g]' <<<"$output"
+  run -0 rm-summarize --json --companions "$S.csv"
+  jq -e '.collection.complete == true and .collection.gaps == []' <<<"$output"
+}

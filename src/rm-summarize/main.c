@@ -61,10 +61,10 @@ static const char *history;    /* --history DIR */
 static const char *now_live;   /* --now LIVE */
 
 #define OFF(f) offsetof(struct opts, f)
-/* O_SAMPLER_STATUS to O_CHECK in runinfo.h's order: RI_STATUS ... RI_CHECK. */
+/* O_SAMPLER_STATUS to O_PROCS_GAP in runinfo.h's order: RI_STATUS ... RI_PROCS_GAP. */
 enum { O_JSON = RM_CLI_LONG, O_MD, O_SVG, O_CSV, O_TRACE, O_NEAR, O_LOW, O_INC, O_EXC, O_TOP,
        O_CORES, O_KMSG, O_LOST, O_LOST_FROM, O_STAGE_FB, O_SAMPLER_STATUS, O_GAP_NOTE,
-       O_COMPANIONS, O_KEEP_ERROR, O_CHECK, O_SERIES, O_COMPARE, O_FAIL_ON, O_RUN_CSV, O_HISTORY, O_NOW,
+       O_COMPANIONS, O_KEEP_ERROR, O_CHECK, O_PROCS_GAP, O_SERIES, O_COMPARE, O_FAIL_ON, O_RUN_CSV, O_HISTORY, O_NOW,
        O_MW, O_MW_CSV, O_MW_TL, O_MW_IV, O_MW_ARG, O_ELSE_CMD };
 
 static const struct rm_cli_opt options[] = {
@@ -110,6 +110,9 @@ static const struct rm_cli_opt options[] = {
 		  "are added to the report" },
 	{ O_GAP_NOTE, "gap-note", "TEXT",
 	  .help = "a line for the text report's \"Gaps in sampling\"" },
+	{ O_PROCS_GAP, "procs-gap", "TEXT",
+	  .help = "the process log (rm-tree) has a gap, TEXT says when:\n"
+		  "the process data is not called complete" },
 	{ O_COMPANIONS, "companions", NULL,
 	  .help = "X.csv brings X.procs.csv, X.stats.csv,\n"
 		  "X.containers.csv and X.job.csv beside it" },
@@ -162,7 +165,7 @@ static const struct rm_cli cli = {
 		"[--near-oom-mb] [--low-disk-gb] [--include]\n"
 		"[--exclude] [--top] [--cores] [--kmsg]\n"
 		"[--rows-lost [--rows-lost-from]] [--trace] [--series]\n"
-		"[--stage-fallback] [--sampler-status]... [--gap-note]...\n"
+		"[--stage-fallback] [--sampler-status]... [--gap-note]... [--procs-gap]...\n"
 		"[--companions] [--keep-error] [--check] [--fail-on]\n"
 		"[--elsewhere-cmdlines] [-o] FILE...",
 		"--compare [--json | --markdown] [--fail-on] [-o] OLD NEW",
@@ -362,6 +365,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case O_COMPANIONS:
 		case O_KEEP_ERROR:
 		case O_CHECK:
+		case O_PROCS_GAP:
 			runinfo_opt(c - O_SAMPLER_STATUS, optarg);
 			break;
 		}

@@ -20,8 +20,8 @@
 
 int runinfo_check, runinfo_keep_error;
 
-static const char **statuses, **notes;
-static int nstatus, nnote, companions;
+static const char **statuses, **notes, **procs_gaps;
+static int nstatus, nnote, nprocs_gap, companions;
 
 /* The inputs array (each file once) and the companion names it made, freed at exit. */
 static const char **inputs, **made;
@@ -54,6 +54,10 @@ void runinfo_opt(int which, const char *arg)
 		statuses = push(statuses, nstatus++, arg);
 	else if (which == RI_NOTE)
 		notes = push(notes, nnote++, arg);
+	else if (which == RI_PROCS_GAP) {
+		procs_gaps = push(procs_gaps, nprocs_gap++, arg);
+		notes = push(notes, nnote++, arg);
+	}
 	else if (which == RI_COMPANIONS)
 		companions = 1;
 	else if (which == RI_KEEP_ERROR)
@@ -290,6 +294,12 @@ int runinfo_start(int argc, char ***argv, int optind_, const char *out, int json
 long runinfo_events_dropped(void)
 {
 	return dropped;
+}
+
+const char *const *runinfo_procs_gaps(int *n)
+{
+	*n = nprocs_gap;
+	return procs_gaps;
 }
 
 void runinfo_text(struct rm_buf *b, int text)

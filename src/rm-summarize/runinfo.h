@@ -2,7 +2,7 @@
  * runinfo: what rm-summarize is told of a monitored run beyond its CSVs,
  * so that rm-monitor only starts the samplers, waits and hands over files.
  *
- * Its five options are in main.c's table.  Beyond --help: the status
+ * Its six options are in main.c's table.  Beyond --help: the status
  * files are summed (rows lost, the first lost, rows staged by the log's
  * name, gaps, the longest gap, the kernel's dropped-event bursts); every file is read once under whatever
  * name, and --companions adds X.csv's companions.
@@ -14,7 +14,7 @@
 
 #include "text.h"
 
-enum { RI_STATUS, RI_NOTE, RI_COMPANIONS, RI_KEEP_ERROR, RI_CHECK };
+enum { RI_STATUS, RI_NOTE, RI_COMPANIONS, RI_KEEP_ERROR, RI_CHECK, RI_PROCS_GAP };
 
 /* Record one of the options above (arg NULL for a flag). */
 void runinfo_opt(int which, const char *arg);
@@ -35,6 +35,12 @@ int runinfo_start(int argc, char ***argv, int optind_, const char *out, int json
 /* The samplers' dropped-event bursts (events_dropped summed over the
  * status files), or -1 when no status file said. */
 long runinfo_events_dropped(void);
+
+/*
+ * The --procs-gap texts (each also a gap note), *n of them: the process log
+ * (rm-tree) died during the run, so its rows are not every process.
+ */
+const char *const *runinfo_procs_gaps(int *n);
 
 /* After the reports: the "Gaps in sampling" section, when text is 1. */
 void runinfo_text(struct rm_buf *b, int text);

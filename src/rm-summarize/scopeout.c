@@ -18,6 +18,7 @@
 
 #include "fmt.h"
 #include "kmsg.h"
+#include "runinfo.h"
 #include "scopeout.h"
 #include "users.h"
 
@@ -163,33 +164,58 @@ static void dropped_text(struct rm_buf *b, long n)
 		    n, n == 1 ? "" : "s");
 }
 
+/* The process log's gaps (rm-tree died under rm-monitor), each on its own line. */
+static void text_procs_gaps(struct rm_buf *b)
+{
+	int n;
+	const char *const *gap = runinfo_procs_gaps(&n);
+
+	for (int i = 0; i < n; i++) {
+		char line[RM_TEXT_MAX + 1];
+		size_t len = rm_sanitize(gap[i], strlen(gap[i]), line, sizeof(line));
+		rm_buf_addf(b, "  %.*s\n", (int)len, line);
+	}
+}
+
 static void text_collection(struct rm_buf *b, const struct report *r, const struct io *io)
 {
 	const struct stats *st = &r->stats;
 	long dropped = sampler_dropped(r);
+	int ngap;
 
+	runinfo_procs_gaps(&ngap);
 	if (!st->known) {
 		/* Without rm-tree's --stats (rm-run), the rows say it. */
-		if (io->exact || io->sampled)
-			rm_buf_addf(b, "Process data: %zu row%s exact (taskstats), %zu sampled\n%s", io->exact,
-				    io->exact == 1 ? "" : "s", io->sampled, dropped ? "" : "\n");
+		if (io->exact || io->sampled || ngap)
+			rm_buf_addf(b, "Process data: %zu row%s exact (taskstats), %zu sampled%s\n", io->exact,
+				    io->exact == 1 ? "" : "s", io->sampled,
+				    ngap ? "; INCOMPLETE, the process log has a gap:" : "");
+		text_procs_gaps(b);
 		if (dropped) {
-			rm_buf_adds(b, io->exact || io->sampled ? "  " : "Process events: ");
+			rm_buf_adds(b, io->exact || io->sampled || ngap ? "  " : "Process events: ");
 			dropped_text(b, dropped);
-			rm_buf_adds(b, "\n\n");
+			rm_buf_adds(b, "\n");
 		}
+		if (io->exact || io->sampled || ngap || dropped)
+			rm_buf_adds(b, "\n");
 		return;
 	}
 	rm_buf_addf(b, "Process data: %s mode", st->mode[0] ? st->mode : "unknown");
-	if (strcmp(st->mode, "exact") == 0)
+	/* After a gap the rows are not every process, and the stats are the
+	 * last rm-tree's only: its lost events are those since it started. */
+	if (ngap)
+		rm_buf_adds(b, ", INCOMPLETE: the process log (rm-tree) has a gap");
+	else if (strcmp(st->mode, "exact") == 0)
 		rm_buf_adds(b, " (proc connector, taskstats: every process, the kernel's own peaks)");
 	else if (st->error[0])
 		rm_buf_addf(b, " (%s)", st->error);
 	if (!isnan(st->events_lost))
-		rm_buf_addf(b, "; %.0f event%s lost", st->events_lost, st->events_lost == 1 ? "" : "s");
+		rm_buf_addf(b, "; %.0f event%s lost%s", st->events_lost, st->events_lost == 1 ? "" : "s",
+			    ngap ? " since the last restart" : "");
 	if (!isnan(st->resyncs) && st->resyncs > 0)
 		rm_buf_addf(b, ", %.0f resync%s from /proc", st->resyncs, st->resyncs == 1 ? "" : "s");
 	rm_buf_adds(b, "\n");
+	text_procs_gaps(b);
 	if (no_cmd(r))
 		rm_buf_addf(b, "  %zu process%s without a command line (ended before it was read): their units are unknown\n",
 			    no_cmd(r), no_cmd(r) == 1 ? "" : "es");
@@ -404,7 +430,10 @@ void text_scope(struct rm_buf *b, const struct report *r, const struct opts *o, 
 
 static void md_collection(struct rm_buf *b, const struct report *r, const struct io *io)
 {
-	if (!r->stats.known) {
+	int ngap;
+	const char *const *gap = runinfo_procs_gaps(&ngap);
+
+	if (!r->stats.known && !ngap) {
 		if (sampler_dropped(r)) {
 			rm_buf_adds(b, "Process events: ");
 			dropped_text(b, sampler_dropped(r));
@@ -415,8 +444,15 @@ static void md_collection(struct rm_buf *b, const struct report *r, const struct
 	rm_buf_adds(b, "Process data: ");
 	md_cell(b, r->stats.mode[0] ? r->stats.mode : "unknown");
 	rm_buf_adds(b, " mode");
-	if (!isnan(r->stats.events_lost))
-		rm_buf_addf(b, ", %.0f events lost", r->stats.events_lost);
+	if (ngap)
+		rm_buf_adds(b, ", **incomplete**: the process log (rm-tree) has a gap");
+	for (int i = 0; i < ngap; i++) {
+		rm_buf_adds(b, i ? "; " : " (");
+		md_cell(b, gap[i]);
+		rm_buf_adds(b, i == ngap - 1 ? ")" : "");
+	}
+	if (r->stats.known && !isnan(r->stats.events_lost))
+		rm_buf_addf(b, ", %.0f events lost%s", r->stats.events_lost, ngap ? " since the last restart" : "");
 	if (r->stats.error[0]) {
 		rm_buf_adds(b, " (");
 		md_cell(b, r->stats.error);
@@ -584,15 +620,27 @@ static void json_plist(struct rm_buf *b, const struct report *r, struct proc **v
 /* rm-tree --stats: how the process data was collected, or null. */
 static void json_collection(struct rm_buf *b, const struct report *r, const struct io *io)
 {
-	int g = 1;
+	int g = 1, ngap;
+	const char *const *gap = runinfo_procs_gaps(&ngap);
 
-	if (!r->stats.known && !sampler_dropped(r)) {
+	if (!r->stats.known && !ngap && !sampler_dropped(r)) {
 		rm_buf_adds(b, "null");
 		return;
 	}
 	rm_buf_addc(b, '{');
 	jkey(b, &g, "mode");
 	jstr_or_null(b, r->stats.known ? r->stats.mode : NULL);
+	/* complete: no gap in the process log (rm-tree ran the whole run). */
+	jkey(b, &g, "complete");
+	rm_buf_adds(b, ngap ? "false" : "true");
+	jkey(b, &g, "gaps");
+	rm_buf_addc(b, '[');
+	for (int i = 0; i < ngap; i++) {
+		if (i)
+			rm_buf_addc(b, ',');
+		jstr_or_null(b, gap[i]);
+	}
+	rm_buf_addc(b, ']');
 	jkey_num(b, &g, "events_lost", r->stats.known ? r->stats.events_lost : NAN, 0);
 	jkey_num(b, &g, "resyncs", r->stats.known ? r->stats.resyncs : NAN, 0);
 	jkey_num(b, &g, "delayacct", r->stats.known ? r->stats.delayacct : NAN, 0);
