@@ -120,3 +120,22 @@ PYEOF
   [[ "$stderr" == "rm-summarize: cannot write '/nonexistent/dir/t.json': "* ]]
   [[ -z "$output" ]]
 }
+
+@test "--trace: a symlink or a FIFO at the name is refused, its target untouched, nothing waits; a file there is replaced whole" {
+  local d="$BATS_TEST_TMPDIR/tr"
+  mkdir -p "$d"
+  printf 'precious\n' >"$d/victim"
+  ln -s "$d/victim" "$d/t.json"
+  run -1 --separate-stderr timeout -s KILL 60 rm-summarize --trace "$d/t.json" "$F/exitlog.csv"
+  [ "$stderr" = "rm-summarize: cannot write '$d/t.json': a symbolic link, not followed" ]
+  rm -f "$d/t.json" && mkfifo "$d/t.json"
+  run -1 --separate-stderr timeout -s KILL 60 rm-summarize --trace "$d/t.json" "$F/exitlog.csv"
+  [ "$stderr" = "rm-summarize: cannot write '$d/t.json': a FIFO with no reader" ]
+  [ "$(cat "$d/victim")" = precious ]
+  [ -p "$d/t.json" ]
+  # A hard link to another file at the name is replaced, the other file untouched.
+  rm -f "$d/t.json" && ln "$d/victim" "$d/t.json"
+  run -0 rm-summarize --trace "$d/t.json" "$F/exitlog.csv"
+  [ "$(cat "$d/victim")" = precious ]
+  check_trace "$d/t.json" >/dev/null
+}

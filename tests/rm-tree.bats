@@ -505,3 +505,38 @@ EOF
   run -1 --separate-stderr rm-tree -i 0.1 "$dead"
   [ "$stderr" = "rm-tree: no process $dead" ]
 }
+
+@test "--log, --timeline and --job: a symlink, a FIFO (with a reader or none) or a directory at the name is refused, its target untouched, nothing waits" {
+  local d="$BATS_TEST_TMPDIR/outs" opt what reader
+  mkdir -p "$d"
+  printf 'precious\n' >"$d/victim"
+  for opt in --log --timeline --job; do
+    case $opt in --log) what='the exit log' ;; --timeline) what='the timeline' ;; *) what='the job file' ;; esac
+    rm -rf "${d:?}/out" && ln -s "$d/victim" "$d/out"
+    run -1 --separate-stderr timeout -s KILL 60 rm-tree --exec -i 0.1 "$opt" "$d/out" -- echo ran
+    [ "$stderr" = "rm-tree: cannot open $what '$d/out': a symbolic link, not followed" ]
+    [ -z "$output" ] # CMD never ran
+    rm -f "$d/out" && mkfifo "$d/out"
+    run -1 --separate-stderr timeout -s KILL 60 rm-tree --exec -i 0.1 "$opt" "$d/out" -- echo ran
+    [ "$stderr" = "rm-tree: cannot open $what '$d/out': a FIFO with no reader" ]
+    [ -z "$output" ]
+    # A reader holding the FIFO open (another user's, in a shared directory) gets nothing.
+    exec {reader}<>"$d/out"
+    run -1 --separate-stderr timeout -s KILL 60 rm-tree --exec -i 0.1 "$opt" "$d/out" -- echo ran
+    [ "$stderr" = "rm-tree: cannot open $what '$d/out': a FIFO, not a regular file" ]
+    [ -z "$output" ]
+    run -1 read -r -t 0 -u "$reader"
+    exec {reader}<&-
+    rm -f "$d/out" && mkdir "$d/out"
+    run -1 --separate-stderr timeout -s KILL 60 rm-tree --exec -i 0.1 "$opt" "$d/out" -- echo ran
+    [ "$stderr" = "rm-tree: cannot open $what '$d/out': Is a directory" ]
+    [ -z "$output" ]
+    [ -z "$(ls -A "$d/out")" ]
+    [ "$(cat "$d/victim")" = precious ]
+  done
+  # A regular file there is emptied and written: the timeline's header, then rows.
+  printf 'old old old old old old old old old old old old\n' >"$d/tl.csv"
+  run -0 rm-tree --exec -i 0.1 --log /dev/null --timeline "$d/tl.csv" -- sleep 0.3
+  [ "$(head -n 1 "$d/tl.csv")" = "epoch,iso,elapsed_s,procs,rss_kib,cpu_pct" ]
+  run -1 grep -c old "$d/tl.csv"
+}

@@ -28,6 +28,7 @@
 
 #include "oom.h"
 #include "trace.h"
+#include "util.h"
 
 #define TID_STAGES 1
 #define TID_OOM 2
@@ -376,7 +377,7 @@ int write_trace(const struct report *r, const char *path)
 	struct rm_buf b = { 0 };
 	struct scan s;
 	double origin = NAN, run_end = NAN;
-	int fd, e = 0;
+	int e = 0;
 
 	/* The origin rm-tree's times count from, as report_finish finds it;
 	 * with no exit log, the system CSV's own. */
@@ -409,10 +410,9 @@ int write_trace(const struct report *r, const char *path)
 	write_procs(&b, r, &s, run_end);
 	rm_buf_adds(&b, "\n]}\n");
 	free(s.io);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0 || rm_buf_write(fd, &b) < 0)
-		e = errno;
-	if (fd >= 0 && close(fd) < 0 && !e)
+	/* Whole or not at all, through the directory's descriptor (outfile.h):
+	 * a symlink or FIFO at the name is refused, a file only replaced. */
+	if (write_whole(path, &b) < 0)
 		e = errno;
 	rm_buf_free(&b);
 	errno = e;

@@ -148,5 +148,5 @@ int write_whole(const char *path, const struct rm_buf *b)
 const char *write_why(int e)
 {
 	/* A symlink planted where the output goes is refused. */
-	return e == ELOOP ? RM_OUT_SYMLINK_WHY : strerror(e);
+	return e == ELOOP ? RM_OUT_SYMLINK_WHY : e == ENXIO ? "a FIFO with no reader" : strerror(e);
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "outfile.h"
@@ -158,17 +159,34 @@ void timeline_row(struct stream *s, double el, size_t procs, uint64_t rss, int k
 }
 
 /* A streamed output: "-", /dev/stdout, /dev/stderr, /dev/fd/N are the
- * descriptors we were given; a file is never opened through a symlink. */
+ * descriptors we were given.  A name is opened through its directory's
+ * descriptor (lib/outfile: O_NOFOLLOW, O_NONBLOCK then blocking again), as
+ * it may be in a directory another user writes: only a regular file
+ * (emptied once it is open) or a device such as /dev/null is written; a
+ * symlink, a FIFO or a directory at the name is refused, its target
+ * untouched, and nothing waits on a FIFO. */
 int open_out(const char *path, const char *what)
 {
-	int fd = rm_out_inherited_fd(path);
+	char why[256];
+	const char *base;
+	struct stat st;
+	int dirfd, fd = rm_out_inherited_fd(path);
 
 	if (fd >= 0)
 		return fd;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0 && errno == ELOOP)
-		errx(RM_EXIT_FAIL, "cannot open %s '%s': %s", what, path, RM_OUT_SYMLINK_WHY);
+	if ((dirfd = rm_out_dir_open(path, &base)) < 0)
+		err(RM_EXIT_FAIL, "cannot open %s '%s'", what, path);
+	fd = rm_out_openat(dirfd, base, O_WRONLY | O_CREAT, 0644, why, sizeof(why));
+	close(dirfd);
 	if (fd < 0)
+		errx(RM_EXIT_FAIL, "cannot open %s '%s': %s", what, path, why);
+	if (fstat(fd, &st) < 0)
+		err(RM_EXIT_FAIL, "cannot open %s '%s'", what, path);
+	if (S_ISFIFO(st.st_mode))
+		errx(RM_EXIT_FAIL, "cannot open %s '%s': a FIFO, not a regular file", what, path);
+	if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
+		errx(RM_EXIT_FAIL, "cannot open %s '%s': not a regular file", what, path);
+	if (S_ISREG(st.st_mode) && ftruncate(fd, 0) < 0)
 		err(RM_EXIT_FAIL, "cannot open %s '%s'", what, path);
 	return fd;
 }
