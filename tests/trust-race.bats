@@ -63,3 +63,19 @@ monitor_race() {
     done
   done
 }
+
+# bats test_tags=slow
+@test "rm-run: a name swapped as its timeline is opened or its summary and peaks CSV are written never redirects a root write" {
+  need rm-run
+  local at kind
+  for at in open:tl.csv out-tmp:sum.txt out-rename:sum.txt out-tmp:peaks.csv out-rename:peaks.csv; do
+    for kind in symlink fifo dir; do
+      rm -rf "${RACE:?}"/* "${RACE}"/.[!.]*
+      race_run "${at}" "${kind}" rm-run -i 0.1 -o "${RACE}/sum.txt" --csv "${RACE}/peaks.csv" \
+        --timeline "${RACE}/tl.csv" -- sh -c 'echo ran' || return 1
+      echo "${at} ${kind}: rc ${RACE_RC}: $(cat "${RACE_ERR}")"
+      victim_untouched || return 1
+      ((RACE_RC <= 1)) || return 1
+    done
+  done
+}
