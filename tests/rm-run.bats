@@ -641,3 +641,32 @@ rows_once() {
     [[ "${stderr_lines[1]}" == "usage: rm-run "* ]]
   done
 }
+
+# bats test_tags=slow
+@test "--memory-max: the OOM victim is the kernel log's record logged during the run, whatever its stamp; one logged before, stamped inside the run, is not the run's" {
+  [[ $EUID -eq 0 ]] || skip_needs_root "a --memory-max run needs a memory cgroup, and a PID namespace"
+  grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || [[ -w /sys/fs/cgroup/memory/cgroup.procs ]] ||
+    skip "no writable memory cgroup controller"
+  command -v unshare >/dev/null || skip "no unshare (util-linux)"
+  # The kernel log's stamps are local_clock, not CLOCK_MONOTONIC: on a host
+  # up for days they drift apart by seconds, so a stamp says nothing of
+  # whether a record came before the run.  The fake log (RM_KMSG) holds, as
+  # the run starts, a kill stamped 5 s from now (inside the run, were the
+  # stamps compared with CLOCK_MONOTONIC) in the cgroup rm-tree will make:
+  # rm-tree.PID, its PID small and unknown in a PID namespace of our own, so
+  # one record for each PID up to 400.  The job then logs its own kill
+  # stamped 0 (long before the run, by the same comparison) and is killed
+  # for real at its 64 MiB budget: that one is the run's.
+  local k="$BATS_TEST_TMPDIR/kmsg" now
+  now=$("$PY" -c 'import time; print(int(time.monotonic() * 1e6) + 5000000)')
+  # shellcheck disable=SC2016  # awk's own
+  awk -v t="$now" 'BEGIN { for (p = 1; p <= 400; p++)
+    printf "6,%d,%d,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/rm-tree.%d,task_memcg=/rm-tree.%d,task=before,pid=41,uid=0\n", p, t, p, p }' >"$k"
+  # shellcheck disable=SC2016  # the job's shell expands them
+  RM_KMSG="$k" run -137 --separate-stderr unshare --fork --pid --mount-proc \
+    "$RM_TOP/bin/rm-run" --json -o "$BATS_TEST_TMPDIR/s.json" --memory-max 64M -- sh -c '
+    printf "6,401,0,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/rm-tree.%d,task_memcg=/rm-tree.%d,task=during,pid=4242,uid=0\n" "$PPID" "$PPID" >>"$1"
+    exec "$2" -m 200 -t 1' _ "$k" "$MEMHOG"
+  run -0 jq -r '.job | "\(.oom_kills) \(.oom_victim)"' "$BATS_TEST_TMPDIR/s.json"
+  [ "$output" = "1 during (PID 4242)" ]
+}
