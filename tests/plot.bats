@@ -365,3 +365,84 @@ print(len(set(r for _, _, _, r in px)))' "$output"
   ((output >= 2))   # the narrow ones went to another row
   run -0 rm-plot -o "$BATS_TEST_TMPDIR/b.png" "$BUILD"
 }
+
+# plot_attacked RUNS: rm-plot, as root, RUNS times on run.csv in RACE (a
+# directory nobody owns: the build user's log directory) while nobody
+# watches it (every 1 ms) and, at each new name, plants symlinks to VICTIM
+# at NAME.gp and NAME.log and swaps NAME itself for one: the names a
+# renderer working beside the CSV would make from its temporary file.
+plot_attacked() {
+  local runs=$1 i attacker
+  # shellcheck disable=SC2016  # the attacker's own
+  as_nobody "$PY" -c '
+import os, sys, time
+d, victim, stop = sys.argv[1], sys.argv[2], sys.argv[3]
+seen = set(os.listdir(d))
+while not os.path.exists(stop):
+    for name in sorted(set(os.listdir(d)) - seen):
+        seen.add(name)
+        if name.endswith((".gp", ".log", ".moved")) or name in ("run.csv", "run.png"):
+            continue
+        p = os.path.join(d, name)
+        for suffix in (".gp", ".log"):
+            try:
+                os.symlink(victim, p + suffix)
+            except OSError:
+                pass
+        try:
+            os.rename(p, p + ".moved")
+            os.symlink(victim, p)
+        except OSError:
+            pass
+    time.sleep(0.001)
+' "${RACE}" "${VICTIM}" "${RACE_TOP}/stop" &
+  attacker=$!
+  for ((i = 0; i < runs; i++)); do
+    rm -f "${RACE}/run.png" # a symlink the last run's plant left: its temporary file swapped, renamed into place
+    run timeout -s KILL 120 rm-plot "${RACE}/run.csv"
+    echo "run ${i}: rc ${status}: ${output}"
+    ((status <= 1)) || break
+    victim_untouched || break
+  done
+  touch "${RACE_TOP}/stop"
+  wait "${attacker}" || true
+  ((status <= 1)) && victim_untouched
+}
+
+@test "rm-plot renders in a private directory: names planted beside the CSV by another user never redirect a root write or chmod" {
+  command -v gnuplot >/dev/null || skip "no gnuplot"
+  load test_helper/race
+  race_setup
+  # A CSV long enough that drawing it takes a while (3,000 rows).
+  "$PY" -c '
+import sys
+rows = open(sys.argv[1]).read().splitlines()
+head, body = rows[0], rows[1:]
+with open(sys.argv[2], "w") as f:
+    print(head, file=f)
+    for k in range(3000):
+        c = body[k % len(body)].split(",")
+        c[0] = "%.3f" % (float(body[0].split(",")[0]) + k * 0.25)
+        c[2] = "%.3f" % (k * 0.25)
+        print(",".join(c), file=f)
+' "$MON" "${RACE}/run.csv"
+  chown nobody: "${RACE}/run.csv"
+  plot_attacked 3
+  # Without a plant the PNG is whole, mode 644 (world-readable on purpose,
+  # the one file rm-plot makes there), and nothing else of its is left.
+  rm -rf "${RACE:?}"/run.png "${RACE:?}"/.[!.]*
+  run -0 rm-plot "${RACE}/run.csv"
+  run -0 png_info "${RACE}/run.png"
+  [ "$(stat -c '%a %U' "${RACE}/run.png")" = "644 root" ]
+  run -0 ls -A "${RACE}"
+  [ "$output" = $'run.csv\nrun.png' ]
+  # A symlink or a FIFO planted at the PNG's own name: refused, nothing waits.
+  local kind
+  for kind in symlink fifo; do
+    plant "$kind" "${RACE}/run.png"
+    run -1 --separate-stderr timeout -s KILL 60 rm-plot "${RACE}/run.csv"
+    [[ "$stderr" == "rm-plot: cannot write '${RACE}/run.png': "* ]]
+    victim_untouched
+  done
+  race_teardown
+}
