@@ -367,36 +367,12 @@ print(len(set(r for _, _, _, r in px)))' "$output"
 }
 
 # plot_attacked RUNS: rm-plot, as root, RUNS times on run.csv in RACE (a
-# directory nobody owns: the build user's log directory) while nobody
-# watches it (every 1 ms) and, at each new name, plants symlinks to VICTIM
-# at NAME.gp and NAME.log and swaps NAME itself for one: the names a
-# renderer working beside the CSV would make from its temporary file.
+# directory nobody owns: the build user's log directory) beside the
+# findings' poller (race.bash), which swaps every new name there for a
+# symlink to VICTIM and plants NAME.gp and NAME.log.
 plot_attacked() {
-  local runs=$1 i attacker
-  # shellcheck disable=SC2016  # the attacker's own
-  as_nobody "$PY" -c '
-import os, sys, time
-d, victim, stop = sys.argv[1], sys.argv[2], sys.argv[3]
-seen = set(os.listdir(d))
-while not os.path.exists(stop):
-    for name in sorted(set(os.listdir(d)) - seen):
-        seen.add(name)
-        if name.endswith((".gp", ".log", ".moved")) or name in ("run.csv", "run.png"):
-            continue
-        p = os.path.join(d, name)
-        for suffix in (".gp", ".log"):
-            try:
-                os.symlink(victim, p + suffix)
-            except OSError:
-                pass
-        try:
-            os.rename(p, p + ".moved")
-            os.symlink(victim, p)
-        except OSError:
-            pass
-    time.sleep(0.001)
-' "${RACE}" "${VICTIM}" "${RACE_TOP}/stop" &
-  attacker=$!
+  local runs=$1 i
+  poller_start "${RACE}" run.csv run.png
   for ((i = 0; i < runs; i++)); do
     rm -f "${RACE}/run.png" # a symlink the last run's plant left: its temporary file swapped, renamed into place
     run timeout -s KILL 120 rm-plot "${RACE}/run.csv"
@@ -404,8 +380,7 @@ while not os.path.exists(stop):
     ((status <= 1)) || break
     victim_untouched || break
   done
-  touch "${RACE_TOP}/stop"
-  wait "${attacker}" || true
+  poller_stop
   ((status <= 1)) && victim_untouched
 }
 

@@ -79,3 +79,22 @@ monitor_race() {
     done
   done
 }
+
+# bats test_tags=slow
+@test "rm-monitor beside the findings' poller (every new name in its out-dir swapped for a symlink to a root file): the file untouched, nothing hangs" {
+  need rm-monitor
+  local i rc
+  poller_start "${RACE}"
+  for i in 1 2 3; do
+    sleep 2 &
+    rc=0
+    timeout -s KILL 120 rm-monitor --out-dir "${RACE}" --run-id "p${i}" --interval 0.2 --watch-pid $! </dev/null \
+      >/dev/null 2>"${RACE_TOP}/err" || rc=$?
+    echo "run ${i}: rc ${rc}: $(cat "${RACE_TOP}/err")"
+    victim_untouched || break
+    ((rc <= 1)) || break
+  done
+  poller_stop
+  victim_untouched
+  ((rc <= 1))
+}

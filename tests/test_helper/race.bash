@@ -89,3 +89,43 @@ victim_untouched() {
     [[ -z "$(ls -A "${d}")" ]] || { echo "planted directory ${d} got: $(ls -A "${d}")" >&2; return 1; }
   done
 }
+
+# poller_start DIR KEEP...: the findings' poller as nobody, in the
+# background (POLLER its PID): it lists DIR every 1 ms and at each new name
+# but KEEP... plants symlinks to VICTIM at NAME.gp and NAME.log (the names a
+# tool working beside its output would make from a temporary file), renames
+# NAME away and puts a symlink to VICTIM in its place.  poller_stop ends it.
+poller_start() {
+  local d=$1
+  shift
+  rm -f "${RACE_TOP}/stop"
+  # shellcheck disable=SC2016  # the poller's own
+  as_nobody "${PY:-python3}" -c '
+import os, sys, time
+d, victim, stop, keep = sys.argv[1], sys.argv[2], sys.argv[3], set(sys.argv[4:])
+seen = set(os.listdir(d))
+while not os.path.exists(stop):
+    for name in sorted(set(os.listdir(d)) - seen):
+        seen.add(name)
+        if name.endswith((".gp", ".log", ".moved")) or name in keep:
+            continue
+        p = os.path.join(d, name)
+        for suffix in (".gp", ".log"):
+            try:
+                os.symlink(victim, p + suffix)
+            except OSError:
+                pass
+        try:
+            os.rename(p, p + ".moved")
+            os.symlink(victim, p)
+        except OSError:
+            pass
+    time.sleep(0.001)
+' "${d}" "${VICTIM}" "${RACE_TOP}/stop" "$@" &
+  POLLER=$!
+}
+
+poller_stop() {
+  touch "${RACE_TOP}/stop"
+  wait "${POLLER}" || true
+}
