@@ -92,3 +92,62 @@ commented_files() {
     ! grep -Eq "$TRACKER_ID" <<<"$s" || { echo "false hit: $s"; return 1; }
   done
 }
+
+# doc_tests DOC: each test a doc names, one per line as FILE: NAME, or FILE
+# alone: every `tests/FILE.bats` or `tests/.../FILE.c` in DOC, and the
+# names that follow it after a colon ("quoted" test names, ... standing
+# for words left out; `test_function` names of a C file), up to an aside
+# in parentheses, a ';', the next file or the table cell's end.
+doc_tests() {
+  "$PY" - "$1" <<'EOF'
+import re, sys
+for line in open(sys.argv[1]):
+    for m in re.finditer(r"`(tests/[^`\s]+\.(?:bats|c))`((?:(?!`tests/)[^|;])*)", line):
+        path, rest = m.group(1), m.group(2).lstrip()
+        names = []
+        if rest.startswith(":"):
+            for q in re.finditer(r'\(|"([^"]+)"|`([A-Za-z_][A-Za-z0-9_]*)`', rest[1:]):
+                if q.group(0) == "(":
+                    break
+                names.append(q.group(1) or q.group(2))
+        print(path if not names else "\n".join(path + ": " + n for n in names))
+EOF
+}
+
+# test_named FILE NAME: FILE has a @test whose name holds NAME (a C file:
+# holds NAME anywhere), each "..." in NAME standing for any words.
+test_named() {
+  "$PY" - "$1" "$2" <<'EOF'
+import re, sys
+path, name = sys.argv[1], sys.argv[2]
+text = open(path).read()
+titles = re.findall(r'^@test "(.*)" \{$', text, re.M) if path.endswith(".bats") else [text]
+pat = ".*".join(re.escape(p.strip()) for p in name.split("..."))
+sys.exit(0 if any(re.search(pat, t) for t in titles) else 1)
+EOF
+}
+
+@test "every test docs/reliability.md names for a promise exists: its file, and a test of that name in it" {
+  local line file name bad='' n=0
+  while IFS= read -r line; do
+    file=${line%%: *} name=''
+    [[ "$line" == *': '* ]] && name=${line#*: }
+    n=$((n + 1))
+    if [[ ! -f "$file" ]]; then
+      bad+="no file: $line"$'\n'
+    elif [[ -n "$name" ]] && ! test_named "$file" "$name"; then
+      bad+="no such test: $line"$'\n'
+    fi
+  done < <(doc_tests docs/reliability.md)
+  echo "$n tests named; missing:"$'\n'"$bad"
+  ((n > 60))
+  [ -z "$bad" ]
+  # The check itself: a name that is not there, and a file that is not, are found.
+  printf '| x | `tests/layout.bats`: "no such ... test" |\n| y | `tests/none.bats` |\n' >"$BATS_TEST_TMPDIR/doc.md"
+  run doc_tests "$BATS_TEST_TMPDIR/doc.md"
+  [ "$output" = $'tests/layout.bats: no such ... test\ntests/none.bats' ]
+  run test_named tests/layout.bats "no such ... test"
+  [ "$status" -eq 1 ]
+  run test_named tests/layout.bats "every test ... names for a promise exists"
+  [ "$status" -eq 0 ]
+}
