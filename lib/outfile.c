@@ -145,6 +145,38 @@ int rm_out_openat(int dirfd, const char *name, int flags, mode_t mode, char *why
 	return fd;
 }
 
+int rm_out_open_stream(const char *path, char *why, size_t n)
+{
+	const char *base;
+	struct stat st;
+	int dirfd, fd = rm_out_inherited_fd(path), e;
+
+	if (fd >= 0)
+		return fd;
+	if (!*path)
+		return fail_errno(why, n, ENOENT);
+	if ((dirfd = rm_out_dir_open(path, &base)) < 0)
+		return fail_errno(why, n, errno);
+	fd = rm_out_openat(dirfd, base, O_WRONLY | O_CREAT, 0644, why, n);
+	e = errno;
+	close(dirfd);
+	if (fd < 0) {
+		errno = e;
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || (S_ISREG(st.st_mode) && ftruncate(fd, 0) < 0)) {
+		e = errno;
+		close(fd);
+		return fail_errno(why, n, e);
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) {
+		close(fd);
+		return fail(why, n, EINVAL, S_ISFIFO(st.st_mode) ? "a FIFO, not a regular file" :
+				 "not a regular file");
+	}
+	return fd;
+}
+
 /* A temporary name beside name in dirfd, created O_EXCL (never through
  * what is there); the name in tmp (at least strlen(name) + 16 bytes). */
 static int tmp_at(int dirfd, const char *name, char *tmp, size_t tn)

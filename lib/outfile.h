@@ -130,6 +130,18 @@ int rm_out_create_at(int dirfd, const char *name, int flags, mode_t mode, char *
 int rm_out_symlink_at(int dirfd, const char *target, const char *name, char *why, size_t n);
 
 /*
+ * Open path for a stream written from the start, in place (rm-tree's exit
+ * log and timeline, rm-out --open): an inherited descriptor as it is;
+ * else the name through its directory's descriptor (rm_out_openat:
+ * O_CREAT, mode 0644 less the umask), only a regular file, emptied once
+ * it is open, or a device such as /dev/null.  A symlink, a FIFO (with a
+ * reader or none) or a directory at the name is refused.  A descriptor
+ * (inherited ones are not to be closed: rm_out_inherited_fd says), or -1
+ * with why filled.
+ */
+int rm_out_open_stream(const char *path, char *why, size_t n);
+
+/*
  * Tests only: when the environment's RM_TEST_PAUSE is step (or
  * "step:name", name the last name about to be touched), write
  * "step:name\n" to the FIFO RM_TEST_PAUSE_FIFO, then wait until the test

@@ -16,6 +16,11 @@
  *                             each --latest SUFFIX linked from
  *                             STEM.latest.SUFFIX, then CMD exec'd with
  *                             RM_OUT_BASE=the chosen name (no directory).
+ *   --open FILE -- CMD        FILE opened for a stream written in place
+ *                             (a regular file, emptied, or a device; never
+ *                             a symlink, a FIFO or a directory) on fd 3,
+ *                             then CMD exec'd: a wrapper that streams to
+ *                             FILE and reads it back holds it open.
  *   --write FILE              standard input to FILE, whole (a temporary
  *                             file renamed into place), mode --mode.
  *   --check FILE              FILE could be written (its directory is
@@ -33,7 +38,7 @@
  * util-linux (a busybox without the applet): rm-monitor's status lock.
  *
  * Exit 0, 1 when a file could not be made or written, 2 on a usage error;
- * after --claim, CMD's own status.
+ * after --claim and --open, CMD's own status.
  */
 #include <err.h>
 #include <errno.h>
@@ -58,15 +63,15 @@ static const char prog[] = "rm-out";
 #define MAX_RUNS 1000
 
 struct opts {
-	const char *claim, *write, *check, *lock, *unlocked, *mode_arg, *prog;
+	const char *claim, *open, *write, *check, *lock, *unlocked, *mode_arg, *prog;
 	const char *create[MAX_NAMES], *reserve[MAX_NAMES], *latest[MAX_NAMES];
 	int ncreate, nreserve, nlatest;
 	mode_t mode;
 };
 
 #define OFF(f) offsetof(struct opts, f)
-enum { O_CLAIM = RM_CLI_LONG, O_CREATE, O_RESERVE, O_LATEST, O_WRITE, O_CHECK, O_LOCK, O_UNLOCKED,
-       O_MODE, O_PROG };
+enum { O_CLAIM = RM_CLI_LONG, O_CREATE, O_RESERVE, O_LATEST, O_OPEN, O_WRITE, O_CHECK, O_LOCK,
+       O_UNLOCKED, O_MODE, O_PROG };
 
 static const struct rm_cli_opt options[] = {
 	{ O_CLAIM, "claim", "DIR/STEM", .kind = RM_CLI_STRING, .off = OFF(claim),
@@ -74,6 +79,8 @@ static const struct rm_cli_opt options[] = {
 	{ O_CREATE, "create", "SUFFIX", .help = "with --claim: make STEM.SUFFIX, opened on fd 3, 4, ..." },
 	{ O_RESERVE, "reserve", "SUFFIX", .help = "with --claim: STEM.SUFFIX must not exist either" },
 	{ O_LATEST, "latest", "SUFFIX", .help = "with --claim: link STEM.latest.SUFFIX to it" },
+	{ O_OPEN, "open", "FILE", .kind = RM_CLI_STRING, .off = OFF(open),
+	  .help = "open FILE to stream into (emptied) on fd 3, then run CMD" },
 	{ O_WRITE, "write", "FILE", .kind = RM_CLI_STRING, .off = OFF(write),
 	  .help = "standard input to FILE, whole, renamed into place" },
 	{ O_CHECK, "check", "FILE", .kind = RM_CLI_STRING, .off = OFF(check),
@@ -93,11 +100,12 @@ static const struct rm_cli cli = {
 	prog,
 	(const char *const[]){
 		"--claim [--create] [--reserve] [--latest] [--mode] [--prog] -- CMD ARGS",
-		"--write [--mode] [--prog]", "--check [--prog]", "--lock [--prog]",
+		"--open [--prog] -- CMD ARGS", "--write [--mode] [--prog]", "--check [--prog]", "--lock [--prog]",
 		"--unlocked [--prog]", NULL },
 	"Make the shell wrappers' files in a directory another user may write,\n"
 	"never through a name swapped meanwhile: claim a run's files and run CMD\n"
-	"with them open, write standard input to FILE whole, check that FILE\n"
+	"with them open, open FILE to stream into and run CMD with it, write\n"
+	"standard input to FILE whole, check that FILE\n"
 	"could be written, or lock a descriptor and ask whether a file is locked.",
 	options,
 	NULL,
@@ -145,9 +153,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			rm_cli_usage_error(&cli, "invalid --prog '%s'", o->prog);
 		program_invocation_short_name = (char *)o->prog;
 	}
-	modes = !!o->claim + !!o->write + !!o->check + !!o->lock + !!o->unlocked;
+	modes = !!o->claim + !!o->open + !!o->write + !!o->check + !!o->lock + !!o->unlocked;
 	if (modes != 1)
-		rm_cli_usage_error(&cli, "give one of --claim, --write, --check, --lock and --unlocked");
+		rm_cli_usage_error(&cli, "give one of --claim, --open, --write, --check, --lock and --unlocked");
 	o->mode = 0644 & ~mask;
 	if (o->mode_arg) {
 		char *end;
@@ -161,9 +169,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		rm_cli_usage_error(&cli, "--claim needs --create SUFFIX");
 	if (!o->claim && (o->ncreate || o->nreserve || o->nlatest))
 		rm_cli_usage_error(&cli, "--create, --reserve and --latest go with --claim");
-	if (o->claim && optind >= argc)
-		rm_cli_usage_error(&cli, "--claim needs -- CMD to run");
-	if (!o->claim && optind < argc)
+	if ((o->claim || o->open) && optind >= argc)
+		rm_cli_usage_error(&cli, "%s needs -- CMD to run", o->claim ? "--claim" : "--open");
+	if (!o->claim && !o->open && optind < argc)
 		rm_cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
 }
 
@@ -261,6 +269,22 @@ static int claim(const struct opts *o, char **cmd)
 	}
 	if (setenv("RM_OUT_BASE", base, 1) < 0)
 		err(RM_EXIT_FAIL, "cannot set RM_OUT_BASE");
+	execvp(cmd[0], cmd);
+	err(127, "cannot run '%s'", cmd[0]);
+}
+
+/* --open FILE -- CMD: FILE on fd 3 (lib/outfile's stream rules), then CMD. */
+static int open_file(const struct opts *o, char **cmd)
+{
+	char why[256];
+	int fd = rm_out_open_stream(o->open, why, sizeof(why));
+
+	if (fd < 0)
+		errx(RM_EXIT_FAIL, "cannot write '%s': %s", o->open, why);
+	/* Opened close-on-exec: fd 3 is a copy without it. */
+	if ((fd != 3 && (dup2(fd, 3) < 0 || (rm_out_inherited_fd(o->open) != fd && close(fd) < 0))) ||
+	    fcntl(3, F_SETFD, 0) < 0)
+		err(RM_EXIT_FAIL, "cannot move a descriptor");
 	execvp(cmd[0], cmd);
 	err(127, "cannot run '%s'", cmd[0]);
 }
@@ -423,6 +447,8 @@ int main(int argc, char **argv)
 	parse_args(argc, argv, &o);
 	if (o.claim)
 		return claim(&o, argv + optind);
+	if (o.open)
+		return open_file(&o, argv + optind);
 	if (o.write)
 		return write_file(&o);
 	if (o.lock)

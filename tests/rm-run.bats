@@ -670,3 +670,29 @@ rows_once() {
   run -0 jq -r '.job | "\(.oom_kills) \(.oom_victim)"' "$BATS_TEST_TMPDIR/s.json"
   [ "$output" = "1 during (PID 4242)" ]
 }
+
+@test "--timeline is opened once (rm-out --open) and read back through that descriptor: a name swapped during the run for a symlink to another file is never read as the timeline, and CMD does not hold it" {
+  local d="$BATS_TEST_TMPDIR/tls"
+  mkdir -p "$d"
+  printf 'root:SECRET-LINE:19000::\n' >"$d/secret"
+  # CMD stands for the directory's owner: once a tick is written it lists its
+  # descriptors, moves the timeline away and puts a symlink in its place.
+  # shellcheck disable=SC2016  # CMD's shell expands them
+  run -0 --separate-stderr rm-run -i 0.1 --timeline "$d/tl.csv" -- sh -c '
+    while [ "$(wc -l <"$1/tl.csv")" -lt 2 ]; do sleep 0.1; done
+    ls -l /proc/$$/fd/ >"$1/fds"
+    mv "$1/tl.csv" "$1/tl.moved" && ln -s "$1/secret" "$1/tl.csv"' _ "$d"
+  [[ "$stderr" != *SECRET* ]]
+  # The summary read the file rm-tree wrote, under its descriptor.
+  [[ "$stderr" == *$'\nTimeline: '*' ticks, peak tree total '* ]]
+  [ "$(head -n 1 "$d/tl.moved")" = "epoch,iso,elapsed_s,procs,rss_kib,cpu_pct" ]
+  [ "$(cat "$d/secret")" = "root:SECRET-LINE:19000::" ]
+  run -1 grep -E 'tl\.(csv|moved)' "$d/fds"
+  # rm-out --open alone: the file on fd 3 for CMD, emptied; a symlink refused.
+  printf 'old old old\n' >"$d/o.txt"
+  run -0 rm-out --open "$d/o.txt" -- sh -c 'echo new >&3'
+  [ "$(cat "$d/o.txt")" = new ]
+  run -1 --separate-stderr rm-out --open "$d/tl.csv" -- sh -c 'echo ran'
+  [ "$stderr" = "rm-out: cannot write '$d/tl.csv': a symbolic link, not followed" ]
+  [ -z "$output" ]
+}

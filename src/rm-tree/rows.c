@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "outfile.h"
@@ -159,35 +158,20 @@ void timeline_row(struct stream *s, double el, size_t procs, uint64_t rss, int k
 }
 
 /* A streamed output: "-", /dev/stdout, /dev/stderr, /dev/fd/N are the
- * descriptors we were given.  A name is opened through its directory's
- * descriptor (lib/outfile: O_NOFOLLOW, O_NONBLOCK then blocking again), as
- * it may be in a directory another user writes: only a regular file
- * (emptied once it is open) or a device such as /dev/null is written; a
- * symlink, a FIFO or a directory at the name is refused, its target
- * untouched, and nothing waits on a FIFO. */
+ * descriptors we were given (N above 2 is not CMD's: closed on its exec).
+ * A name may be in a directory another user writes: lib/outfile opens it
+ * through the directory's descriptor, only a regular file (emptied once it
+ * is open) or a device; a symlink, a FIFO or a directory there is refused,
+ * its target untouched, and nothing waits on a FIFO. */
 int open_out(const char *path, const char *what)
 {
 	char why[256];
-	const char *base;
-	struct stat st;
-	int dirfd, fd = rm_out_inherited_fd(path);
+	int fd = rm_out_open_stream(path, why, sizeof(why));
 
-	if (fd >= 0)
-		return fd;
-	if ((dirfd = rm_out_dir_open(path, &base)) < 0)
-		err(RM_EXIT_FAIL, "cannot open %s '%s'", what, path);
-	fd = rm_out_openat(dirfd, base, O_WRONLY | O_CREAT, 0644, why, sizeof(why));
-	close(dirfd);
 	if (fd < 0)
 		errx(RM_EXIT_FAIL, "cannot open %s '%s': %s", what, path, why);
-	if (fstat(fd, &st) < 0)
-		err(RM_EXIT_FAIL, "cannot open %s '%s'", what, path);
-	if (S_ISFIFO(st.st_mode))
-		errx(RM_EXIT_FAIL, "cannot open %s '%s': a FIFO, not a regular file", what, path);
-	if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
-		errx(RM_EXIT_FAIL, "cannot open %s '%s': not a regular file", what, path);
-	if (S_ISREG(st.st_mode) && ftruncate(fd, 0) < 0)
-		err(RM_EXIT_FAIL, "cannot open %s '%s'", what, path);
+	if (fd > STDERR_FILENO && rm_out_inherited_fd(path) == fd)
+		(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
 	return fd;
 }
 

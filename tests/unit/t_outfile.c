@@ -199,6 +199,45 @@ static void test_fifo_no_reader_refused(void)
 	unlink(fifo);
 }
 
+/* rm_out_open_stream: a regular file emptied and written in place, a
+ * device taken; a symlink, a FIFO (a reader or none) and a directory
+ * refused, what they point at untouched. */
+static void test_open_stream(void)
+{
+	char why[128], sub[300];
+	int fd, rd;
+
+	put(p1, "old old old");
+	CHECK((fd = rm_out_open_stream(p1, why, sizeof(why))) >= 0);
+	CHECK(write(fd, "new", 3) == 3);
+	close(fd);
+	CHECK_STR(get(p1), "new");
+	CHECK((fd = rm_out_open_stream("/dev/null", why, sizeof(why))) >= 0);
+	close(fd);
+	put(p2, "keep");
+	unlink(lnk);
+	CHECK(symlink(p2, lnk) == 0);
+	CHECK(rm_out_open_stream(lnk, why, sizeof(why)) < 0);
+	CHECK_STR(why, RM_OUT_SYMLINK_WHY);
+	CHECK_STR(get(p2), "keep");
+	unlink(lnk);
+	unlink(fifo);
+	CHECK(mkfifo(fifo, 0600) == 0);
+	CHECK(rm_out_open_stream(fifo, why, sizeof(why)) < 0);
+	CHECK_STR(why, "a FIFO with no reader");
+	CHECK((rd = open(fifo, O_RDONLY | O_NONBLOCK)) >= 0);
+	CHECK(rm_out_open_stream(fifo, why, sizeof(why)) < 0);
+	CHECK_STR(why, "a FIFO, not a regular file");
+	close(rd);
+	unlink(fifo);
+	snprintf(sub, sizeof(sub), "%s/sub", dir);
+	CHECK(mkdir(sub, 0700) == 0);
+	CHECK(rm_out_open_stream(sub, why, sizeof(why)) < 0);
+	CHECK(errno == EISDIR);
+	rmdir(sub);
+	unlink(p2);
+}
+
 /* rm_out_create_at makes nothing over anything, a dangling symlink too,
  * and sets the mode on the descriptor, never on a name. */
 static void test_create_at(void)
@@ -311,6 +350,7 @@ int main(void)
 	RUN(test_inherited);
 	RUN(test_fifo_in_place);
 	RUN(test_fifo_no_reader_refused);
+	RUN(test_open_stream);
 	RUN(test_create_at);
 	RUN(test_symlink_at);
 	RUN(test_append);
