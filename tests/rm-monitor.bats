@@ -771,7 +771,7 @@ writes_by_name() {
     "$OUT/resources-g9.summary.txt"
   # The process data line says which data is incomplete and from when, never
   # "every process" nor a lost-event count as if rm-tree had run throughout.
-  grep -Eq '^Process data: [a-z]+ mode, INCOMPLETE: the process log \(rm-tree\) has a gap(; [0-9]+ events? lost since the last restart)?$' \
+  grep -Eq '^Process data: [a-z]+ mode, INCOMPLETE: the process log \(rm-tree\) has a gap(; [0-9]+ events? lost \(the last rm-tree.s count\))?$' \
     "$OUT/resources-g9.summary.txt"
   grep -A1 '^Process data:' "$OUT/resources-g9.summary.txt" | grep -Eq '^  process log \(rm-tree\) died at \+[0-9:]+ \(signal KILL\), restarted at'
   run -1 grep -c "every process" "$OUT/resources-g9.summary.txt"
@@ -800,4 +800,25 @@ writes_by_name() {
   grep -Eq '^rm-monitor: rm-sample was killed at the end: the system rows stop before \+[0-9:]+$' "$BATS_TEST_TMPDIR/mon.err"
   grep -Eq 'sampler killed at the end \(no final record in its status\): the system rows stop before \+[0-9:]+' \
     "$OUT/resources-fin.summary.txt"
+}
+
+@test "rm-tree killed at the end (no clean end within 5 s of TERM): the summary calls the process data incomplete and says from when, exit 1" {
+  sleep 120 &
+  local build=$!
+  BG_PIDS="${BG_PIDS:-} $build"
+  start_monitor --out-dir "$OUT" --run-id tkill --interval 0.1 --watch-pid "$build"
+  wait_for 20 has_rows "$OUT/resources-tkill.csv"
+  local t
+  t=$(pgrep -P "$MON" -x rm-tree)
+  # Stopped, it cannot answer the TERM: the watchdog KILLs it after 5 s.
+  kill -STOP "$t"
+  kill -TERM "$MON"
+  local rc=0
+  wait "$MON" || rc=$?
+  [ "$rc" = 1 ]
+  grep -Eq '^rm-monitor: rm-tree was killed at the end: processes still running at \+[0-9:]+ have no row in ' "$BATS_TEST_TMPDIR/mon.err"
+  grep -Eq '^Process data: [a-z]+ mode, INCOMPLETE: the process log \(rm-tree\) has a gap' "$OUT/resources-tkill.summary.txt"
+  grep -A1 '^Process data:' "$OUT/resources-tkill.summary.txt" |
+    grep -Eq '^  process log \(rm-tree\) killed at the end \(no clean end within 5 s of TERM\): processes still running at \+[0-9:]+ have no row$'
+  run -1 grep -c "every process" "$OUT/resources-tkill.summary.txt"
 }

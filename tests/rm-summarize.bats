@@ -642,10 +642,10 @@ sys_csv() {
   run -0 rm-summarize --companions "$S.csv"
   [[ "$output" == *$'\nProcess data: exact mode (proc connector, taskstats: every process, the kernel\'s own peaks); 0 events lost\n'* ]]
   run -0 rm-summarize --companions --procs-gap "$gap" "$S.csv"
-  [[ "$output" == *$'\nProcess data: exact mode, INCOMPLETE: the process log (rm-tree) has a gap; 0 events lost since the last restart\n  '"$gap"$'\n'* ]]
+  [[ "$output" == *$'\nProcess data: exact mode, INCOMPLETE: the process log (rm-tree) has a gap; 0 events lost (the last rm-tree\'s count)\n  '"$gap"$'\n'* ]]
   [[ "$output" == *$'\nGaps in sampling\n  '"$gap"* && "$output" != *"every process"* ]]
   run -0 rm-summarize --markdown --companions --procs-gap "$gap" "$S.csv"
-  [[ "$output" == *$'\nProcess data: exact mode, **incomplete**: the process log (rm-tree) has a gap ('"$gap"'), 0 events lost since the last restart.'* ]]
+  [[ "$output" == *$'\nProcess data: exact mode, **incomplete**: the process log (rm-tree) has a gap ('"$gap"$'), 0 events lost (the last rm-tree\'s count).'* ]]
   run -0 rm-summarize --json --companions --procs-gap "$gap" "$S.csv"
   jq -e --arg g "$gap" '.collection.complete == false and .collection.gaps == [$g]' <<<"$output"
   run -0 rm-summarize --json --companions "$S.csv"

@@ -211,7 +211,7 @@ static void text_collection(struct rm_buf *b, const struct report *r, const stru
 		rm_buf_addf(b, " (%s)", st->error);
 	if (!isnan(st->events_lost))
 		rm_buf_addf(b, "; %.0f event%s lost%s", st->events_lost, st->events_lost == 1 ? "" : "s",
-			    ngap ? " since the last restart" : "");
+			    ngap ? " (the last rm-tree's count)" : "");
 	if (!isnan(st->resyncs) && st->resyncs > 0)
 		rm_buf_addf(b, ", %.0f resync%s from /proc", st->resyncs, st->resyncs == 1 ? "" : "s");
 	rm_buf_adds(b, "\n");
@@ -452,7 +452,7 @@ static void md_collection(struct rm_buf *b, const struct report *r, const struct
 		rm_buf_adds(b, i == ngap - 1 ? ")" : "");
 	}
 	if (r->stats.known && !isnan(r->stats.events_lost))
-		rm_buf_addf(b, ", %.0f events lost%s", r->stats.events_lost, ngap ? " since the last restart" : "");
+		rm_buf_addf(b, ", %.0f events lost%s", r->stats.events_lost, ngap ? " (the last rm-tree's count)" : "");
 	if (r->stats.error[0]) {
 		rm_buf_adds(b, " (");
 		md_cell(b, r->stats.error);
