@@ -310,11 +310,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 {
 	int c;
 
-	o->near_oom_mb = 4096;
-	o->rows_lost = -1;
-	o->stage_fallback = -1;
-	o->low_disk_gb = 20;
-	o->top = 10;
+	*o = (struct opts){ .near_oom_mb = 4096, .rows_lost = -1, .stage_fallback = -1,
+			    .low_disk_gb = 20, .top = 10 };
 	while ((c = rm_cli_next(&cli, 0, argc, argv, o)) != -1) {
 		switch (c) {
 		case 'o':

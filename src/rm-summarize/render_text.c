@@ -637,18 +637,11 @@ static void text_job(struct rm_buf *b, const struct report *r, const struct sty 
 	rm_buf_adds(b, "\n");
 }
 
-static void text_procs(struct rm_buf *b, const struct report *r, const struct opts *o,
-		       const struct sty *c)
+/* rm-tree --timeline's line: its ticks, the peak tree total. */
+static void text_timeline(struct rm_buf *b, const struct report *r, const struct sty *c)
 {
-	size_t shown = 0, listed = 0;
-	double cpu = 0;
 	int quick;
 
-	for (size_t i = 0; i < r->nproc; i++) {
-		shown += r->procs[i].shown;
-		if (!isnan(r->procs[i].cpu_s))
-			cpu += r->procs[i].cpu_s;
-	}
 	if (r->tl.known && !isnan(r->tl.peak_kib)) {
 		rm_buf_addf(b, "%sTimeline%s: %ld tick%s, peak tree total %.1f MiB at +%.2f s",
 			    c->b, c->off, r->tl.rows, r->tl.rows == 1 ? "" : "s", mib(r->tl.peak_kib),
@@ -667,6 +660,20 @@ static void text_procs(struct rm_buf *b, const struct report *r, const struct op
 			    "above does not depend on it)\n");
 	if ((r->tl.known && !isnan(r->tl.peak_kib)) || quick)
 		rm_buf_adds(b, "\n");
+}
+
+static void text_procs(struct rm_buf *b, const struct report *r, const struct opts *o,
+		       const struct sty *c)
+{
+	size_t shown = 0, listed = 0;
+	double cpu = 0;
+
+	for (size_t i = 0; i < r->nproc; i++) {
+		shown += r->procs[i].shown;
+		if (!isnan(r->procs[i].cpu_s))
+			cpu += r->procs[i].cpu_s;
+	}
+	text_timeline(b, r, c);
 	if (!r->nexitlogs)
 		return;
 	rm_buf_addf(b, "%sProcesses%s: %zu, %.2f s CPU in all", c->b, c->off, r->nproc, cpu);

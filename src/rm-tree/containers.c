@@ -110,6 +110,8 @@ static struct {
 	unsigned api_gen;        /* bumped when a name or label tie is added */
 	int api_need;            /* an untied container the engine was not asked about */
 	char *ebuf;              /* the engine's answer */
+	int *adopt;              /* the processes of tied containers this tick */
+	size_t nadopt, capadopt;
 	struct rm_buf b;
 } C;
 
@@ -566,6 +568,12 @@ static int cg_under(const char *path, const char *cg)
 	return strncmp(path, cg, l) == 0 && (path[l] == '\0' || path[l] == '/');
 }
 
+const int *containers_adopted(size_t *n)
+{
+	*n = C.on ? C.nadopt : 0;
+	return C.adopt;
+}
+
 int containers_pid_tied(int pid)
 {
 	char cg[4096];
@@ -594,7 +602,7 @@ int containers_pid_tied(int pid)
 }
 
 /* Every process of a tied container's cgroup (and the cgroups below it,
- * two levels) joins the build. */
+ * two levels) is listed to join the build (containers_adopted). */
 static void adopt_inside(const char *dir, int depth)
 {
 	char p[4200], *buf;
@@ -610,7 +618,15 @@ static void adopt_inside(const char *dir, int depth)
 			long pid = strtol(s, &end, 10);
 			if (end == s)
 				break;
-			events_adopt((int)pid);
+			if (C.nadopt == C.capadopt) {
+				size_t cap = C.capadopt ? C.capadopt * 2 : 64;
+				int *v = realloc(C.adopt, cap * sizeof(*v));
+				if (!v)
+					tree_oom();
+				C.adopt = v;
+				C.capadopt = cap;
+			}
+			C.adopt[C.nadopt++] = (int)pid;
 			s = end;
 			while (*s == '\n')
 				s++;
@@ -1032,6 +1048,7 @@ void containers_tick(double el)
 	snprintf(rel, sizeof(rel), "%s", C.mroot);
 	walk(dir, strlen(dir), rel, strlen(rel), 0, &budget);
 	engine_round();
+	C.nadopt = 0;
 	for (size_t i = 0; i < C.ncts; i++)
 		if (C.cts[i].gen == C.gen && C.cts[i].tied[0])
 			adopt_inside(C.cts[i].dir, 0);
@@ -1067,6 +1084,9 @@ void containers_finish(double el)
 		free(C.ties[i].ids);
 	}
 	free(C.ebuf);
+	free(C.adopt);
+	C.adopt = NULL;
+	C.nadopt = C.capadopt = 0;
 	free(C.ties);
 	for (size_t i = 0; i < C.ncts; i++) {
 		free(C.cts[i].cgroup);

@@ -34,6 +34,17 @@ static double boottime(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The processes of the build's containers join it (their init and what
+ * it runs are children of containerd-shim, not of the watched tree). */
+static void adopt_containers(void)
+{
+	size_t n;
+	const int *pid = containers_adopted(&n);
+
+	for (size_t i = 0; i < n; i++)
+		events_adopt(pid[i]);
+}
+
 /* events.c's hook: one more process followed. */
 static void stream_joined(struct stream *s)
 {
@@ -139,6 +150,7 @@ static void stream_ticks(struct stream *s)
 		events_elsewhere_scan(s, el, 0);
 		totals(s, el, 1);
 		containers_tick(el);
+		adopt_containers();
 		slot++;
 		done++;
 		if (o->count && done >= o->count)

@@ -204,6 +204,9 @@ int containers_is_monitor(const char *comm, const char *raw, ssize_t len);
 int containers_monitor_pid(int pid, const char *comm);
 void containers_tick(double el);
 int containers_pid_tied(int pid);    /* in a container of the build? */
+/* The processes of the build's containers the last tick found (each
+ * joins the build: events_adopt). */
+const int *containers_adopted(size_t *n);
 void containers_finish(double el);   /* the last rows; closes FILE */
 
 #endif
