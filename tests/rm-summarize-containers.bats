@@ -208,3 +208,19 @@ setup() {
   run -0 rm-summarize --companions --kmsg "$C/r2.kmsg" "$d/r2-tied.csv"
   [[ "$output" == *"    limit none, 600 MiB from +0:"* ]]
 }
+
+@test "a container first seen between the last sample of a stage and the first of the next is the next stage's (an orchestrator marks the stage, then starts it); one seen before is not" {
+  local d=$BATS_TEST_TMPDIR
+  cp "$C"/r2-tied.csv "$C"/r2-tied.procs.csv "$C"/r2-tied.stats.csv "$d/"
+  # core's last sample is at 1796312305, app's first at 1796312310: the
+  # app container's first row moved to 1796312307 (elapsed 547).
+  awk -F, -v OFS=, '$3 ~ /^61fa62343399/ && !seen++ { $1 = "1796312307.000"; $2 = "547.000" } { print }' \
+    "$C/r2-tied.containers.csv" >"$d/r2-tied.containers.csv"
+  run -0 rm-summarize --companions --kmsg "$C/r2.kmsg" "$d/r2-tied.csv"
+  [[ "$output" == *"  61fa62343399 (crossbuild-app)  stage app  tied by label"* ]]
+  # at 1796312304, before core's last sample: core's too, as read
+  awk -F, -v OFS=, '$3 ~ /^61fa62343399/ && !seen++ { $1 = "1796312304.000"; $2 = "544.000" } { print }' \
+    "$C/r2-tied.containers.csv" >"$d/r2-tied.containers.csv"
+  run -0 rm-summarize --companions --kmsg "$C/r2.kmsg" "$d/r2-tied.csv"
+  [[ "$output" == *"  61fa62343399 (crossbuild-app)  stage core, app  tied by label"* ]]
+}

@@ -216,7 +216,10 @@ static void readings(struct report *r, struct ctr *k, const struct rm_csv *c, in
 	int stage = stage_at(r, t);
 
 	k->last_read = t;
-	k->nread++;
+	if (k->nread++ == 0)
+		k->start_stage = stage_begun(r, t, &k->start_until);
+	if (k->start_stage != -2 && t < k->start_until)
+		stage = k->start_stage;
 	limit_fold(k, lim, t);
 	if (!isnan(pk))
 		k->peak_col = 1;

@@ -87,6 +87,35 @@ int stage_at(const struct report *r, double epoch)
 	return s->segs[lo].stage;
 }
 
+/*
+ * Between the last sample of a stage and the first of the next, which
+ * stage a container that first appeared at epoch belongs to: the next
+ * (an orchestrator marks a stage, then starts its containers), with
+ * *until the first sample of it; -2 when epoch is in no such window.
+ */
+int stage_begun(const struct report *r, double epoch, double *until)
+{
+	const struct sys *s = r->sys;
+	size_t lo = 0, hi;
+
+	if (!s || s->nseg < 2 || isnan(epoch))
+		return -2;
+	hi = s->nseg;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->segs[mid].epoch <= epoch)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (s->segs[lo].epoch > epoch)
+		lo = (size_t)-1;  /* before the first change point */
+	if (lo + 1 >= s->nseg || isnan(s->segs[lo + 1].before) || epoch <= s->segs[lo + 1].before)
+		return -2;
+	*until = s->segs[lo + 1].epoch;
+	return s->segs[lo + 1].stage;
+}
+
 const char *stage_name(const struct report *r, int i)
 {
 	return i >= 0 && i < r->nstages ? r->stages[i].name : "";

@@ -150,6 +150,8 @@ struct ctr {
 	int nlimits;           /* values kept in limit[] */
 	long limit_changes;    /* every change, kept or not */
 	long nread;            /* its rows read */
+	int start_stage;       /* begun in a stage change (stage_begun), or -2 */
+	double start_until;    /* until that stage's first sample */
 	double limit_cur;      /* the last limit read */
 	double peak_kib, peak_epoch;
 	int peak_col;          /* a peak_kib reading (the kernel's high-water mark) */
@@ -196,6 +198,7 @@ struct stage {
 struct seg {
 	double epoch;
 	int stage;
+	double before;         /* the row before it (the last of the stage before) */
 };
 
 enum { SV_USED, SV_AVAIL, SV_SWAP, SV_DISK, SV_CPU, SV_COMP, SV_CG_USED, SV_CG_LIMIT, SV_N };
@@ -448,6 +451,7 @@ struct report {
 int stage_intern(struct report *r, const char *raw, size_t len);
 /* The stage at epoch (the system CSV's change points), or -1. */
 int stage_at(const struct report *r, double epoch);
+int stage_begun(const struct report *r, double epoch, double *until);
 /* The stage's name, "" for -1 or none. */
 const char *stage_name(const struct report *r, int i);
 /* A new verdict of kind k, zeroed (no time, no stage, no victim). */

@@ -259,6 +259,7 @@ static void stage_track(struct report *r, struct sys *s, const struct row *w, do
 	}
 	s->segs[s->nseg].epoch = epoch;
 	s->segs[s->nseg].stage = idx;
+	s->segs[s->nseg].before = s->prev_epoch;
 	s->nseg++;
 }
 
