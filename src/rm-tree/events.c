@@ -534,7 +534,11 @@ void events_adopt(int pid)
 	struct rm_pnode *n = rm_ptree_find(t, pid);
 	struct rm_pstat st;
 
-	if (pid <= 0 || rm_pstat_read(pid, &st) < 0 || st.state == 'Z' || st.state == 'X' ||
+	/* Every tick lists the container's processes again: the followed
+	 * ones cost a lookup, no read. */
+	if (pid <= 0 || (n && !n->ended && (n->member || n->excluded)))
+		return;
+	if (rm_pstat_read(pid, &st) < 0 || st.state == 'Z' || st.state == 'X' ||
 	    (st.flags & RM_PF_KTHREAD))
 		return;
 	if (n && (n->start != st.starttime || n->member || n->excluded || n->ended ||
