@@ -786,17 +786,22 @@ writes_by_name() {
   [ "$(grep -c '^pid,' "$OUT/resources-g9.procs.csv")" = 1 ]
 }
 
+# stopped_at_end NAME: the monitor's NAME (rm-sample, rm-tree) stopped, so
+# it cannot answer the TERM that ends the monitor: the watchdog KILLs it
+# after 5 s; the monitor exits 1.
+stopped_at_end() {
+  local p rc=0
+  p=$(pgrep -P "$MON" -x "$1")
+  kill -STOP "$p"
+  kill -TERM "$MON"
+  wait "$MON" || rc=$?
+  [ "$rc" = 1 ]
+}
+
 @test "a sampler killed at the end (no final record in its status): the summary says the system rows stop early, exit 1" {
   start_monitor --out-dir "$OUT" --run-id fin --interval 0.1
   wait_for 20 has_rows "$OUT/resources-fin.csv"
-  local s
-  s=$(pgrep -P "$MON" -x rm-sample)
-  # Stopped, it cannot answer the TERM: the watchdog KILLs it after 5 s.
-  kill -STOP "$s"
-  kill -TERM "$MON"
-  local rc=0
-  wait "$MON" || rc=$?
-  [ "$rc" = 1 ]
+  stopped_at_end rm-sample
   grep -Eq '^rm-monitor: rm-sample was killed at the end: the system rows stop before \+[0-9:]+$' "$BATS_TEST_TMPDIR/mon.err"
   grep -Eq 'sampler killed at the end \(no final record in its status\): the system rows stop before \+[0-9:]+' \
     "$OUT/resources-fin.summary.txt"
@@ -808,14 +813,7 @@ writes_by_name() {
   BG_PIDS="${BG_PIDS:-} $build"
   start_monitor --out-dir "$OUT" --run-id tkill --interval 0.1 --watch-pid "$build"
   wait_for 20 has_rows "$OUT/resources-tkill.csv"
-  local t
-  t=$(pgrep -P "$MON" -x rm-tree)
-  # Stopped, it cannot answer the TERM: the watchdog KILLs it after 5 s.
-  kill -STOP "$t"
-  kill -TERM "$MON"
-  local rc=0
-  wait "$MON" || rc=$?
-  [ "$rc" = 1 ]
+  stopped_at_end rm-tree
   grep -Eq '^rm-monitor: rm-tree was killed at the end: processes still running at \+[0-9:]+ have no row in ' "$BATS_TEST_TMPDIR/mon.err"
   grep -Eq '^Process data: [a-z]+ mode, INCOMPLETE: the process log \(rm-tree\) has a gap' "$OUT/resources-tkill.summary.txt"
   grep -A1 '^Process data:' "$OUT/resources-tkill.summary.txt" |

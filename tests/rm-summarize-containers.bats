@@ -193,34 +193,31 @@ setup() {
   [[ "$output" == *"- OOM: the kernel killed 1 process of the build in container cccc55556666 (quick); the first at +0:00:05 in stage setup (its own oom_kill count rose; the kernel log names no victim). It was killed by the container's memory limit, 100 MiB"* ]]
 }
 
-@test "containers companion: no limit in a container's first row and one in its second is its limit from the start (docker writes it just after making the cgroup); no limit for two rows is a change" {
+# ctr_edited AWK: run r2-tied in the test's directory, its containers file
+# as AWK rewrites it; rm-summarize's text in $output.
+ctr_edited() {
   local d=$BATS_TEST_TMPDIR
   cp "$C"/r2-tied.csv "$C"/r2-tied.procs.csv "$C"/r2-tied.stats.csv "$d/"
+  awk -F, -v OFS=, "$1" "$C/r2-tied.containers.csv" >"$d/r2-tied.containers.csv"
+  run -0 rm-summarize --companions --kmsg "$C/r2.kmsg" "$d/r2-tied.csv"
+}
+
+@test "containers companion: no limit in a container's first row and one in its second is its limit from the start (docker writes it just after making the cgroup); no limit for two rows is a change" {
   # 1b29e0a7c4d5's first row without its limit, as rm-tree read it
   # between docker's mkdir and its write of memory.limit_in_bytes.
-  awk -F, -v OFS=, '$3 ~ /^1b29e0a7c4d5/ && !seen++ { $7 = "" } { print }' \
-    "$C/r2-tied.containers.csv" >"$d/r2-tied.containers.csv"
-  run -0 rm-summarize --companions --kmsg "$C/r2.kmsg" "$d/r2-tied.csv"
+  ctr_edited '$3 ~ /^1b29e0a7c4d5/ && !seen++ { $7 = "" } { print }'
   [[ "$output" == *"    limit 600 MiB; peak at least 488.3 MiB (last read at +0:09:05); OOM kills 0"* ]]
   # its first two rows without: a limit set later, said as a change
-  awk -F, -v OFS=, '$3 ~ /^1b29e0a7c4d5/ && seen++ < 2 { $7 = "" } { print }' \
-    "$C/r2-tied.containers.csv" >"$d/r2-tied.containers.csv"
-  run -0 rm-summarize --companions --kmsg "$C/r2.kmsg" "$d/r2-tied.csv"
+  ctr_edited '$3 ~ /^1b29e0a7c4d5/ && seen++ < 2 { $7 = "" } { print }'
   [[ "$output" == *"    limit none, 600 MiB from +0:"* ]]
 }
 
 @test "a container first seen between the last sample of a stage and the first of the next is the next stage's (an orchestrator marks the stage, then starts it); one seen before is not" {
-  local d=$BATS_TEST_TMPDIR
-  cp "$C"/r2-tied.csv "$C"/r2-tied.procs.csv "$C"/r2-tied.stats.csv "$d/"
   # core's last sample is at 1796312305, app's first at 1796312310: the
   # app container's first row moved to 1796312307 (elapsed 547).
-  awk -F, -v OFS=, '$3 ~ /^61fa62343399/ && !seen++ { $1 = "1796312307.000"; $2 = "547.000" } { print }' \
-    "$C/r2-tied.containers.csv" >"$d/r2-tied.containers.csv"
-  run -0 rm-summarize --companions --kmsg "$C/r2.kmsg" "$d/r2-tied.csv"
+  ctr_edited '$3 ~ /^61fa62343399/ && !seen++ { $1 = "1796312307.000"; $2 = "547.000" } { print }'
   [[ "$output" == *"  61fa62343399 (crossbuild-app)  stage app  tied by label"* ]]
   # at 1796312304, before core's last sample: core's too, as read
-  awk -F, -v OFS=, '$3 ~ /^61fa62343399/ && !seen++ { $1 = "1796312304.000"; $2 = "544.000" } { print }' \
-    "$C/r2-tied.containers.csv" >"$d/r2-tied.containers.csv"
-  run -0 rm-summarize --companions --kmsg "$C/r2.kmsg" "$d/r2-tied.csv"
+  ctr_edited '$3 ~ /^61fa62343399/ && !seen++ { $1 = "1796312304.000"; $2 = "544.000" } { print }'
   [[ "$output" == *"  61fa62343399 (crossbuild-app)  stage core, app  tied by label"* ]]
 }

@@ -68,15 +68,11 @@ int stage_intern(struct report *r, const char *raw, size_t len)
 	return r->nstages++;
 }
 
-int stage_at(const struct report *r, double epoch)
+/* The last change point at or before epoch (0 when none is). */
+static size_t seg_at(const struct sys *s, double epoch)
 {
-	const struct sys *s = r->sys;
-	size_t lo = 0, hi;
+	size_t lo = 0, hi = s->nseg;
 
-	if (!s || !s->nseg || isnan(epoch))
-		return -1;
-	hi = s->nseg;
-	/* The last change point at or before epoch. */
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (s->segs[mid].epoch <= epoch)
@@ -84,7 +80,16 @@ int stage_at(const struct report *r, double epoch)
 		else
 			hi = mid;
 	}
-	return s->segs[lo].stage;
+	return lo;
+}
+
+int stage_at(const struct report *r, double epoch)
+{
+	const struct sys *s = r->sys;
+
+	if (!s || !s->nseg || isnan(epoch))
+		return -1;
+	return s->segs[seg_at(s, epoch)].stage;
 }
 
 /*
@@ -96,18 +101,11 @@ int stage_at(const struct report *r, double epoch)
 int stage_begun(const struct report *r, double epoch, double *until)
 {
 	const struct sys *s = r->sys;
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!s || s->nseg < 2 || isnan(epoch))
 		return -2;
-	hi = s->nseg;
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->segs[mid].epoch <= epoch)
-			lo = mid;
-		else
-			hi = mid;
-	}
+	lo = seg_at(s, epoch);
 	if (s->segs[lo].epoch > epoch)
 		lo = (size_t)-1;  /* before the first change point */
 	if (lo + 1 >= s->nseg || isnan(s->segs[lo + 1].before) || epoch <= s->segs[lo + 1].before)
