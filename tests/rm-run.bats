@@ -684,7 +684,7 @@ rows_once() {
     mv "$1/tl.csv" "$1/tl.moved" && ln -s "$1/secret" "$1/tl.csv"' _ "$d"
   [[ "$stderr" != *SECRET* ]]
   # The summary read the file rm-tree wrote, under its descriptor.
-  [[ "$stderr" == *$'\nTimeline: '*' ticks, peak tree total '* ]]
+  [[ "$stderr" == *$'\nTimeline: '*' tick'*', peak tree total '* ]]  # "1 tick" or "N ticks"
   [ "$(head -n 1 "$d/tl.moved")" = "epoch,iso,elapsed_s,procs,rss_kib,cpu_pct" ]
   [ "$(cat "$d/secret")" = "root:SECRET-LINE:19000::" ]
   run -1 grep -E 'tl\.(csv|moved)' "$d/fds"

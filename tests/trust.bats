@@ -127,7 +127,8 @@ KILL_PIDS=()
 @test "20 kill -9s at random moments of streaming rm-tree leave only whole rows (exit log and timeline)" {
   under_valgrind && skip "valgrind starts slower than the kill window: nothing to cut"
   need rm-tree
-  local i pid out rows=0
+  local i pid out rows=0 ncols
+  ncols=$(xl_ncols)
   # Processes ending all the time, so the exit log is being written.
   "${RM_BUILD}/tests/churn" 300 60 >/dev/null &
   KILL_PIDS+=("$!")
@@ -139,7 +140,7 @@ KILL_PIDS=()
     kill -9 "${pid}"
     wait "${pid}" 2>/dev/null || true
     [[ ! -s "${BATS_TEST_TMPDIR}/err" ]]
-    out=$(whole_rows "${BATS_TEST_TMPDIR}/log-${i}.csv" 21)
+    out=$(whole_rows "${BATS_TEST_TMPDIR}/log-${i}.csv" "${ncols}")
     rows=$((rows + ${out% rows}))
     # Killed before it opened its timeline (an ASan build starts slowly):
     # no file, nothing cut.

@@ -4,6 +4,15 @@
 # process (fds, RSS) from /proc.
 # shellcheck disable=SC2154  # $status and $stderr are set by bats' run
 
+# xl_ncols: how many columns this rm-tree's exit log has (a new column
+# goes at its end; readers read by name).
+xl_ncols() {
+  local f
+  f=$(mktemp "${BATS_TEST_TMPDIR}/xl.XXXXXX")
+  rm-tree --exec --log "${f}" -- true 2>/dev/null
+  head -n 1 "${f}" | awk -F, '{ print NF }'
+}
+
 # whole_rows FILE [NCOLS]: FILE is empty or ends with a newline, is valid
 # UTF-8, and every record has NCOLS fields (default: as many as the
 # first).  Prints "N rows"; on failure says what was wrong.
