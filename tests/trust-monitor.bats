@@ -243,7 +243,9 @@ PYEOF
     skip_needs_root "cannot mount a tmpfs here: $(cat "${BATS_TEST_TMPDIR}/mount.err")" 21
   fi
   fill
-  sleep 2 &
+  # 5 s: an ASan build takes up to 2 s to start its samplers (SAN=1 lost
+  # one row in 2 s)
+  sleep 5 &
   local w=$!
   run -1 --separate-stderr rm-monitor --out-dir "${MNT}" --run-id full --interval 0.1 --watch-pid "${w}"
   echo "${stderr}"
