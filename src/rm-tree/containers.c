@@ -539,25 +539,11 @@ static void tie_of(struct ct *c)
  * line, else v2's "0::" line), into out: 0, or -1. */
 static int pid_memcg(int pid, char *out, size_t cap)
 {
-	char buf[4096], *line, *save = NULL;
-	int found = -1;
+	char buf[4096];
 
 	if (rm_pfile_read(NULL, pid, "cgroup", buf, sizeof(buf), 0) <= 0)
 		return -1;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		if (!c2)
-			continue;
-		*c2 = '\0';
-		int mem = C.v2 ? c1[1] == '\0' : strstr(c1 + 1, "memory") != NULL;
-		if (mem && strlen(c2 + 1) < cap) {
-			memcpy(out, c2 + 1, strlen(c2 + 1) + 1);
-			found = 0;
-			if (!C.v2)
-				break;
-		}
-	}
-	return found;
+	return rm_cg_parse_proc_cgroup(buf, C.v2 ? NULL : "memory", out, cap);
 }
 
 /* Is path the container cgroup cg, or below it? */
