@@ -125,6 +125,24 @@ static int uid_field(const char *p, uint64_t *v)
 	return errno || (*end != '\t' && *end != ' ' && *end != '\n' && *end) ? -1 : 0;
 }
 
+int rm_pstatm_resident_kib(int pid, uint64_t *kib)
+{
+	char buf[128], *p, *end;
+	unsigned long long pages;
+
+	if (rm_pfile_read(NULL, pid, "statm", buf, sizeof(buf), 0) <= 0)
+		return -1;
+	p = buf + strspn(buf, "0123456789");
+	if (p == buf || *p != ' ')
+		return -1;
+	errno = 0;
+	pages = strtoull(p + 1, &end, 10);
+	if (errno || end == p + 1 || (*end != ' ' && *end != '\n' && *end))
+		return -1;
+	*kib = (uint64_t)pages * rm_page_kib();
+	return 0;
+}
+
 int rm_pstatus_parse(const char *buf, struct rm_pstatus *ps)
 {
 	const char *p = buf;

@@ -69,6 +69,13 @@ struct rm_pstatus {
 int rm_pstatus_parse(const char *buf, struct rm_pstatus *ps);
 
 /*
+ * A live process's resident size from /proc/PID/statm (its second number,
+ * pages, summed over the kernel's per-CPU counters as VmRSS is), in KiB.
+ * Returns 0, or -1 when it cannot be read.
+ */
+int rm_pstatm_resident_kib(int pid, uint64_t *kib);
+
+/*
  * Turn the NUL-separated argv of /proc/PID/cmdline (len bytes in buf) into
  * one space-separated string in place; returns its length.
  */

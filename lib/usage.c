@@ -353,19 +353,9 @@ int rm_usage_begin(struct rm_usage *u, const int *pids, int npids, int with_cmd,
  * sleep). */
 uint64_t rm_usage_resident_kib(int pid, uint64_t stat_kib)
 {
-	char buf[128], *p, *end;
-	unsigned long long pages;
+	uint64_t kib;
 
-	if (rm_pfile_read(NULL, pid, "statm", buf, sizeof(buf), 0) <= 0)
-		return stat_kib;
-	p = buf + strspn(buf, "0123456789");
-	if (p == buf || *p != ' ')
-		return stat_kib;
-	errno = 0;
-	pages = strtoull(p + 1, &end, 10);
-	if (errno || end == p + 1 || (*end != ' ' && *end != '\n' && *end))
-		return stat_kib;
-	return (uint64_t)pages * rm_page_kib();
+	return rm_pstatm_resident_kib(pid, &kib) == 0 ? kib : stat_kib;
 }
 
 int rm_usage_read(struct rm_usage *u, double until)

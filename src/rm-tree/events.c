@@ -1173,7 +1173,7 @@ static void exact_outsiders(void)
 		struct rm_pnode *n = rm_ptree_find(t, pid);
 		struct rm_pstatus pst;
 		struct rm_pstat st;
-		unsigned long long res;
+		uint64_t res_kib;
 		char buf[4096];
 
 		if (pid == E.h.self || pid == getpid() ||
@@ -1181,8 +1181,7 @@ static void exact_outsiders(void)
 			continue;
 		/* statm first (its resident size): a fraction of what status
 		 * costs the kernel to write, for every process on the host. */
-		if (rm_pfile_read(NULL, pid, "statm", buf, sizeof(buf), 0) <= 0 ||
-		    sscanf(buf, "%*u %llu", &res) != 1 || res * rm_page_kib() < o->elsewhere_kib)
+		if (rm_pstatm_resident_kib(pid, &res_kib) < 0 || res_kib < o->elsewhere_kib)
 			continue;
 		if (rm_pfile_read(NULL, pid, "status", buf, sizeof(buf), 0) <= 0 ||
 		    rm_pstatus_parse(buf, &pst) < 0 || !pst.has_hwm || pst.hwm_kib < o->elsewhere_kib)
