@@ -107,7 +107,7 @@ int stage_begun(const struct report *r, double epoch, double *until)
 		return -2;
 	lo = seg_at(s, epoch);
 	if (s->segs[lo].epoch > epoch)
-		lo = (size_t)-1;  /* before the first change point */
+		return -2;  /* before the first sample */
 	if (lo + 1 >= s->nseg || isnan(s->segs[lo + 1].before) || epoch <= s->segs[lo + 1].before)
 		return -2;
 	*until = s->segs[lo + 1].epoch;

@@ -541,8 +541,7 @@ void events_adopt(int pid)
 	if (rm_pstat_read(pid, &st) < 0 || st.state == 'Z' || st.state == 'X' ||
 	    (st.flags & RM_PF_KTHREAD))
 		return;
-	if (n && (n->start != st.starttime || n->member || n->excluded || n->ended ||
-		  n->outsider))
+	if (n && (n->start != st.starttime || n->ended || n->outsider))
 		return;  /* (a reused PID: the next scan settles it) */
 	if (!n)
 		n = add_node(pid, rm_ptree_find(t, st.ppid));
