@@ -440,7 +440,7 @@ static int is_rm_tree(struct rm_pnode *n)
  * (rm-run's too): a monitor's other children are its helpers, but that
  * job is no monitor, and is the build's where the monitors above it were
  * started by the build (monitor_in). */
-static int monitor_job(struct rm_pnode *p)
+int events_monitor_job(struct rm_pnode *p)
 {
 	return p->excluded && p->pid != E.h.self && is_rm_tree(p);
 }
@@ -473,7 +473,7 @@ static struct rm_pnode *add_node(int pid, const struct rm_pnode *parent)
 	 * met it (events_decide sees only what a scan meets). */
 	pp = rm_ptree_find(t, n->ppid);
 	if (events_excluded_pid(E.h.o, pid) ||
-	    (pp && pp != n && pp->excluded && !monitor_job(pp))) {
+	    (pp && pp != n && pp->excluded && !events_monitor_job(pp))) {
 		n->excluded = 1;
 		n->outsider = 1;
 		n->monitor_in = pp && pp != n && pp->monitor_in;
@@ -580,7 +580,7 @@ static void on_fork(struct stream *s, const struct rm_pe *e)
 	if (e->pid != e->tgid)
 		return;  /* a thread */
 	excluded = p && p->excluded;
-	if (excluded && monitor_job(p)) {
+	if (excluded && events_monitor_job(p)) {
 		excluded = 0;
 		job_of_monitor = p->monitor_in;
 	}

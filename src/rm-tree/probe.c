@@ -285,6 +285,43 @@ static struct rm_pnode *meet(struct stream *s, int pid, double el)
 	return n;
 }
 
+/*
+ * A monitor the build ran, met by a scan (sampled mode, or before its fork
+ * event was read): it is monitor_in, as events.c's add_node makes it, and
+ * what an rm-tree --exec among such monitors runs (rm-run's job) is the
+ * build's, as on_fork decides for a fork it reads; a member's child joins.
+ * Run after rm_ptree_adopt (a parent met this scan is a member by then).
+ * Without this, a scan that met rm-run's rm-tree first left its job out.
+ */
+static void monitor_jobs(struct stream *s)
+{
+	size_t round;
+
+	do {
+		round = 0;
+		for (size_t i = 0; i < s->fresh.n; i++) {
+			struct rm_pnode *c = s->fresh.v[i];
+			struct rm_pnode *p = rm_ptree_find(&s->t, c->ppid);
+			if (!p || p == c || c->member)
+				continue;
+			if (c->excluded) {
+				/* Excluded, its parent a member, not by
+				 * --exclude-tree: a monitor (see meet). */
+				if (!c->monitor_in &&
+				    (p->monitor_in ||
+				     (p->member && !events_excluded_pid(s->o, c->pid)))) {
+					c->monitor_in = 1;
+					round++;
+				}
+			} else if (!c->outsider &&
+				   (p->member || (p->monitor_in && events_monitor_job(p)))) {
+				c->member = 1;
+				round++;
+			}
+		}
+	} while (round);
+}
+
 /* The membership of the processes met this scan. */
 static void decide(struct stream *s)
 {
@@ -320,6 +357,7 @@ static void decide(struct stream *s)
 	case SEL_PIDS:
 		if (!o->no_children) {
 			rm_ptree_adopt(&s->t, s->fresh.v, s->fresh.n, 0, 0);
+			monitor_jobs(s);
 			break;
 		}
 		for (size_t i = 0; i < s->fresh.n; i++)
@@ -327,9 +365,11 @@ static void decide(struct stream *s)
 		break;
 	case SEL_EXEC:
 		rm_ptree_adopt(&s->t, s->fresh.v, s->fresh.n, s->self, s->root);
+		monitor_jobs(s);
 		break;
 	case SEL_CGROUP:
 		rm_ptree_adopt(&s->t, s->fresh.v, s->fresh.n, 0, 0);
+		monitor_jobs(s);
 		break;
 	}
 }

@@ -177,6 +177,8 @@ void events_pump(struct stream *s, double el);
 int events_park(struct stream *s, struct rm_pnode *n, double el);
 /* A process met by a scan: is it excluded, or in --in-cgroup? */
 int events_excluded_pid(const struct opts *o, int pid);
+/* Does p, an excluded rm-tree (not this one), fork the job of its --exec? */
+int events_monitor_job(struct rm_pnode *p);
 int events_in_cgroup(const struct opts *o, int pid);
 void events_adopt(int pid);          /* a tied container's process joins */
 /* --elsewhere in sampled mode: readings of outsiders every 10th tick,
