@@ -80,15 +80,19 @@ spawn_named() {
 }
 
 @test "ticks keep to absolute deadlines: 20 rows at 0.05 s, each near a deadline of its own (a stall skips deadlines, delays none)" {
-  rm-sample -i 0.05 -n 20 >"$BATS_TEST_TMPDIR/out.csv"
   # On a busy machine a tick can wake late, and a stall (the process not
   # run at all for a while) makes rm_tick_next skip the deadlines it
   # missed, so every later row sits a whole number of intervals later.
   # What makes the deadlines absolute is that a late tick delays no later
   # one: most rows, and one of the last five at least, stay within 0.04 s
   # after start + k * 0.05 for some whole k (the deadline it was due at,
-  # which no other row shares).
-  run -0 "$PY" -c 'import csv,sys
+  # which no other row shares).  A machine busy enough to make most ticks
+  # late says nothing either way: the run is tried again, at most three
+  # times.
+  local try
+  for try in 1 2 3; do
+    rm-sample -i 0.05 -n 20 >"$BATS_TEST_TMPDIR/out.csv"
+    run -0 "$PY" -c 'import csv,sys
 r=list(csv.DictReader(open(sys.argv[1])))
 e=[float(x["elapsed_s"]) - float(r[0]["elapsed_s"]) for x in r]
 slots=[int(v / 0.05 + 0.1) for v in e]
@@ -97,6 +101,9 @@ print("# deviations from the deadline due (s):", " ".join(f"{d:.3f}" for d in de
 print("# deadlines:", " ".join(str(k) for k in slots))
 ok = sum(d < 0.04 for d in dev) >= 15 and min(dev[-5:]) < 0.04 and all(b > a for a, b in zip(slots, slots[1:]))
 print(len(r), ok)' "$BATS_TEST_TMPDIR/out.csv"
+    [[ "${lines[-1]}" == "20 True" ]] && break
+    echo "# try $try: ${lines[-1]}"
+  done
   printf '%s\n' "${lines[@]}"
   [[ "${lines[-1]}" == "20 True" ]]
 }
