@@ -240,7 +240,7 @@ PY
   local long="/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus -quiet -I. -I../../gdb -I../../gdb/config -DLOCALEDIR=/usr/local/share/locale -DHAVE_CONFIG_H -I../../gdb/../include/opcode ../../gdb/buildsym.c -o /tmp/ccX.s"
   sed "s|  CXX    buildsym.o|$long|" "$F/gdb-limit.csv" >"$BATS_TEST_TMPDIR/g.csv"
   run -0 --separate-stderr rm-summarize --markdown --kmsg "$F/gdb.kmsg" "$BATS_TEST_TMPDIR/g.csv" "$F/gdb.procs.csv" "$F/gdb.stats.csv"
-  [[ "$output" == *"| max memory used | 3600 MiB (15.7 %) | +0:00:10 | gdb | ../../gdb/buildsym.c |"* ]]
+  [[ "$output" == *"| max memory used (host) | 3600 MiB (15.7 %) | +0:00:10 | gdb | ../../gdb/buildsym.c |"* ]]
   [[ "$output" != *"-DLOCALEDIR"*"| gdb |"* ]]
   [[ "$output" == *"| min available (cgroup) | 1 MiB of 600 MiB | +0:00:10 | gdb |"* ]]
   [[ "$output" == *"| cgroup limit changed | 800 -> 600 MiB | +0:00:10 | gdb |  |"* ]]
@@ -260,7 +260,7 @@ PY
   run -0 jq '.compile_units | length' <<<"$output"
   [ "$output" = 3 ]
   run -0 --separate-stderr rm-summarize --kmsg "$F/gdb.kmsg" "$F/gdb-limit.csv" "$F/gdb.procs.csv" "$F/gdb.stats.csv"
-  [[ "$output" == *"  cgroup limit changed   800 -> 600 MiB           at +0:00:10  stage gdb"* ]]
+  [[ "$output" == *"  cgroup limit changed        800 -> 600 MiB           at +0:00:10  stage gdb"* ]]
 }
 
 @test "fixture: the Stages table's compilers are the build's own at once, the host-wide count beside it; rows without a command line are counted" {
@@ -391,4 +391,26 @@ assert lines and all(d and t.startswith("OOM kill (scope unknown: no exit log gi
 assert labels and set(labels) == {"OOM?"}, labels
 print("ok")
 PY
+}
+
+@test "fixture: a stage where the build was OOM-killed sizes its -j by its largest compiler, not by a p95 of many small ones (a gdb build killed at -j2 was told safe -j 2); the host's peaks say (host) under a cgroup limit" {
+  local d="$BATS_TEST_TMPDIR" i
+  # The gdb stage of the fixture, with 40 small C compiles beside the two
+  # heavy units: their p95 is 20 MiB, which fits 22 jobs in 450 MiB.
+  cp "$F/gdb.procs.csv" "$d/gdb.procs.csv"
+  for ((i = 0; i < 40; i++)); do
+    printf '%d,14700,cc1,%d.100,%d.600,20480,,0.40,0,/usr/lib/gcc/x86_64-linux-gnu/12/cc1 -quiet gdb/small%d.c -o /tmp/s%d.s,0,0,0,,,,,,exact,in\n' \
+      $((20000 + i)) $((i % 10)) $((i % 10)) "$i" "$i" >>"$d/gdb.procs.csv"
+  done
+  run -0 --separate-stderr rm-summarize --kmsg "$F/gdb.kmsg" "$F/gdb.csv" "$d/gdb.procs.csv" "$F/gdb.stats.csv"
+  echo "$output" | sed -n '/^Memory per compile job/,/^$/p'
+  [[ "$output" == *$'\n'"  gdb                     42      20.0     438.5          448        1  cgroup memory  (per job: the largest, OOM-killed here)"$'\n'* ]]
+  [[ "$output" == *$'\n'"  max memory used (host)      3600 MiB"* ]]
+  [[ "$output" == *$'\n'"  max load1 (host)            2.00 "* ]]
+  run -0 --separate-stderr rm-summarize --json --kmsg "$F/gdb.kmsg" "$F/gdb.csv" "$d/gdb.procs.csv" "$F/gdb.stats.csv"
+  run -0 jq -c '[.memory_per_job[0] | .stage, .sized_by, .suggest_mb_per_job, .safe_jobs, .bound_by]' <<<"$output"
+  [ "$output" = '["gdb","max",448,1,"cgroup memory"]' ]
+  run -0 --separate-stderr rm-summarize --markdown --kmsg "$F/gdb.kmsg" "$F/gdb.csv" "$d/gdb.procs.csv" "$F/gdb.stats.csv"
+  [[ "$output" == *"| gdb | 42 | 20.0 | 448 | 1 | cgroup memory (per job: the largest, OOM-killed here) |"* ]]
+  [[ "$output" == *"| max memory used (host) | 3600 MiB"* ]]
 }

@@ -469,9 +469,14 @@ int in_containers(const struct report *r)
 	return r->ctrs.ntied > 0 || r->ctrs.clients > 0;
 }
 
+int host_scoped(const struct report *r)
+{
+	return in_containers(r) || !isnan(r->host_ram_mb) || r->ram_budget;
+}
+
 int host_peak(const struct report *r, int k)
 {
-	return in_containers(r) && (k == PK_MEM_USED || k == PK_MEM_AVAIL || k == PK_SWAP ||
+	return host_scoped(r) && (k == PK_MEM_USED || k == PK_MEM_AVAIL || k == PK_SWAP ||
 				    k == PK_LOAD || k == PK_CPU);
 }
 

@@ -69,6 +69,10 @@ void fmt_ctr_name(const struct ctr *c, char *buf, size_t size);
 /* The build ran in containers (tied, or started by its clients): the
  * system CSV's memory, swap, load and CPU are the host's (host_peak). */
 int in_containers(const struct report *r);
+/* The build has a headroom of its own (its containers, a cgroup limit
+ * below the host's RAM, rm-run's --memory-max): the system CSV's figures
+ * are labelled as the host's. */
+int host_scoped(const struct report *r);
 int host_peak(const struct report *r, int k);
 /* Its memory limit at epoch t (KiB; the first one read before it), NaN: none. */
 double ctr_limit_at(const struct ctr *c, double t);

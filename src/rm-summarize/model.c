@@ -25,6 +25,7 @@
 #include "cgroup.h"
 #include "containers.h"
 #include "model.h"
+#include "oom.h"
 #include "procs.h"
 #include "sys.h"
 
@@ -428,11 +429,25 @@ static void perjob_container(const struct report *r, struct perjob *pj)
 	snprintf(pj->bound, sizeof(pj->bound), "container %s memory", c->shortid);
 }
 
+/* Did the kernel kill a process of the build in stage si? */
+static int stage_oom_killed(const struct report *r, int si)
+{
+	if (!r->sys)
+		return 0;
+	for (size_t i = 0; i < r->sys->nev; i++)
+		if (r->sys->ev[i].stage == si && oom_event_is_build(&r->sys->ev[i]))
+			return 1;
+	return 0;
+}
+
 /*
  * Memory per compile job, per stage: the p95 (nearest rank) of the peaks
  * of every compiler process whose peak fell in that stage, rounded up to
  * 64 MiB; and the -j this machine's RAM allows at that size, keeping the
- * near-OOM headroom (at most a quarter of RAM) free.
+ * near-OOM headroom (at most a quarter of RAM) free.  A stage where the
+ * build was OOM-killed is sized by its largest compiler instead: there the
+ * heavy units met, and a p95 of many small ones would call the -j that
+ * was killed safe.
  */
 static void derive_perjob(struct report *r, const struct opts *o)
 {
@@ -469,7 +484,8 @@ static void derive_perjob(struct report *r, const struct opts *o)
 		rank = (size_t)ceil(0.95 * (double)st->ncp);
 		pj->p95_kib = st->cpeaks[(rank ? rank : 1) - 1];
 		pj->max_kib = st->cpeaks[st->ncp - 1];
-		pj->suggest_mb = ceil(pj->p95_kib / 1024.0 / 64.0) * 64.0;
+		pj->by_max = pj->max_kib > pj->p95_kib && stage_oom_killed(r, i);
+		pj->suggest_mb = ceil((pj->by_max ? pj->max_kib : pj->p95_kib) / 1024.0 / 64.0) * 64.0;
 		if (pj->suggest_mb < 64)
 			pj->suggest_mb = 64;
 		pj->budget_mb = r->ram_mb;

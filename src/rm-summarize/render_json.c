@@ -632,6 +632,7 @@ static void json_perjob(struct rm_buf *b, const struct report *r)
 		jkey_num(b, &g, "p95_rss_kib", pj->p95_kib, 0);
 		jkey_num(b, &g, "max_rss_kib", pj->max_kib, 0);
 		jkey_num(b, &g, "suggest_mb_per_job", pj->suggest_mb, 0);
+		jkey_str(b, &g, "sized_by", pj->by_max ? "max" : "p95");
 		jkey_num(b, &g, "safe_jobs", fits ? (double)safe_jobs(r, pj) : NAN, 0);
 		jkey_num(b, &g, "memory_jobs", fits ? (double)pj->safe_j : NAN, 0);
 		jkey(b, &g, "bound_by");
@@ -800,7 +801,7 @@ static void json_containers(struct rm_buf *b, int *f, const struct report *r)
 	jkey(b, f, "binding_container");
 	jstr_or_null(b, cs->bind ? cs->bind->shortid : NULL);
 	jkey(b, f, "peaks_of");
-	rm_buf_adds(b, in_containers(r) ? "\"host\"" : "\"build\"");
+	rm_buf_adds(b, host_scoped(r) ? "\"host\"" : "\"build\"");
 }
 
 void print_json(struct rm_buf *b, const struct report *r, const struct opts *o)

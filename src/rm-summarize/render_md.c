@@ -333,8 +333,9 @@ static void md_lists(struct rm_buf *b, const struct report *r, const struct opts
 			rm_buf_addf(b, " | %zu", pj->n);
 			if (pj->nemu)
 				rm_buf_addf(b, " (%zu emulated)", pj->nemu);
-			rm_buf_addf(b, " | %.1f | %.0f | %ld | %s |\n", mib(pj->p95_kib),
-				    pj->suggest_mb, safe_jobs(r, pj), pj->safe_j > 0 ? jobs_bound(r, pj) : "?");
+			rm_buf_addf(b, " | %.1f | %.0f | %ld | %s%s |\n", mib(pj->p95_kib),
+				    pj->suggest_mb, safe_jobs(r, pj), pj->safe_j > 0 ? jobs_bound(r, pj) : "?",
+				    pj->by_max ? " (per job: the largest, OOM-killed here)" : "");
 		}
 		rm_buf_adds(b, "\n");
 	}

@@ -95,7 +95,7 @@ static void peak_line(struct rm_buf *b, const struct report *r, const char *labe
 	char clk[32];
 
 	fmt_clock(epoch - r->sys->first_epoch, clk, sizeof(clk));
-	rm_buf_addf(b, "  %-*s %-24s at +%s", in_containers(r) ? 27 : 22, label, v, clk);
+	rm_buf_addf(b, "  %-*s %-24s at +%s", host_scoped(r) ? 27 : 22, label, v, clk);
 	if (stage_name(r, stage)[0])
 		rm_buf_addf(b, "  stage %s", stage_name(r, stage));
 	rm_buf_adds(b, "\n");
@@ -105,7 +105,7 @@ static void text_peaks(struct rm_buf *b, const struct report *r, const struct st
 {
 	const struct sys *s = r->sys;
 	char v[80];
-	int lw = in_containers(r) ? 27 : 22;   /* "min memory available (host)" */
+	int lw = host_scoped(r) ? 27 : 22;   /* "min memory available (host)" */
 
 	rm_buf_addf(b, "%sPeaks%s\n", c->b, c->off);
 	for (int k = 0; k < PK_N; k++) {
@@ -505,11 +505,11 @@ static void text_stages(struct rm_buf *b, const struct report *r, const struct s
 		}
 		rm_buf_adds(b, "\n");
 	}
-	if (in_containers(r))
+	if (host_scoped(r))
 		rm_buf_adds(b, "  (memory in MiB, disk in GiB; peak used and min avail are the host's");
 	else
 		rm_buf_adds(b, "  (memory in MiB, disk in GiB)\n\n");
-	if (in_containers(r))
+	if (host_scoped(r))
 		rm_buf_adds(b, ctr ? ", ctr avail the least any of the stage's containers had left by its limit)\n\n" : ")\n\n");
 }
 
@@ -771,6 +771,8 @@ static void text_units(struct rm_buf *b, const struct report *r, const struct op
 				rm_buf_addf(b, "%8s", "?");
 			if (pj->nemu)
 				rm_buf_addf(b, "  (%zu emulated)", pj->nemu);
+			if (pj->by_max)
+				rm_buf_adds(b, "  (per job: the largest, OOM-killed here)");
 			rm_buf_adds(b, "\n");
 		}
 		rm_buf_adds(b, "\n");

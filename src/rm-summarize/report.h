@@ -353,6 +353,7 @@ struct perjob {
 	double budget_mb;      /* the memory -j is sized from (RAM, a cgroup's or a container's limit) */
 	const struct ctr *ctr; /* a tied container whose limit binds, or NULL */
 	char bound[40];        /* "container ID memory" when it does */
+	int by_max;            /* sized by the largest (above the p95): the build was OOM-killed in the stage */
 };
 
 /*
