@@ -218,57 +218,6 @@ int rm_cg_parse_size(const char *s, uint64_t *bytes)
 	return 0;
 }
 
-/* The value of ",KEY=" (or "KEY=" first) in rec[0..len): its start and length. */
-static const char *field_of(const char *rec, size_t len, const char *key, size_t *vlen)
-{
-	size_t kl = strlen(key);
-
-	for (size_t i = 0; i + kl <= len; i++) {
-		if ((i == 0 || rec[i - 1] == ',' || rec[i - 1] == ':') && memcmp(rec + i, key, kl) == 0) {
-			const char *v = rec + i + kl;
-			const char *e = memchr(v, ',', len - (size_t)(v - rec));
-			*vlen = e ? (size_t)(e - v) : len - (size_t)(v - rec);
-			while (*vlen && (v[*vlen - 1] == '\n' || v[*vlen - 1] == '\r'))
-				(*vlen)--;
-			return v;
-		}
-	}
-	return NULL;
-}
-
-int rm_cg_parse_oom_kill(const char *rec, size_t len, const char *leaf, char *name,
-			 size_t nsize, int *pid)
-{
-	const char *p = memmem(rec, len, "oom-kill:", 9), *v;
-	size_t n, ll = strlen(leaf), vl;
-	long id = 0;
-
-	if (!p || !ll || nsize == 0)
-		return 0;
-	n = len - (size_t)(p - rec);
-	v = field_of(p, n, "oom_memcg=", &vl);
-	if (!v || vl < ll || memcmp(v + vl - ll, leaf, ll) != 0 ||
-	    (vl > ll && v[vl - ll - 1] != '/'))
-		return 0;
-	v = field_of(p, n, "pid=", &vl);
-	if (!v || vl == 0 || vl > 9)
-		return 0;
-	for (size_t i = 0; i < vl; i++) {
-		if (v[i] < '0' || v[i] > '9')
-			return 0;
-		id = id * 10 + (v[i] - '0');
-	}
-	v = field_of(p, n, "task=", &vl);
-	if (!v)
-		return 0;
-	if (vl >= nsize)
-		vl = nsize - 1;
-	memcpy(name, v, vl);
-	name[vl] = '\0';
-	*pid = (int)id;
-	return 1;
-}
-
 /* ---- readers ---- */
 
 /* A mount point as this process sees it, re-rooted under RM_SYS_ROOT. */

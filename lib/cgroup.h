@@ -75,15 +75,6 @@ int rm_cg_quota_cores(long long quota, long long period, int affinity);
  */
 int rm_cg_parse_size(const char *s, uint64_t *bytes);
 
-/*
- * A kernel log line "oom-kill:...,oom_memcg=PATH,...,task=NAME,pid=N,..."
- * whose PATH is leaf or ends in "/leaf" (a kill inside that cgroup, not
- * one elsewhere at the same moment).  Returns 1 with the raw name
- * (sanitize it before printing) and PID, else 0.
- */
-int rm_cg_parse_oom_kill(const char *rec, size_t len, const char *leaf, char *name,
-			 size_t nsize, int *pid);
-
 /* A memory cgroup found for reading. */
 struct rm_cg {
 	int ok;

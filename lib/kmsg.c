@@ -320,6 +320,7 @@ struct pending {
 struct reader {
 	void (*cb)(void *arg, const struct rm_oom_kill *o);
 	void *arg;
+	const char *memcg;             /* only kills of this cgroup, or NULL */
 	struct rm_oom_kill last;
 	struct pending pend, lastrep;  /* the next kill's report; last's */
 	int have_last, kills, records;
@@ -401,8 +402,19 @@ static void take_report(struct pending *p, const char *rec, size_t len)
 	}
 }
 
+/* path (oom_memcg) is memcg, or ends in "/memcg". */
+static int memcg_is(const char *path, const char *memcg)
+{
+	size_t pl = strlen(path), ml = strlen(memcg);
+
+	return ml && pl >= ml && memcmp(path + pl - ml, memcg, ml) == 0 &&
+	       (pl == ml || path[pl - ml - 1] == '/');
+}
+
 static void hand_on(struct reader *rd)
 {
+	if (rd->memcg && !memcg_is(rd->last.oom_memcg, rd->memcg))
+		return;
 	rd->last.tasks = rd->lastrep.n ? rd->lastrep.tasks : NULL;
 	rd->last.ntasks = rd->lastrep.n;
 	rd->cb(rd->arg, &rd->last);
@@ -440,29 +452,31 @@ static void take(struct reader *rd, const char *rec, size_t len)
 	rd->have_last = 1;
 }
 
-int rm_kmsg_read_ooms(const char *path, void (*cb)(void *arg, const struct rm_oom_kill *o),
-		      void *arg)
+static void reader_init(struct reader *rd, const char *memcg,
+			void (*cb)(void *arg, const struct rm_oom_kill *o), void *arg)
+{
+	memset(rd, 0, sizeof(*rd));
+	rd->cb = cb;
+	rd->arg = arg;
+	rd->memcg = memcg;
+	pending_clear(&rd->pend);
+	pending_clear(&rd->lastrep);
+}
+
+/* Read fd to its end (EAGAIN on /dev/kmsg), every kill to the callback.
+ * The number of kills handed on, or -1 with errno. */
+static int read_fd(struct reader *rd, int fd, int is_dev)
 {
 	char buf[8192];
-	struct reader rd;
-	int fd, is_dev, err = 0;
+	int err = 0;
 	size_t fill = 0;
 	long total = 0;
 
-	memset(&rd, 0, sizeof(rd));
-	rd.cb = cb;
-	rd.arg = arg;
-	pending_clear(&rd.pend);
-	pending_clear(&rd.lastrep);
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	is_dev = strncmp(path, "/dev/", 5) == 0;
 	for (;;) {
 		ssize_t n;
 		/* Bounded: a device or pipe that never ends (/dev/zero) is
 		 * not read forever. */
-		if (!rd.records && total > RM_KMSG_PROBE) {
+		if (!rd->records && total > RM_KMSG_PROBE) {
 			err = EBADMSG;
 			break;
 		}
@@ -488,13 +502,13 @@ int rm_kmsg_read_ooms(const char *path, void (*cb)(void *arg, const struct rm_oo
 				continue;
 			if (!is_dev && i + 1 < have && buf[i + 1] == ' ')
 				continue;
-			take(&rd, buf + start, i - start);
+			take(rd, buf + start, i - start);
 			start = i + 1;
 		}
 		if (n == 0) {
 			/* The last record of a file without a final newline. */
 			if (start < have)
-				take(&rd, buf + start, have - start);
+				take(rd, buf + start, have - start);
 			break;
 		}
 		if (start == 0 && have >= sizeof(buf) - 1) {
@@ -504,14 +518,73 @@ int rm_kmsg_read_ooms(const char *path, void (*cb)(void *arg, const struct rm_oo
 		memmove(buf, buf + start, have - start);
 		fill = have - start;
 	}
-	close(fd);
-	if (!err && rd.have_last)
-		hand_on(&rd);
-	free(rd.pend.tasks);
-	free(rd.lastrep.tasks);
+	if (!err && rd->have_last)
+		hand_on(rd);
+	free(rd->pend.tasks);
+	free(rd->lastrep.tasks);
 	if (err) {
 		errno = err;
 		return -1;
 	}
-	return rd.kills;
+	return rd->kills;
+}
+
+int rm_kmsg_read_ooms(const char *path, void (*cb)(void *arg, const struct rm_oom_kill *o),
+		      void *arg)
+{
+	struct reader rd;
+	int fd, n, e;
+
+	reader_init(&rd, NULL, cb, arg);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read_fd(&rd, fd, strncmp(path, "/dev/", 5) == 0);
+	e = errno;
+	close(fd);
+	errno = e;
+	return n;
+}
+
+int rm_kmsg_mark(struct rm_kmsg_mark *m, const char *path)
+{
+	const char *env = getenv("RM_KMSG");
+	int e;
+
+	memset(m, 0, sizeof(*m));
+	if (!path)
+		path = env && *env ? env : "/dev/kmsg";
+	m->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (m->fd < 0)
+		return -1;
+	/* /dev/kmsg: the next read is the first record logged from now on. */
+	if (lseek(m->fd, 0, SEEK_END) < 0) {
+		e = errno;
+		close(m->fd);
+		errno = e;
+		return -1;
+	}
+	m->is_dev = strncmp(path, "/dev/", 5) == 0;
+	m->ok = 1;
+	return 0;
+}
+
+int rm_kmsg_oom_since(struct rm_kmsg_mark *m, const char *memcg,
+		      void (*cb)(void *arg, const struct rm_oom_kill *o), void *arg)
+{
+	struct reader rd;
+
+	if (!m->ok) {
+		errno = EBADF;
+		return -1;
+	}
+	reader_init(&rd, memcg, cb, arg);
+	return read_fd(&rd, m->fd, m->is_dev);
+}
+
+void rm_kmsg_unmark(struct rm_kmsg_mark *m)
+{
+	if (m->ok)
+		close(m->fd);
+	m->ok = 0;
 }

@@ -17,7 +17,8 @@
  * oom-kill line took for the start of the name goes back to task_memcg.
  * rm_kmsg_read_ooms() reads the whole ring buffer once,
  * without blocking, and hands each kill (the two lines of one kill
- * merged) to a callback.  Names and paths are raw: sanitize them before
+ * merged) to a callback; rm_kmsg_mark() and rm_kmsg_oom_since() do the
+ * same for the kills of one cgroup logged after a mark.  Names and paths are raw: sanitize them before
  * printing.
  *
  * Before those two lines the kernel prints its report of the kill
@@ -108,5 +109,36 @@ int rm_kmsg_is_record(const char *rec, size_t len);
  */
 int rm_kmsg_read_ooms(const char *path, void (*cb)(void *arg, const struct rm_oom_kill *o),
 		      void *arg);
+
+/*
+ * The kills of one cgroup since a moment: rm_kmsg_mark opens the log and
+ * marks its end, then rm_kmsg_oom_since reads only the records logged
+ * after the mark.  A sequence mark, no clock: a record's stamp is the
+ * kernel log's clock, which on a host up for days trails CLOCK_MONOTONIC
+ * by seconds, so comparing stamps with a start time skips real kills.
+ */
+struct rm_kmsg_mark {
+	int ok;                 /* marked: fd is open */
+	int fd, is_dev;
+};
+
+/*
+ * Mark path's end now (NULL: $RM_KMSG where set, a file of records the
+ * tests write, else "/dev/kmsg").  Returns 0, or -1 with errno (m->ok 0:
+ * EPERM/EACCES where dmesg_restrict keeps the log from this user).
+ */
+int rm_kmsg_mark(struct rm_kmsg_mark *m, const char *path);
+
+/*
+ * Each kill logged after the mark (or after the last call) whose
+ * oom_memcg, the cgroup whose limit acted, is memcg or ends in "/memcg"
+ * (memcg NULL: every kill), to cb in log order.  Returns their number, or
+ * -1 with errno (EBADF when not marked), as rm_kmsg_read_ooms.
+ */
+int rm_kmsg_oom_since(struct rm_kmsg_mark *m, const char *memcg,
+		      void (*cb)(void *arg, const struct rm_oom_kill *o), void *arg);
+
+/* Close the log; the mark is gone. */
+void rm_kmsg_unmark(struct rm_kmsg_mark *m);
 
 #endif

@@ -347,7 +347,7 @@ void exec_setup(struct stream *s)
 	if (s->o->mem_max && cgroup_limit(&s->cg, s->o->mem_max, why, sizeof(why)) < 0)
 		budget_fail(s, why);
 	if (s->o->mem_max)
-		cgroup_kmsg_mark(&s->cg);   /* the victim is named from what follows */
+		rm_kmsg_mark(&s->kmark, NULL);   /* the victim is named from what follows */
 	s->mono0 = rm_now_mono();
 	s->tty = tty_take();
 }

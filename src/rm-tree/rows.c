@@ -186,24 +186,45 @@ void check_outs(const struct opts *o)
 				errx(RM_EXIT_USAGE, "'%s' is named for two outputs", p[j]);
 }
 
+/* The first OOM victim of the job's cgroup in the kernel log. */
+struct victim {
+	int found, pid;
+	char name[64];
+};
+
+static void first_victim(void *arg, const struct rm_oom_kill *o)
+{
+	struct victim *v = arg;
+
+	if (v->found)
+		return;
+	v->found = 1;
+	v->pid = o->pid;
+	rm_sanitize(o->name, strlen(o->name), v->name, sizeof(v->name));
+}
+
 /* --memory-max: the budget, the OOM kills inside it and the first victim. */
 static void budget_cols(struct stream *s)
 {
 	uint64_t kills;
-	char name[64];
-	int vpid;
+	struct victim v = { 0 };
 
 	rm_buf_addf(&s->b, ",%llu,", (unsigned long long)(s->o->mem_max / 1024));
 	if (!s->cg.ok || cgroup_oom_kills(&s->cg, &kills) < 0) {
 		rm_buf_addc(&s->b, ',');
+		rm_kmsg_unmark(&s->kmark);
 		return;
 	}
 	rm_buf_addf(&s->b, "%llu,", (unsigned long long)kills);
-	if (kills > 0 && cgroup_victim(&s->cg, name, sizeof(name), &vpid) == 0) {
-		char v[100];
-		snprintf(v, sizeof(v), "%s (PID %d)", name, vpid);
-		rm_buf_csv(&s->b, v);
+	/* Another cgroup's kill at the same moment is not the job's. */
+	if (kills > 0 && strrchr(s->cg.dir, '/'))
+		rm_kmsg_oom_since(&s->kmark, strrchr(s->cg.dir, '/') + 1, first_victim, &v);
+	if (v.found) {
+		char text[100];
+		snprintf(text, sizeof(text), "%s (PID %d)", v.name, v.pid);
+		rm_buf_csv(&s->b, text);
 	}
+	rm_kmsg_unmark(&s->kmark);
 }
 
 void job_row(struct stream *s, double el)

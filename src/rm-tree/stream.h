@@ -12,6 +12,7 @@
 #ifndef RM_TREE_STREAM_H
 #define RM_TREE_STREAM_H
 
+#include "kmsg.h"
 #include "tree.h"
 
 struct vec {
@@ -49,6 +50,7 @@ struct stream {
 	double start_epoch;
 	char cmdline[RM_TEXT_MAX + 1];
 	struct cgroup cg;
+	struct rm_kmsg_mark kmark;    /* the kernel log at the job's start (--memory-max) */
 	double mono0;                 /* CLOCK_MONOTONIC at the job's start */
 	int tty;
 	int chld_rfd;                 /* the SIGCHLD self-pipe (events.c owns extra_fd) */

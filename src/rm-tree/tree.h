@@ -113,7 +113,6 @@ struct cgroup {
 	char dir[4096];
 	int v2;
 	int ok;
-	int kmsg_on, kmsg_fd;   /* /dev/kmsg read from the job's start */
 };
 
 /* Create a child memory cgroup of our own; -1 with a reason in why. */
@@ -128,11 +127,6 @@ int cgroup_remove(const struct cgroup *cg);
 int cgroup_limit(const struct cgroup *cg, uint64_t bytes, char *why, size_t wsize);
 /* OOM kills inside it so far; -1 when unreadable. */
 int cgroup_oom_kills(const struct cgroup *cg, uint64_t *n);
-/* The first OOM victim the kernel logged inside it since
- * cgroup_kmsg_mark; -1 when none or the log is closed to us. */
-int cgroup_victim(struct cgroup *cg, char *name, size_t nsize, int *pid);
-/* Mark the kernel log's end now (the job's start), for cgroup_victim. */
-void cgroup_kmsg_mark(struct cgroup *cg);
 
 /*
  * What events.c needs of the stream, handed to it by events_start: it

@@ -33,12 +33,6 @@ static int fz_cgroup(const uint8_t *data, size_t size)
 			  rm_cg_quota_cores(q, p, 4) <= 4);
 	if (rm_cg_parse_size(buf, &v) == 0)
 		FZ_ASSERT(v >= 1);
-	{
-		char name[16];
-		int pid;
-		if (rm_cg_parse_oom_kill(buf, size, "rm-tree.1", name, sizeof(name), &pid))
-			FZ_ASSERT(strlen(name) < sizeof(name) && pid >= 0);
-	}
 	line = strtok(buf, "\n");
 	while (line) {
 		if (rm_cg_parse_mountinfo_line(line, &m) == 0)

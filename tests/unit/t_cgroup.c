@@ -113,31 +113,6 @@ static void sizes(void)
 	CHECK(rm_cg_parse_size("", &b) < 0);
 }
 
-static void oom_kill_lines(void)
-{
-	const char *ours = "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,"
-			   "oom_memcg=/process_api/27b4/rm-tree.1703,task_memcg=/process_api/27b4/rm-tree.1703,"
-			   "task=memhog,pid=1892,uid=0\n";
-	const char *other = "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,"
-			    "oom_memcg=/rm-monitor-test-29192,task_memcg=/rm-monitor-test-29192,"
-			    "task=oomer,pid=29300,uid=0";
-	const char *longer = "oom-kill:constraint=CONSTRAINT_MEMCG,oom_memcg=/a/rm-tree.17031,task=x,pid=5,uid=0";
-	const char *global = "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,"
-			     "global_oom,task_memcg=/,task=cc1plus,pid=77,uid=0";
-	char name[64];
-	int pid = 0;
-
-	CHECK(rm_cg_parse_oom_kill(ours, strlen(ours), "rm-tree.1703", name, sizeof(name), &pid) == 1);
-	CHECK_STR(name, "memhog");
-	CHECK(pid == 1892);
-	/* Another cgroup's kill at the same moment is not ours. */
-	CHECK(rm_cg_parse_oom_kill(other, strlen(other), "rm-tree.1703", name, sizeof(name), &pid) == 0);
-	CHECK(rm_cg_parse_oom_kill(longer, strlen(longer), "rm-tree.1703", name, sizeof(name), &pid) == 0);
-	CHECK(rm_cg_parse_oom_kill(global, strlen(global), "rm-tree.1703", name, sizeof(name), &pid) == 0);
-	CHECK(rm_cg_parse_oom_kill(other, strlen(other), "rm-monitor-test-29192", name, sizeof(name), &pid) == 1);
-	CHECK_STR(name, "oomer");
-}
-
 /* Our own affinity, to compare against. */
 static int own_cpus(void)
 {
@@ -208,7 +183,6 @@ int main(void)
 	RUN(key_values);
 	RUN(limits_and_quotas);
 	RUN(sizes);
-	RUN(oom_kill_lines);
 	snprintf(proc, sizeof(proc), "%s/tests/fixtures/cgroup-v2/proc", top ? top : ".");
 	snprintf(sys, sizeof(sys), "%s/tests/fixtures/cgroup-v2/sys", top ? top : ".");
 	setenv("RM_PROC_ROOT", proc, 1);

@@ -1,8 +1,10 @@
 /*
  * t_kmsg: OOM kill lines as the kernel prints them to /dev/kmsg, and the
- * reader over a fixture file (both lines of one kill merged).
+ * reader over a fixture file (both lines of one kill merged), and the
+ * kills of one cgroup logged after a mark.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,6 +298,121 @@ static void test_read_bounded(void)
 	unlink(path);
 }
 
+/* append(path, text): text at the end of the file, as the kernel logs. */
+static void append(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "a");
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK(fputs(text, f) >= 0);
+	CHECK(fclose(f) == 0);
+}
+
+/*
+ * A mark, then the kills of one cgroup logged after it: a kill logged
+ * before the mark (of the same cgroup) is not one, nor another cgroup's
+ * kill at the same moment, nor a cgroup whose name only ends like ours,
+ * nor a host-wide OOM.  The stamps say nothing: the one before the mark
+ * is stamped later than those after it.
+ */
+static void test_since_mark_in_cgroup(void)
+{
+	char path[] = "/tmp/t_kmsg.XXXXXX";
+	int fd = mkstemp(path);
+	struct rm_kmsg_mark m;
+
+	CHECK(fd >= 0);
+	close(fd);
+	append(path, "6,1,9000000000,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,"
+		     "mems_allowed=0,oom_memcg=/process_api/27b4/rm-tree.1703,"
+		     "task_memcg=/process_api/27b4/rm-tree.1703,task=before,pid=41,uid=0\n");
+	CHECK(rm_kmsg_mark(&m, path) == 0);
+	CHECK(m.ok);
+	append(path,
+	       "6,2,10,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,"
+	       "oom_memcg=/rm-monitor-test-29192,task_memcg=/rm-monitor-test-29192,"
+	       "task=oomer,pid=29300,uid=0\n"
+	       "3,3,11,-;Memory cgroup out of memory: Killed process 29300 (oomer) total-vm:1kB\n"
+	       "6,4,20,-;oom-kill:constraint=CONSTRAINT_MEMCG,oom_memcg=/a/rm-tree.17031,"
+	       "task_memcg=/a/rm-tree.17031,task=x,pid=5,uid=0\n"
+	       "6,5,30,-;oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,"
+	       "global_oom,task_memcg=/process_api/27b4/rm-tree.1703,task=cc1plus,pid=77,uid=0\n"
+	       "3,6,31,-;Out of memory: Killed process 77 (cc1plus) total-vm:1kB\n"
+	       "6,7,40,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,"
+	       "oom_memcg=/process_api/27b4/rm-tree.1703,task_memcg=/process_api/27b4/rm-tree.1703,"
+	       "task=memhog,pid=1892,uid=0\n"
+	       "3,8,41,-;Memory cgroup out of memory: Killed process 1892 (memhog) total-vm:1kB\n");
+	n_seen = 0;
+	CHECK(rm_kmsg_oom_since(&m, "rm-tree.1703", cb, NULL) == 1);
+	CHECK_U64(n_seen, 1);
+	CHECK_U64(seen[0].pid, 1892);
+	CHECK_STR(seen[0].name, "memhog");
+	CHECK_STR(seen[0].oom_memcg, "/process_api/27b4/rm-tree.1703");
+	CHECK_U64(seen[0].constraint, RM_OOM_MEMCG);
+	/* Read on from there: nothing new, then a kill logged since. */
+	n_seen = 0;
+	CHECK(rm_kmsg_oom_since(&m, "rm-tree.1703", cb, NULL) == 0);
+	append(path, "6,9,50,-;oom-kill:constraint=CONSTRAINT_MEMCG,oom_memcg=/rm-tree.1703,"
+		     "task_memcg=/rm-tree.1703/sub,task=ld,pid=1900,uid=0\n");
+	CHECK(rm_kmsg_oom_since(&m, "rm-tree.1703", cb, NULL) == 1);
+	CHECK_STR(seen[0].name, "ld");
+	CHECK_STR(seen[0].task_memcg, "/rm-tree.1703/sub");
+	rm_kmsg_unmark(&m);
+	CHECK(!m.ok);
+	CHECK(rm_kmsg_oom_since(&m, "rm-tree.1703", cb, NULL) == -1 && errno == EBADF);
+
+	/* The other cgroups by their names, every kill by none. */
+	CHECK(rm_kmsg_mark(&m, path) == 0);
+	CHECK(rm_kmsg_oom_since(&m, NULL, cb, NULL) == 0);
+	rm_kmsg_unmark(&m);
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0);
+	m.ok = 1;
+	m.fd = fd;
+	m.is_dev = 0;
+	n_seen = 0;
+	CHECK(rm_kmsg_oom_since(&m, "rm-monitor-test-29192", cb, NULL) == 1);
+	CHECK_STR(seen[0].name, "oomer");
+	rm_kmsg_unmark(&m);
+	m.fd = open(path, O_RDONLY);
+	m.ok = m.fd >= 0;
+	n_seen = 0;
+	CHECK(rm_kmsg_oom_since(&m, NULL, cb, NULL) == 6);
+	CHECK_STR(seen[0].name, "before");
+	CHECK_STR(seen[3].name, "cc1plus");
+	CHECK_U64(seen[3].constraint, RM_OOM_NONE);
+	rm_kmsg_unmark(&m);
+	unlink(path);
+}
+
+/* RM_KMSG names the log to mark when none is given; a log that cannot be
+ * opened is no mark. */
+static void test_mark_env_and_errors(void)
+{
+	char path[] = "/tmp/t_kmsg.XXXXXX";
+	int fd = mkstemp(path);
+	struct rm_kmsg_mark m;
+
+	CHECK(fd >= 0);
+	close(fd);
+	setenv("RM_KMSG", path, 1);
+	CHECK(rm_kmsg_mark(&m, NULL) == 0);
+	append(path, "6,1,0,-;oom-kill:constraint=CONSTRAINT_MEMCG,oom_memcg=/rm-tree.9,"
+		     "task_memcg=/rm-tree.9,task=early,pid=4242,uid=0\n");
+	n_seen = 0;
+	CHECK(rm_kmsg_oom_since(&m, "rm-tree.9", cb, NULL) == 1);
+	CHECK_STR(seen[0].name, "early");
+	CHECK_U64(seen[0].pid, 4242);
+	rm_kmsg_unmark(&m);
+	unsetenv("RM_KMSG");
+	CHECK(rm_kmsg_mark(&m, "/nonexistent/kmsg") == -1 && errno == ENOENT);
+	CHECK(!m.ok);
+	CHECK(rm_kmsg_oom_since(&m, NULL, cb, NULL) == -1);
+	unlink(path);
+}
+
 int main(void)
 {
 	RUN(test_killed_process);
@@ -308,5 +425,7 @@ int main(void)
 	RUN(test_cgroup_path_with_task_keeps_victim_name);
 	RUN(test_read_dump);
 	RUN(test_read_bounded);
+	RUN(test_since_mark_in_cgroup);
+	RUN(test_mark_env_and_errors);
 	return tap_done();
 }
