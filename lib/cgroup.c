@@ -263,10 +263,10 @@ static int find_mount(const char *ctrl, struct hier *h)
 /*
  * The directory of cgroup path cg (as /proc/PID/cgroup writes it) under
  * hierarchy h.  The mount may show only part of the hierarchy (a
- * container's): a path outside it is the mount's own root.  -1 when the
- * directory is not there.
+ * container's): a path outside it is the mount's own root, or with
+ * strict no directory (ENOENT).  -1 when the directory is not there.
  */
-static int cg_dir(const struct hier *h, const char *cg, char *out, size_t size)
+static int cg_dir_in(const struct hier *h, const char *cg, int strict, char *out, size_t size)
 {
 	size_t rl = strlen(h->root);
 	const char *rel = cg;
@@ -274,7 +274,10 @@ static int cg_dir(const struct hier *h, const char *cg, char *out, size_t size)
 	if (strcmp(h->root, "/") != 0) {
 		if (strncmp(cg, h->root, rl) == 0 && (cg[rl] == '/' || cg[rl] == '\0'))
 			rel = cg + rl;
-		else
+		else if (strict) {
+			errno = ENOENT;
+			return -1;
+		} else
 			rel = "";
 	}
 	while (*rel == '/')
@@ -282,6 +285,24 @@ static int cg_dir(const struct hier *h, const char *cg, char *out, size_t size)
 	if (rm_pathf(out, size, "%s%s%s", h->point, *rel ? "/" : "", rel) < 0)
 		return -1;
 	return access(out, F_OK);
+}
+
+static int cg_dir(const struct hier *h, const char *cg, char *out, size_t size)
+{
+	return cg_dir_in(h, cg, 0, out, size);
+}
+
+int rm_cg_own_dir(const char *ctrl, char *dir, size_t size)
+{
+	char text[8192], own[4096];
+	struct hier h;
+
+	if (rm_read_at(rm_proc_dirfd(), "self/cgroup", text, sizeof(text)) < 0 ||
+	    rm_cg_parse_proc_cgroup(text, ctrl, own, sizeof(own)) < 0 || find_mount(ctrl, &h) < 0) {
+		errno = ENOENT;
+		return -1;
+	}
+	return cg_dir_in(&h, own, 1, dir, size);
 }
 
 static int has_file(const char *dir, const char *name)

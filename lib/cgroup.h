@@ -75,6 +75,15 @@ int rm_cg_quota_cores(long long quota, long long period, int affinity);
  */
 int rm_cg_parse_size(const char *s, uint64_t *bytes);
 
+/*
+ * Our own cgroup's directory in the v2 hierarchy (ctrl NULL) or in the v1
+ * hierarchy with controller ctrl, as mounted here (a mount under /sys
+ * re-rooted to RM_SYS_ROOT).  Where the mount shows only part of the
+ * hierarchy and our cgroup is outside it, there is none.  Returns 0, or
+ * -1 with errno (ENOENT: no such hierarchy, or our cgroup not in it).
+ */
+int rm_cg_own_dir(const char *ctrl, char *dir, size_t size);
+
 /* A memory cgroup found for reading. */
 struct rm_cg {
 	int ok;

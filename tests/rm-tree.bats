@@ -427,8 +427,8 @@ EOF
 
 # The parts of rm-tree stand in one order, so that each can be read
 # without those above it: main.c uses the parts, the stream's loop uses
-# job.c, probe.c and rows.c in that order, all of them events.c and
-# cgroup.c, and util.c serves them all; nothing reaches back into main.c
+# job.c, probe.c and rows.c in that order, all of them events.c, and
+# util.c serves them all; nothing reaches back into main.c
 # (snap.c and stream.c once took prog and cmd_dup from it, and events.c
 # and stream.c called each other).  Read from the objects' symbols.
 @test "rm-tree's parts call one way: nothing reaches back into main.c, and no two parts into each other" {

@@ -210,7 +210,7 @@ static void budget_fail(struct stream *s, const char *why)
 	warnx("--memory-max: cannot make a memory cgroup for the budget: %s; '%s' not run",
 	      why, s->o->argv[0]);
 	if (s->cg.ok)
-		cgroup_remove(&s->cg);
+		rm_cg_child_remove(&s->cg);
 	exit(125);
 }
 
@@ -277,7 +277,7 @@ void launch(struct stream *s)
 	/* Into the cgroup once: with --memory-max a failure ends the job
 	 * before CMD runs (no budget, no run); with --cgroup it only loses
 	 * the exact peak. */
-	if (s->cg.ok && cgroup_enter(&s->cg, pid) < 0) {
+	if (s->cg.ok && rm_cg_child_enter(&s->cg, pid) < 0) {
 		if (s->o->mem_max) {
 			/* Closing go ends the child before it runs CMD. */
 			char why[4500];
@@ -290,7 +290,7 @@ void launch(struct stream *s)
 		}
 		warnx("--cgroup: cannot move the job into '%s': %s; sampling only",
 		      s->cg.dir, strerror(errno));
-		cgroup_remove(&s->cg);
+		rm_cg_child_remove(&s->cg);
 		s->cg.ok = 0;
 	}
 	if (write(go[1], "g", 1) < 0) {
@@ -311,7 +311,7 @@ void exec_setup(struct stream *s)
 {
 	struct sigaction sa;
 	int p[2];
-	char why[256];
+	char why[256], cgname[32];
 	struct rm_buf tmp = { 0 };
 
 	for (char **a = s->o->argv; *a; a++) {
@@ -339,12 +339,13 @@ void exec_setup(struct stream *s)
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		warnx("cannot become a child subreaper: %s; orphans are followed by process group",
 		      strerror(errno));
-	if (s->o->cgroup && cgroup_create(&s->cg, why, sizeof(why)) < 0) {
+	snprintf(cgname, sizeof(cgname), "rm-tree.%d", (int)s->self);
+	if (s->o->cgroup && rm_cg_child_create(&s->cg, cgname, why, sizeof(why)) < 0) {
 		if (s->o->mem_max)
 			budget_fail(s, why);
 		warnx("--cgroup: no memory cgroup of our own: %s; sampling only", why);
 	}
-	if (s->o->mem_max && cgroup_limit(&s->cg, s->o->mem_max, why, sizeof(why)) < 0)
+	if (s->o->mem_max && rm_cg_child_limit(&s->cg, s->o->mem_max, why, sizeof(why)) < 0)
 		budget_fail(s, why);
 	if (s->o->mem_max)
 		rm_kmsg_mark(&s->kmark, NULL);   /* the victim is named from what follows */

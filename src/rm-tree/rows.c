@@ -210,15 +210,15 @@ static void budget_cols(struct stream *s)
 	struct victim v = { 0 };
 
 	rm_buf_addf(&s->b, ",%llu,", (unsigned long long)(s->o->mem_max / 1024));
-	if (!s->cg.ok || cgroup_oom_kills(&s->cg, &kills) < 0) {
+	if (!s->cg.ok || rm_cg_child_oom_kills(&s->cg, &kills) < 0) {
 		rm_buf_addc(&s->b, ',');
 		rm_kmsg_unmark(&s->kmark);
 		return;
 	}
 	rm_buf_addf(&s->b, "%llu,", (unsigned long long)kills);
 	/* Another cgroup's kill at the same moment is not the job's. */
-	if (kills > 0 && strrchr(s->cg.dir, '/'))
-		rm_kmsg_oom_since(&s->kmark, strrchr(s->cg.dir, '/') + 1, first_victim, &v);
+	if (kills > 0)
+		rm_kmsg_oom_since(&s->kmark, s->cg.name, first_victim, &v);
 	if (v.found) {
 		char text[100];
 		snprintf(text, sizeof(text), "%s (PID %d)", v.name, v.pid);
@@ -246,7 +246,7 @@ void job_row(struct stream *s, double el)
 		has_maxp = 1;
 	}
 	if (s->cg.ok) {
-		has_cg = cgroup_peak(&s->cg, &cg_kib) == 0;
+		has_cg = rm_cg_child_peak(&s->cg, &cg_kib) == 0;
 		if (!has_cg)
 			tree_warnx("--cgroup: cannot read the peak in '%s': %s", s->cg.dir,
 				   strerror(errno));

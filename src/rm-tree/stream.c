@@ -188,7 +188,7 @@ static int stream_finish(struct stream *s)
 	if (s->exec) {
 		if (s->job_fd >= 0)
 			job_row(s, el);
-		if (s->cg.ok && cgroup_remove(&s->cg) < 0)
+		if (s->cg.ok && rm_cg_child_remove(&s->cg) < 0)
 			tree_warnx("--cgroup: cannot remove '%s': %s", s->cg.dir, strerror(errno));
 		tty_give_back(s->tty);
 	}

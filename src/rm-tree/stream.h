@@ -7,11 +7,13 @@
  *   probe.c    /proc readings of the members: scans, samples, totals
  *   rows.c     the exit-log, timeline and job rows, their headers and files
  *
- * and all of them may call events.c, cgroup.c and util.c.
+ * and all of them may call events.c and util.c.  The job's memory cgroup
+ * is lib/cgchild's, the victims of its OOM kills lib/kmsg's.
  */
 #ifndef RM_TREE_STREAM_H
 #define RM_TREE_STREAM_H
 
+#include "cgchild.h"
 #include "kmsg.h"
 #include "tree.h"
 
@@ -49,7 +51,7 @@ struct stream {
 	double root_end;              /* elapsed when CMD ended */
 	double start_epoch;
 	char cmdline[RM_TEXT_MAX + 1];
-	struct cgroup cg;
+	struct rm_cg_child cg;        /* --cgroup, --memory-max */
 	struct rm_kmsg_mark kmark;    /* the kernel log at the job's start (--memory-max) */
 	double mono0;                 /* CLOCK_MONOTONIC at the job's start */
 	int tty;

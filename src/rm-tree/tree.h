@@ -8,7 +8,6 @@
  *              probe.c the /proc readings, rows.c the rows
  *   events.c   kernel events, for the stream (which hands it an
  *              events_host: the table, the options, two hooks)
- *   cgroup.c   the job's memory cgroup, for the stream
  *   containers.c  --containers (the host's container cgroups, tied to
  *              the build by its clients' command lines) and which
  *              processes are rm-tools' own monitors, for the stream,
@@ -107,26 +106,6 @@ void tree_oom(void) __attribute__((noreturn));
  * rm-monitor's other samplers), and a line of ours must not be cut.
  */
 void tree_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* The memory cgroup of an --exec job. */
-struct cgroup {
-	char dir[4096];
-	int v2;
-	int ok;
-};
-
-/* Create a child memory cgroup of our own; -1 with a reason in why. */
-int cgroup_create(struct cgroup *cg, char *why, size_t wsize);
-/* Move pid into it; -1 with errno. */
-int cgroup_enter(const struct cgroup *cg, pid_t pid);
-/* The peak of everything that ran in it, KiB; -1 when unreadable. */
-int cgroup_peak(const struct cgroup *cg, uint64_t *kib);
-/* Remove it (it must be empty); -1 with errno. */
-int cgroup_remove(const struct cgroup *cg);
-/* --memory-max: set the limit (and swap's); -1 with a reason in why. */
-int cgroup_limit(const struct cgroup *cg, uint64_t bytes, char *why, size_t wsize);
-/* OOM kills inside it so far; -1 when unreadable. */
-int cgroup_oom_kills(const struct cgroup *cg, uint64_t *n);
 
 /*
  * What events.c needs of the stream, handed to it by events_start: it
