@@ -194,6 +194,54 @@ EOF
   under_san || under_valgrind || ((rss < 16384))
 }
 
+# exitlog_pair DIR N: DIR/sys.csv (an hour at 10 s) and DIR/N.procs.csv, N rows
+# of rm-tree's 22 columns: one in eight a cc1plus of one of 1,000 units whose
+# parent is a clang of it, pids reused, a few of another user elsewhere.
+exitlog_pair() {
+  mawk -v d="$1" -v rows="$2" 'BEGIN {
+    s = d "/sys.csv"; p = d "/" rows ".procs.csv"
+    print "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context" > s
+    for (i = 0; i < 360; i++)
+      printf "%d,x,%d,1,50,%d,%d,10,0,80,20,2,stage%d,c%d\n", 1700000000 + 10 * i, 10 * i, 4000 + i, 12000 - i, i / 120, i > s
+    print "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,cmd,read_kib,write_kib,majflt,cpu_delay_ms,io_delay_ms,swapin_delay_ms,reclaim_delay_ms,thrash_delay_ms,source,scope,emulated,uid" > p
+    for (i = 0; i < rows; i++) {
+      t = i * 3500 / rows; pid = 300 + i % 30000; u = int(i / 8) % 1000
+      x = sprintf(",%d,%d,%d,%d,%d,0,%d,0,%s,%s,no,%d", (i * 13) % 5000, (i * 17) % 7000, i % 3, i % 50,
+        i % 7, i % 11 ? 0 : i % 900, i % 10 ? "exact" : "sampled", i % 997 ? "" : "out", i % 997 ? 1000 : 1001)
+      if (i % 8 == 0)
+        printf "%d,%d,cc1plus,%.3f,%.3f,%d,%.3f,0.50,0,cc1plus -quiet src/u%d.cpp -o /tmp/x.s%s\n", pid, pid + 1, t, t + 1, 50000 + (i * 7919) % 400000, t + 0.5, u, x > p
+      else if (i % 8 == 1)
+        printf "%d,200,clang,%.3f,%.3f,%d,%.3f,0.01,0,clang -c src/u%d.cpp -o u%d.o%s\n", pid, t - 1, t + 1.1, 3000 + i % 50, t, u, u, x > p
+      else
+        printf "%d,200,sh%d,%.3f,%.3f,%d,%.3f,0.01,0,sh -c step%d%s\n", pid, i % 5, t, t + 0.2, 1000 + (i * 31) % 5000, t, i, x > p
+    }
+  }'
+}
+
+@test "a long build's exit log is folded as read: the same report, and memory that hardly grows per row" {
+  local d=$BATS_TEST_TMPDIR n=20000 rss1 rss10 held folded
+  exitlog_pair "$d" "$n"
+  exitlog_pair "$d" $((10 * n))
+  # Held rows (--csv writes every one) and folded rows print the same text.
+  for args in "" "--top 3 --include cc1 --exclude sh2"; do
+    # shellcheck disable=SC2086  # the options, word-split on purpose
+    held=$(rm-summarize --csv "$d/rows.csv" $args "$d/sys.csv" "$d/$n.procs.csv")
+    # shellcheck disable=SC2086
+    folded=$(rm-summarize $args "$d/sys.csv" "$d/$n.procs.csv")
+    [ "$held" = "$folded" ]
+  done
+  [[ "$folded" == *"Processes: $((n - n / 997 - 1)), "* ]]  # less the rows elsewhere
+  [[ "$folded" == *"src/u"*".cpp (x"* ]]
+  under_san || under_valgrind && skip "RSS not measurable under ASan or valgrind"
+  /usr/bin/time -f %M -o "$d/rss1" rm-summarize "$d/sys.csv" "$d/$n.procs.csv" >/dev/null
+  /usr/bin/time -f %M -o "$d/rss10" rm-summarize "$d/sys.csv" "$d/$((10 * n)).procs.csv" >/dev/null
+  read -r rss1 <"$d/rss1" && read -r rss10 <"$d/rss10"
+  # Ten times the rows cost under 40 bytes a row more (held: about 370),
+  # a 22-byte parent link per row and the compilers' peaks and times.
+  echo "rss $rss1 KiB for $n rows, $rss10 KiB for $((10 * n))" >&3
+  (((rss10 - rss1) * 1024 < 40 * 9 * n))
+}
+
 @test "--markdown: tables for a CI job summary" {
   run -0 rm-summarize --markdown "$F/seed-build.csv"
   [[ "$output" == "### Build resources: "* ]]

@@ -307,7 +307,7 @@ static const char *argv0_base(const char *cmd, char *buf, size_t size)
  * a global option's value, after "container") is run, create, start or
  * exec.
  */
-static int is_client(const char *cmd)
+int containers_is_client(const char *cmd)
 {
 	static const char *const val_opts[] = { "-H", "--host", "--config", "--context", "-c",
 						"--log-level", "-l", "--url", "--connection", NULL };
@@ -350,9 +350,9 @@ void containers_finish(struct report *r)
 	struct ctrs *cs = &r->ctrs;
 	double least = NAN;
 
-	cs->clients = 0;
-	for (size_t i = 0; i < r->nproc; i++)
-		cs->clients += is_client(r->procs[i].cmd);
+	cs->clients = r->fold ? r->nclients : 0;
+	for (size_t i = 0; !r->fold && i < r->nproc; i++)
+		cs->clients += containers_is_client(r->procs[i].cmd);
 	cs->ntied = 0;
 	for (size_t i = 0; i < cs->n; i++) {
 		const struct ctr *c = &cs->v[i];

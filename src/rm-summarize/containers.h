@@ -37,4 +37,8 @@ int ctr_untied_clients(const struct report *r);
 /* Is it a build whose memory is its containers' (a tied container with a limit)? */
 int ctr_binding(const struct report *r);
 
+/* A docker/podman/nerdctl command line that runs, creates, starts or
+ * enters a container. */
+int containers_is_client(const char *cmd);
+
 #endif

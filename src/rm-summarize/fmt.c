@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "fold.h"
 #include "kmsg.h"
 
 static const char *const pk_label[PK_N] = {
@@ -212,6 +213,10 @@ int filtered(const struct report *r, const struct opts *o, struct filt *f)
 	memset(f, 0, sizeof(*f));
 	if (!o->has_inc && !o->has_exc)
 		return 0;
+	if (r->fold) {
+		fold_filt(r, f);
+		return 1;
+	}
 	for (size_t i = 0; i < r->nproc; i++) {
 		const struct proc *p = r->order[i];
 		int seen = 0;
@@ -250,7 +255,7 @@ void filter_warning(struct rm_buf *b, const struct report *r, const struct opts 
 	filter_words(b, o);
 	rm_buf_addf(b, ": the %zu processes are in the totals but none is listed. "
 		    "The patterns are POSIX extended regular expressions, case-sensitive, "
-		    "matched against the name, the command line and the compile unit", r->nproc);
+		    "matched against the name, the command line and the compile unit", r->nrows);
 	if (f->names[0])
 		rm_buf_addf(b, "; names seen: %s. Try --include with one of them", f->names);
 	if (o->has_exc)

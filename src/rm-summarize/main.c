@@ -36,6 +36,7 @@
 
 #include "compare.h"
 #include "csvout.h"
+#include "fold.h"
 #include "gate.h"
 #include "history.h"
 #include "memwatch.h"
@@ -602,10 +603,7 @@ static int print_reports(const struct report *reps, int nrep, int *gated)
 static void warn_filtered_out(const struct report *reps, int nrep)
 {
 	for (int k = 0; k < nrep; k++) {
-		size_t shown = 0;
-		for (size_t i = 0; i < reps[k].nproc; i++)
-			shown += reps[k].procs[i].shown;
-		if ((g_opt.has_inc || g_opt.has_exc) && reps[k].nproc && !shown) {
+		if ((g_opt.has_inc || g_opt.has_exc) && reps[k].nrows && !reps[k].nshown) {
 			warnx("warning: no process matches the filters; '%s' says which names were seen",
 			      out_path);
 			break;
@@ -649,6 +647,10 @@ int main(int argc, char **argv)
 		for (int j = 0; j < i; j++)
 			if (strcmp(argv[optind + i], "-") == 0 && strcmp(argv[optind + j], "-") == 0)
 				rm_cli_usage_error(&cli, "'-' (standard input) given twice");
+	/* A text report folds its exit log as read (fold.c); the other
+	 * outputs hold every row. */
+	g_opt.fold = fold_options_ok(&g_opt) && !compare && !gate.n && !run_csv && !history &&
+		     !g_mw.on && !now_live;
 	in = inputs_open(argv + optind, nin);
 	check_outputs(in, nin);
 	if (compare) {

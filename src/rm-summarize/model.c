@@ -24,6 +24,7 @@
 
 #include "cgroup.h"
 #include "containers.h"
+#include "fold.h"
 #include "model.h"
 #include "oom.h"
 #include "procs.h"
@@ -453,7 +454,9 @@ static void derive_perjob(struct report *r, const struct opts *o)
 {
 	double reserve = o->near_oom_mb < r->ram_mb / 4 ? o->near_oom_mb : r->ram_mb / 4;
 
-	for (size_t i = 0; i < r->nproc; i++) {
+	if (r->fold)
+		fold_cpeaks(r, r->tree_off);
+	for (size_t i = 0; !r->fold && i < r->nproc; i++) {
 		struct proc *p = &r->procs[i];
 		struct stage *st;
 		int si = p->stage;
@@ -554,8 +557,20 @@ static void derive_build_comp(struct report *r, double off)
 	if (!s || isnan(off) || !r->nexitlogs)
 		return;
 	r->has_build_comp = 1;
-	v = xmalloc((2 * r->nproc + 1) * sizeof(*v));
-	for (size_t i = 0; i < r->nproc; i++) {
+	if (r->fold) {
+		double *t0, *t1;
+		size_t m = fold_comp_times(r, &t0, &t1);
+		v = xmalloc((2 * m + 1) * sizeof(*v));
+		for (size_t i = 0; i < m; i++) {
+			v[n++] = (struct cev){ t0[i], 1 };
+			v[n++] = (struct cev){ isnan(t1[i]) ? s->last_epoch - off : t1[i], -1 };
+		}
+		free(t0);
+		free(t1);
+	} else {
+		v = xmalloc((2 * r->nproc + 1) * sizeof(*v));
+	}
+	for (size_t i = 0; !r->fold && i < r->nproc; i++) {
 		const struct proc *p = &r->procs[i];
 		double end = isnan(p->end_s) ? s->last_epoch - off : p->end_s;
 		if (!p->compiler || isnan(p->start_s))
@@ -591,12 +606,7 @@ static void report_finish(struct report *r, const struct opts *o)
 	/* rm-tree's times are seconds since it started: its timeline or job
 	 * row says when that was; with neither, a monitor's rm-tree started
 	 * with its rm-sample.  (oom.c times a kill by its victim's exit.) */
-	if (r->tl.known)
-		off = r->tl.off;
-	else if (r->job.known && !isnan(r->job.start_epoch))
-		off = r->job.start_epoch;
-	else if (r->sys && r->sys->samples)
-		off = r->sys->first_epoch - r->sys->first_elapsed;
+	off = report_tree_off(r);
 	r->tree_off = off;
 	if (r->ctrs.known)
 		containers_finish(r);
@@ -611,12 +621,21 @@ static void report_finish(struct report *r, const struct opts *o)
 		r->ram_budget = 1;
 	}
 
+	if (r->fold)
+		fold_gather(r);
 	for (size_t i = 0; i < r->nproc; i++) {
 		struct proc *p = &r->procs[i];
 		if (!isnan(p->peak_at))
 			p->peak_epoch = off + p->peak_at;
 		p->stage = stage_at(r, peak_bound(p, off));
 		p->shown = (!o->has_inc || matches(&o->inc, p)) && !(o->has_exc && matches(&o->exc, p));
+		if (r->fold)
+			continue;
+		r->nrows++;
+		r->nshown += p->shown;
+		if (!isnan(p->cpu_s))
+			r->cpu_all += p->cpu_s;
+		r->nnocmd += !p->cmd || !p->cmd[0];
 	}
 	for (size_t i = 0; i < r->nothers; i++) {
 		struct proc *p = &r->others[i];
@@ -633,7 +652,10 @@ static void report_finish(struct report *r, const struct opts *o)
 	for (size_t i = 0; i < r->nproc; i++)
 		r->order[i] = &r->procs[i];
 	qsort(r->order, r->nproc, sizeof(*r->order), by_peak);
-	derive_lists(r);
+	if (r->fold)
+		fold_lists(r);
+	else
+		derive_lists(r);
 	derive_perjob(r, o);
 	derive_build_comp(r, off);
 }
@@ -656,6 +678,7 @@ void report_free(struct report *r)
 		free(r->stages[i].cpeaks);
 	}
 	sys_free(r->sys);
+	fold_free(r);
 	containers_free(&r->ctrs);
 	free(r->procs);
 	free(r->stages);
@@ -714,17 +737,22 @@ struct report *model_build(struct input *in, int nin, const struct opts *o, int 
 			has_sys[nrep++] = 0;
 		}
 		reps[nrep - 1].files[reps[nrep - 1].nfiles++] = in[i].path;
+		reps[nrep - 1].fold_one_log += in[i].kind == F_EXITLOG;
 		if (in[i].kind == F_SYS)
 			has_sys[nrep - 1] = 1;
 	}
 	for (int k = 0; k < nrep; k++) {
 		struct report *r = &reps[k];
-		for (int pass = 0; pass < 2; pass++)
+		r->fold_one_log = r->fold_one_log == 1;
+		/* System CSVs, then the job row, timeline, stats and
+		 * containers, then exit logs: a row's stage is then known as
+		 * it is read (fold.c). */
+		for (int pass = 0; pass < 3; pass++)
 			for (int i = 0; i < nin; i++) {
 				int mine = 0;
 				for (int f = 0; f < r->nfiles; f++)
 					mine |= r->files[f] == in[i].path;
-				if (mine && (in[i].kind == F_SYS) == (pass == 0))
+				if (mine && pass == (in[i].kind == F_SYS ? 0 : in[i].kind == F_EXITLOG ? 2 : 1))
 					read_input(&in[i], r, 0);
 			}
 		report_finish(r, o);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cu.h"
+#include "fold.h"
 #include "procs.h"
 #include "schema.h"
 
@@ -58,6 +59,10 @@ void procs_header(struct report *r, enum pkind k, const struct rm_csv *h)
 		pcol[i] = header_col(h->f, h->nf, names[i]);
 	pncols = h->nf;
 	if (k == PK_EXITLOG) {
+		/* The text report folds its one exit log as read, unless the
+		 * system CSV (read first) has OOM kills to tie to rows. */
+		r->fold = r->opt && r->opt->fold && r->nexitlogs == 0 && r->fold_one_log && r->sys &&
+			  r->sys->nev == 0;
 		r->nexitlogs++;
 		if (pcol[RM_XL_SCOPE] >= 0)
 			r->has_scope = 1;
@@ -129,13 +134,15 @@ static int row_in_scope(const struct rm_csv *c, int n)
 
 static void exitlog_row(struct report *r, const struct rm_csv *c, int n)
 {
-	struct proc *p;
+	struct proc *p, folded;
 	char unit[RM_TEXT_MAX + 1];
 	int in = row_in_scope(c, n);
 
 	/* Only in-scope rows are the build's: the others are kept apart,
 	 * for "Elsewhere on this host". */
-	if (in && r->nproc == r->capproc) {
+	if (in && r->fold) {
+		p = &folded;
+	} else if (in && r->nproc == r->capproc) {
 		r->capproc = r->capproc ? r->capproc * 2 : 64;
 		r->procs = xrealloc(r->procs, r->capproc * sizeof(*r->procs));
 	}
@@ -143,7 +150,8 @@ static void exitlog_row(struct report *r, const struct rm_csv *c, int n)
 		r->capothers = r->capothers ? r->capothers * 2 : 16;
 		r->others = xrealloc(r->others, r->capothers * sizeof(*r->others));
 	}
-	p = in ? &r->procs[r->nproc++] : &r->others[r->nothers++];
+	if (!(in && r->fold))
+		p = in ? &r->procs[r->nproc++] : &r->others[r->nothers++];
 	memset(p, 0, sizeof(*p));
 	p->scope = in;
 	p->read_kib = pnum(c, n, RM_XL_READ_KIB);
@@ -179,6 +187,8 @@ static void exitlog_row(struct report *r, const struct rm_csv *c, int n)
 	if (p->compiler &&
 	    rm_cu_source_as(p->cmd, strlen(p->cmd), p->emulated, -1, unit, sizeof(unit)))
 		p->unit = xstrndup(unit, strlen(unit));
+	if (p == &folded)
+		fold_row(r, p);
 }
 
 static void job_row(struct report *r, const struct rm_csv *c, int n)
@@ -267,8 +277,8 @@ void procs_hide_cmdlines(struct report *r, const struct opts *o)
 		return;
 	for (size_t i = 0; i < r->nothers; i++) {
 		struct proc *p = &r->others[i];
-		int mine = 0;
-		for (size_t k = 0; p->uid >= 0 && k < r->nproc && !mine; k++)
+		int mine = r->fold && p->uid >= 0 && fold_has_uid(r, p->uid);
+		for (size_t k = 0; !r->fold && p->uid >= 0 && k < r->nproc && !mine; k++)
 			mine = r->procs[k].uid == p->uid;
 		if (mine)
 			continue;

@@ -665,21 +665,16 @@ static void text_timeline(struct rm_buf *b, const struct report *r, const struct
 static void text_procs(struct rm_buf *b, const struct report *r, const struct opts *o,
 		       const struct sty *c)
 {
-	size_t shown = 0, listed = 0;
-	double cpu = 0;
+	size_t shown = r->nshown, listed = 0;
+	double cpu = r->cpu_all;
 
-	for (size_t i = 0; i < r->nproc; i++) {
-		shown += r->procs[i].shown;
-		if (!isnan(r->procs[i].cpu_s))
-			cpu += r->procs[i].cpu_s;
-	}
 	text_timeline(b, r, c);
 	if (!r->nexitlogs)
 		return;
-	rm_buf_addf(b, "%sProcesses%s: %zu, %.2f s CPU in all", c->b, c->off, r->nproc, cpu);
+	rm_buf_addf(b, "%sProcesses%s: %zu, %.2f s CPU in all", c->b, c->off, r->nrows, cpu);
 	if (r->nproc && !isnan(r->order[0]->peak_kib))
 		rm_buf_addf(b, ", largest %.1f MiB (%s)", mib(r->order[0]->peak_kib), r->order[0]->comm);
-	if (shown != r->nproc)
+	if (shown != r->nrows)
 		rm_buf_addf(b, "; %zu match the filters", shown);
 	rm_buf_adds(b, "\n");
 	emulated_note(b, r, "  ");
@@ -689,8 +684,8 @@ static void text_procs(struct rm_buf *b, const struct report *r, const struct op
 		filter_words(b, o);
 		rm_buf_addf(b, "; %zu of %zu processes match; the %zu left out peaked at %.1f MiB "
 			    "together (summed per process; the totals above count them)\n",
-			    fl.shown, r->nproc, fl.hidden, mib(fl.hidden_kib));
-		if (!fl.shown && r->nproc) {
+			    fl.shown, r->nrows, fl.hidden, mib(fl.hidden_kib));
+		if (!fl.shown && r->nrows) {
 			rm_buf_addf(b, "  %swarning%s: ", c->red, c->off);
 			filter_warning(b, r, o, &fl);
 			rm_buf_adds(b, "\n");

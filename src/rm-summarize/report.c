@@ -145,3 +145,14 @@ const char *verdict_kind_name(enum verdict_kind k)
 	};
 	return names[k];
 }
+
+double report_tree_off(const struct report *r)
+{
+	if (r->tl.known)
+		return r->tl.off;
+	if (r->job.known && !isnan(r->job.start_epoch))
+		return r->job.start_epoch;
+	if (r->sys && r->sys->samples)
+		return r->sys->first_epoch - r->sys->first_elapsed;
+	return NAN;
+}

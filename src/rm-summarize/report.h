@@ -42,6 +42,8 @@ struct opts {
 				* -1 not known */
 	int elsewhere_cmdlines; /* --elsewhere-cmdlines: other users' command
 				 * lines under "Elsewhere on this host" */
+	int fold;              /* the outputs asked for allow an exit log folded as
+				* read (fold.c): text only, no --json, --csv, --trace... */
 };
 
 /* A peak (or trough) of one column, with when and during what. */
@@ -405,8 +407,19 @@ struct verdict {
 	const struct ctr *ctr;  /* the container kinds' container */
 };
 
+struct fold;
+
 struct report {
 	const struct opts *opt;  /* the options it was built with */
+	/* The exit log folded as read (fold.c): procs holds only the rows
+	 * the text report shows; nrows, nshown, cpu_all and nnocmd count
+	 * every in-scope row, folded or not. */
+	int fold;
+	int fold_one_log;      /* model.c: the report has one exit log */
+	struct fold *fd;
+	size_t nrows, nshown, nnocmd;
+	double cpu_all;
+	long nclients;         /* folded: the container client rows */
 	const char **files;
 	int nfiles;
 	struct sys *sys;
@@ -453,6 +466,9 @@ int stage_intern(struct report *r, const char *raw, size_t len);
 /* The stage at epoch (the system CSV's change points), or -1. */
 int stage_at(const struct report *r, double epoch);
 int stage_begun(const struct report *r, double epoch, double *until);
+/* rm-tree's time 0 as an epoch (its times are seconds after it): its
+ * timeline's or job row's start, else the system CSV's; NaN. */
+double report_tree_off(const struct report *r);
 /* The stage's name, "" for -1 or none. */
 const char *stage_name(const struct report *r, int i);
 /* A new verdict of kind k, zeroed (no time, no stage, no victim). */

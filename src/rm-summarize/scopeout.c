@@ -17,12 +17,13 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "fold.h"
 #include "kmsg.h"
 #include "runinfo.h"
 #include "scopeout.h"
 #include "users.h"
 
-#define IO_TOP 5
+#define IO_TOP FOLD_IO_TOP   /* rows a list shows; fold.c keeps as many */
 
 enum { D_CPU, D_IO, D_SWAPIN, D_RECLAIM, D_THRASH };
 
@@ -84,7 +85,21 @@ static void io_derive(const struct report *r, struct io *io)
 	io->stage_reclaim = xmalloc((size_t)(r->nstages ? r->nstages : 1) * sizeof(double));
 	for (int i = 0; i < r->nstages; i++)
 		io->stage_reclaim[i] = NAN;
-	for (size_t i = 0; i < r->nproc; i++) {
+	if (r->fold && fold_io(r)) {
+		/* Folded as read: the sums, and the lists' rows kept. */
+		const struct fold_io *f = fold_io(r);
+		io->has_io = f->has_io;
+		io->has_delay = f->has_delay;
+		io->read_kib = f->read_kib;
+		io->write_kib = f->write_kib;
+		io->majflt = f->majflt;
+		memcpy(io->delay_ms, f->delay_ms, sizeof(io->delay_ms));
+		for (int i = 0; i < r->nstages && i < f->nstages; i++)
+			io->stage_reclaim[i] = f->stage_reclaim[i];
+		io->exact = f->exact;
+		io->sampled = f->sampled;
+	}
+	for (size_t i = 0; !r->fold && i < r->nproc; i++) {
 		const struct proc *p = &r->procs[i];
 		if (!p->shown)
 			continue;
@@ -144,11 +159,7 @@ static const char delay_hint[] =
  * (a busy host), so no unit can be named for them. */
 static size_t no_cmd(const struct report *r)
 {
-	size_t n = 0;
-
-	for (size_t i = 0; i < r->nproc; i++)
-		n += !r->procs[i].cmd || !r->procs[i].cmd[0];
-	return n;
+	return r->nnocmd;
 }
 
 /* rm-sample's dropped-event bursts (its --status files), or 0. */

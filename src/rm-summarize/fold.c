@@ -1,0 +1,851 @@
+/*
+ * fold.c: the exit log folded as it is read, so that the text report of
+ * a long build holds no row it does not show.  What each part of the
+ * report needs, kept as the rows come, in the order the derivations that
+ * hold every row (model.c) would meet them:
+ *   - per command name: count, largest peak, CPU, emulated (By command),
+ *     and its heaviest row, shown or not (the filters' names);
+ *   - per compile unit: its heaviest row's peak, name, time and emulated;
+ *   - every compiler's peak, peak time, start and end (the p95 per stage,
+ *     the compilers alive at once): 40 bytes a compiler;
+ *   - every shown row's pid, parent, start and unit (a unit's compiles
+ *     are counted once per driver, by walking the parents): 23 bytes a row;
+ *   - whole rows only for the top N, the top 5 by write, read and reclaim
+ *     stall, the largest, the largest ended, the survivors and killed
+ *     compilers.
+ * Only the text report folds (no --json, --csv, --trace, --series,
+ * --markdown, --top over 1000, no OOM kill to tie to a row): the others
+ * hold every row.  The result is byte for byte what holding every row
+ * gives (tests/tools/summarize-golden.sh; rm-summarize.bats compares the
+ * two on a generated log).
+ *
+ * This file is long because each folded figure sits beside the replay of
+ * the derivation it stands for (model.c's lists, order and unit counts,
+ * scopeout.c's I/O sums), so that the two can be read side by side.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "containers.h"
+#include "fmt.h"
+#include "fold.h"
+
+enum { R_TOP = 1, R_LARGEST = 2, R_ENDED = 4, R_KEEP = 8, R_IO = 16 /* 16, 32, 64 */ };
+enum { D_RECLAIM = 3 };
+
+struct fkeep {
+	struct proc p;
+	size_t seq;
+	unsigned roles;
+	int gathered;
+};
+
+struct fcomm {
+	char *comm;
+	long count;             /* shown rows */
+	double peak, cpu;
+	int emulated;
+	double best_peak;       /* the heaviest row of any (by_peak's key) */
+	int best_pid, best_shown;
+	size_t best_seq;
+};
+
+struct funit {
+	char *name;
+	const char *comm;
+	double peak, t;
+	int emulated, count, listed;
+};
+
+struct fcomp {
+	double peak, t, start, end;
+	int emulated;
+};
+
+/* A shown row's link to its parent, 22 bytes: the start in whole
+ * milliseconds (rm-tree writes 3 decimals, and ms / 1000.0 is then the
+ * very double read), else ANC_SIDE and an index into side[]. */
+struct __attribute__((packed)) fanc {
+	int pid, ppid;
+	uint32_t start;
+	int32_t unit;          /* -1 none; ANC_COUNTED: it has a peak, so counts */
+	uint16_t comm;         /* the command's index (65535: beyond) */
+	uint32_t seq;          /* read order */
+};
+#define ANC_SIDE 0x80000000u
+#define ANC_COUNTED 0x40000000
+#define ANC_UNIT(a) ((a)->unit < 0 ? -1 : (a)->unit & ~ANC_COUNTED)
+
+/* A bounded heap of kept rows, the worst at the root: by peak (key -1,
+ * model.c's by_peak) or by write, read or reclaim stall (scopeout.c's
+ * by_key), read order where they tie. */
+struct kheap {
+	struct fkeep **v;
+	size_t n, cap;
+	int key;
+	unsigned role;
+};
+
+struct shash {
+	size_t *slot;           /* index + 1, 0 empty */
+	size_t cap, n;
+};
+
+struct fold {
+	struct fcomm *c;
+	size_t nc, capc;
+	struct shash hc;
+	struct funit *u;
+	size_t nu, capu;
+	struct shash hu;
+	struct fcomp *cp;
+	size_t ncp, capcp;
+	struct fanc *anc;
+	size_t nanc, capanc;
+	double *side;           /* starts not in whole milliseconds */
+	size_t nside, capside;
+	int *rank;              /* a command's rank by name, for the sort */
+	struct kheap top, io[3];   /* the top N shown; the top 5 by write, read, reclaim */
+	struct fkeep *largest, *ended;
+	struct fkeep **keep;
+	size_t nkeep, capkeep;
+	long *uids;
+	size_t nuid, capuid;
+	struct fold_io fio;
+	double off;             /* rm-tree's time 0, for a row's stage */
+	size_t seq, hidden;
+	double hidden_kib;
+};
+
+int fold_options_ok(const struct opts *o)
+{
+	return !o->json && !o->markdown && !o->csv && !o->trace && !o->series && o->top <= 1000;
+}
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* The index of key in h (names[i] by get), or (size_t)-1 and *slot where
+ * to add it. */
+static size_t shash_find(struct shash *h, const char *key, const char *(*get)(const struct fold *, size_t),
+			 const struct fold *f, size_t *slot)
+{
+	size_t i;
+
+	if (h->cap == 0 || (h->n + 1) * 2 > h->cap) {
+		size_t ncap = h->cap ? h->cap * 2 : 64, *ns = calloc(ncap, sizeof(*ns));
+		if (!ns)
+			abort();
+		for (size_t k = 0; k < h->cap; k++) {
+			if (!h->slot[k])
+				continue;
+			for (i = hash_str(get(f, h->slot[k] - 1)) & (ncap - 1); ns[i]; i = (i + 1) & (ncap - 1))
+				;
+			ns[i] = h->slot[k];
+		}
+		free(h->slot);
+		h->slot = ns;
+		h->cap = ncap;
+	}
+	for (i = hash_str(key) & (h->cap - 1); h->slot[i]; i = (i + 1) & (h->cap - 1))
+		if (strcmp(get(f, h->slot[i] - 1), key) == 0)
+			return h->slot[i] - 1;
+	*slot = i;
+	return (size_t)-1;
+}
+
+static const char *comm_of(const struct fold *f, size_t i) { return f->c[i].comm; }
+static const char *unit_of(const struct fold *f, size_t i) { return f->u[i].name; }
+
+#define GROW(v, n, cap, init) do { \
+	if ((n) == (cap)) { \
+		(cap) = (cap) ? (cap) * 2 : (init); \
+		(v) = xrealloc((v), (cap) * sizeof(*(v))); \
+	} \
+} while (0)
+
+static size_t comm_id(struct fold *f, const char *comm, int emulated)
+{
+	size_t slot, i = shash_find(&f->hc, comm, comm_of, f, &slot);
+
+	if (i != (size_t)-1)
+		return i;
+	GROW(f->c, f->nc, f->capc, 16);
+	i = f->nc++;
+	memset(&f->c[i], 0, sizeof(f->c[i]));
+	f->c[i].comm = xstrndup(comm, strlen(comm));
+	f->c[i].emulated = emulated;
+	f->c[i].best_peak = -2;
+	f->hc.slot[slot] = i + 1;
+	f->hc.n++;
+	return i;
+}
+
+static size_t unit_id(struct fold *f, const char *unit)
+{
+	size_t slot, i = shash_find(&f->hu, unit, unit_of, f, &slot);
+
+	if (i != (size_t)-1)
+		return i;
+	GROW(f->u, f->nu, f->capu, 16);
+	i = f->nu++;
+	memset(&f->u[i], 0, sizeof(f->u[i]));
+	f->u[i].name = xstrndup(unit, strlen(unit));
+	f->u[i].peak = -1;
+	f->hu.slot[slot] = i + 1;
+	f->hu.n++;
+	return i;
+}
+
+static double pkey(double v)
+{
+	return isnan(v) ? -1 : v;
+}
+
+/* model.c's by_peak, and read order where it ties (its sort is stable). */
+static int better(const struct proc *x, size_t xs, const struct proc *y, size_t ys)
+{
+	double px = pkey(x->peak_kib), py = pkey(y->peak_kib);
+
+	if (px != py)
+		return px > py;
+	if (x->pid != y->pid)
+		return x->pid < y->pid;
+	return xs < ys;
+}
+
+static void release(struct fkeep *k, unsigned role)
+{
+	if (!k)
+		return;
+	k->roles &= ~role;
+	if (k->roles)
+		return;
+	free(k->p.cmd);
+	free(k->p.unit);
+	free(k);
+}
+
+static double io_key(const struct proc *p, int key)
+{
+	return key == 0 ? p->write_kib : key == 1 ? p->read_kib : p->delay_ms[D_RECLAIM];
+}
+
+static int hbetter(const struct kheap *h, const struct proc *x, size_t xs, const struct proc *y, size_t ys)
+{
+	double kx, ky;
+
+	if (h->key < 0)
+		return better(x, xs, y, ys);
+	kx = io_key(x, h->key);
+	ky = io_key(y, h->key);
+	if (kx != ky)
+		return kx > ky;
+	if (x->pid != y->pid)
+		return x->pid < y->pid;
+	return xs < ys;
+}
+
+static int kbetter(const struct kheap *h, const struct fkeep *a, const struct fkeep *b)
+{
+	return hbetter(h, &a->p, a->seq, &b->p, b->seq);
+}
+
+static void heap_down(struct kheap *h, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, w = i;
+		if (l < h->n && kbetter(h, h->v[w], h->v[l]))
+			w = l;
+		if (l + 1 < h->n && kbetter(h, h->v[w], h->v[l + 1]))
+			w = l + 1;
+		if (w == i)
+			return;
+		struct fkeep *t = h->v[i];
+		h->v[i] = h->v[w];
+		h->v[w] = t;
+		i = w;
+	}
+}
+
+static void heap_up(struct kheap *h, size_t i)
+{
+	while (i > 0 && kbetter(h, h->v[(i - 1) / 2], h->v[i])) {
+		struct fkeep *t = h->v[i];
+		h->v[i] = h->v[(i - 1) / 2];
+		h->v[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+}
+
+static struct fkeep *keep_new(struct fkeep *k, const struct proc *p, size_t seq, unsigned role)
+{
+	if (!k) {
+		k = xmalloc(sizeof(*k));
+		k->p = *p;
+		k->seq = seq;
+		k->roles = 0;
+		k->gathered = 0;
+	}
+	k->roles |= role;
+	return k;
+}
+
+/* Offer p to h; the kept row (k, or a new one) when h took it. */
+static struct fkeep *heap_offer(struct kheap *h, struct fkeep *k, const struct proc *p, size_t seq)
+{
+	if (h->cap == 0)
+		return k;
+	if (h->n < h->cap) {
+		if (!h->v)
+			h->v = xmalloc(h->cap * sizeof(*h->v));
+		k = keep_new(k, p, seq, h->role);
+		h->v[h->n++] = k;
+		heap_up(h, h->n - 1);
+	} else if (hbetter(h, p, seq, &h->v[0]->p, h->v[0]->seq)) {
+		k = keep_new(k, p, seq, h->role);
+		release(h->v[0], h->role);
+		h->v[0] = k;
+		heap_down(h, 0);
+	}
+	return k;
+}
+
+static uint32_t anc_key(struct fold *f, double start)
+{
+	if (start >= 0 && start < 2e6) {
+		uint32_t ms = (uint32_t)llround(start * 1000);
+		if ((double)ms / 1000.0 == start)
+			return ms;
+	}
+	GROW(f->side, f->nside, f->capside, 16);
+	f->side[f->nside] = start;
+	return ANC_SIDE | (uint32_t)f->nside++;
+}
+
+static double anc_start(const struct fold *f, const struct fanc *a)
+{
+	return a->start & ANC_SIDE ? f->side[a->start & ~ANC_SIDE] : (double)a->start / 1000.0;
+}
+
+static int regmatch(const regex_t *re, const struct proc *p)
+{
+	return regexec(re, p->comm, 0, NULL, 0) == 0 || regexec(re, p->cmd, 0, NULL, 0) == 0 ||
+	       (p->unit && regexec(re, p->unit, 0, NULL, 0) == 0);
+}
+
+/* fmt.c's proc_running: no end, and no exit status. */
+static int running(const struct proc *p)
+{
+	return isnan(p->end_s) && !p->exit[0];
+}
+
+static int killed(const struct proc *p)
+{
+	return p->unit && (strcmp(p->exit, "137") == 0 || strcmp(p->exit, "SIGKILL") == 0);
+}
+
+/* Keep p whole where a part of the report may show it: among the top N
+ * shown, the top 5 by I/O, the largest, the largest ended, a survivor or
+ * a killed compiler.  NULL: none of them (p's strings are the caller's). */
+static struct fkeep *fold_keep(struct fold *f, const struct proc *p, size_t seq)
+{
+	struct fkeep *k = NULL;
+
+	if (p->shown) {
+		k = heap_offer(&f->top, k, p, seq);
+		for (int i = 0; i < 3; i++)
+			if (!isnan(io_key(p, i)) && io_key(p, i) > 0)
+				k = heap_offer(&f->io[i], k, p, seq);
+	}
+	if (!f->largest || better(p, seq, &f->largest->p, f->largest->seq)) {
+		k = keep_new(k, p, seq, R_LARGEST);
+		release(f->largest, R_LARGEST);
+		f->largest = k;
+	}
+	if (!isnan(p->peak_kib) && !running(p) &&
+	    (!f->ended || better(p, seq, &f->ended->p, f->ended->seq))) {
+		k = keep_new(k, p, seq, R_ENDED);
+		release(f->ended, R_ENDED);
+		f->ended = k;
+	}
+	if (running(p) || killed(p)) {
+		k = keep_new(k, p, seq, R_KEEP);
+		GROW(f->keep, f->nkeep, f->capkeep, 16);
+		f->keep[f->nkeep++] = k;
+	}
+	return k;
+}
+
+static void add(double *sum, double v)
+{
+	if (!isnan(v))
+		*sum = (isnan(*sum) ? 0 : *sum) + v;
+}
+
+/* scopeout.c's io_derive, row by row: sums over the shown rows. */
+static void fold_io_row(struct report *r, struct fold *f, const struct proc *p)
+{
+	struct fold_io *io = &f->fio;
+
+	if (!isnan(p->read_kib) || !isnan(p->write_kib) || !isnan(p->majflt))
+		io->has_io = 1;
+	add(&io->read_kib, p->read_kib);
+	add(&io->write_kib, p->write_kib);
+	add(&io->majflt, p->majflt);
+	for (int k = 0; k < 5; k++) {
+		if (!isnan(p->delay_ms[k]))
+			io->has_delay = 1;
+		add(&io->delay_ms[k], p->delay_ms[k]);
+	}
+	if (!isnan(p->delay_ms[D_RECLAIM])) {
+		double t = !isnan(p->peak_at) ? p->peak_at : !isnan(p->end_s) ? p->end_s : p->start_s;
+		int st = stage_at(r, isnan(t) ? NAN : f->off + t);
+		if (st >= 0 && st < io->nstages)
+			add(&io->stage_reclaim[st], p->delay_ms[D_RECLAIM]);
+	}
+	if (strcmp(p->source, "exact") == 0)
+		io->exact++;
+	else if (strcmp(p->source, "sampled") == 0)
+		io->sampled++;
+}
+
+static struct fold *fold_new(struct report *r)
+{
+	struct fold *f = xmalloc(sizeof(*f));
+
+	memset(f, 0, sizeof(*f));
+	f->top = (struct kheap){ .cap = r->opt->top > 0 ? (size_t)r->opt->top : 0, .key = -1, .role = R_TOP };
+	for (int i = 0; i < 3; i++)
+		f->io[i] = (struct kheap){ .cap = FOLD_IO_TOP, .key = i, .role = R_IO << i };
+	f->off = report_tree_off(r);
+	f->fio.read_kib = f->fio.write_kib = f->fio.majflt = NAN;
+	for (int k = 0; k < 5; k++)
+		f->fio.delay_ms[k] = NAN;
+	/* Every stage is known: the system CSV was read first. */
+	f->fio.nstages = r->nstages;
+	f->fio.stage_reclaim = xmalloc((size_t)(r->nstages ? r->nstages : 1) * sizeof(double));
+	for (int i = 0; i < r->nstages; i++)
+		f->fio.stage_reclaim[i] = NAN;
+	return f;
+}
+
+const struct fold_io *fold_io(const struct report *r)
+{
+	return r->fd ? &r->fd->fio : NULL;
+}
+
+/* p into its command's figures: By command's over the shown rows, and
+ * the heaviest row of any (the filters' names). */
+static size_t fold_comm(struct fold *f, const struct proc *p, size_t seq)
+{
+	size_t ci;
+	struct fcomm *c;
+
+	ci = comm_id(f, p->comm, p->emulated);
+	c = &f->c[ci];
+	if (c->best_peak < -1 || pkey(p->peak_kib) > c->best_peak ||
+	    (pkey(p->peak_kib) == c->best_peak && p->pid < c->best_pid)) {
+		c->best_peak = pkey(p->peak_kib);
+		c->best_pid = p->pid;
+		c->best_shown = p->shown;
+		c->best_seq = seq;
+	}
+	if (p->shown) {
+		if (c->count == 0)
+			c->emulated = p->emulated;
+		c->count++;
+		if (p->emulated == 1 || (p->emulated < 0 && c->emulated == 0))
+			c->emulated = p->emulated;
+		if (!isnan(p->peak_kib) && p->peak_kib > c->peak)
+			c->peak = p->peak_kib;
+		if (!isnan(p->cpu_s))
+			c->cpu += p->cpu_s;
+	}
+	return ci;
+}
+
+void fold_row(struct report *r, struct proc *p)
+{
+	const struct opts *o = r->opt;
+	struct fold *f = r->fd;
+	struct fkeep *k;
+	size_t seq, ci;
+	struct fcomm *c;
+
+	if (!f)
+		f = r->fd = fold_new(r);
+	seq = f->seq++;
+	p->shown = (!o->has_inc || regmatch(&o->inc, p)) && !(o->has_exc && regmatch(&o->exc, p));
+	r->nrows++;
+	r->nshown += p->shown;
+	if (!isnan(p->cpu_s))
+		r->cpu_all += p->cpu_s;
+	r->nnocmd += !p->cmd[0];
+	r->nclients += containers_is_client(p->cmd);
+	if (p->uid >= 0 && !fold_has_uid(r, p->uid)) {
+		GROW(f->uids, f->nuid, f->capuid, 4);
+		f->uids[f->nuid++] = p->uid;
+	}
+	if (!p->shown) {
+		f->hidden++;
+		if (!isnan(p->peak_kib))
+			f->hidden_kib += p->peak_kib;
+	}
+
+	ci = fold_comm(f, p, seq);
+	c = &f->c[ci];
+
+	double t = !isnan(p->peak_at) ? p->peak_at : !isnan(p->end_s) ? p->end_s : p->start_s;
+	int ui = -1;
+	if (p->shown && p->unit) {
+		struct funit *u;
+		ui = (int)unit_id(f, p->unit);
+		u = &f->u[ui];
+		if (!isnan(p->peak_kib)) {
+			u->listed = 1;
+			if (p->peak_kib > u->peak || (p->peak_kib == u->peak && strcmp(p->comm, u->comm) < 0)) {
+				u->peak = p->peak_kib;
+				u->comm = c->comm;
+				u->t = t;
+				u->emulated = p->emulated;
+			}
+		}
+	}
+	if (p->shown) {
+		GROW(f->anc, f->nanc, f->capanc, 1024);
+		f->anc[f->nanc++] = (struct fanc){ p->pid, p->ppid, anc_key(f, p->start_s),
+						   ui < 0 ? -1 : ui | (isnan(p->peak_kib) ? 0 : ANC_COUNTED),
+						   (uint16_t)(ci < 65535 ? ci : 65535), (uint32_t)seq };
+	}
+	if (p->compiler && (!isnan(p->peak_kib) || !isnan(p->start_s))) {
+		GROW(f->cp, f->ncp, f->capcp, 256);
+		f->cp[f->ncp++] = (struct fcomp){ p->peak_kib, t, p->start_s, p->end_s, p->emulated };
+	}
+
+	if (p->shown)
+		fold_io_row(r, f, p);
+	k = fold_keep(f, p, seq);
+	if (!k) {
+		free(p->cmd);
+		free(p->unit);
+	} else {
+		/* rcmd points into cmd, which the copy now owns. */
+		k->p.rcmd = p->rcmd;
+	}
+}
+
+static int by_seq(const void *a, const void *b)
+{
+	const struct fkeep *x = *(struct fkeep *const *)a, *y = *(struct fkeep *const *)b;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+void fold_gather(struct report *r)
+{
+	struct fold *f = r->fd;
+	struct fkeep **v;
+	size_t n = 0;
+
+	if (!f)
+		return;
+	v = xmalloc((f->top.n + 3 * FOLD_IO_TOP + f->nkeep + 3) * sizeof(*v));
+#define TAKE(k) do { if ((k) && !(k)->gathered) { (k)->gathered = 1; v[n++] = (k); } } while (0)
+	for (size_t i = 0; i < f->top.n; i++)
+		TAKE(f->top.v[i]);
+	for (int h = 0; h < 3; h++)
+		for (size_t i = 0; i < f->io[h].n; i++)
+			TAKE(f->io[h].v[i]);
+	TAKE(f->largest);
+	TAKE(f->ended);
+	for (size_t i = 0; i < f->nkeep; i++)
+		TAKE(f->keep[i]);
+#undef TAKE
+	qsort(v, n, sizeof(*v), by_seq);
+	r->procs = xrealloc(r->procs, (n ? n : 1) * sizeof(*r->procs));
+	r->capproc = n ? n : 1;
+	for (size_t i = 0; i < n; i++) {
+		r->procs[i] = v[i]->p;
+		free(v[i]);
+	}
+	r->nproc = n;
+	free(v);
+	free(f->top.v);
+	for (int h = 0; h < 3; h++)
+		free(f->io[h].v);
+	memset(&f->top, 0, sizeof(f->top));
+	memset(f->io, 0, sizeof(f->io));
+	f->largest = f->ended = NULL;
+	free(f->keep);
+	f->keep = NULL;
+	f->nkeep = 0;
+}
+
+int fold_has_uid(const struct report *r, long uid)
+{
+	const struct fold *f = r->fd;
+
+	for (size_t i = 0; f && i < f->nuid; i++)
+		if (f->uids[i] == uid)
+			return 1;
+	return 0;
+}
+
+/* model.c's by_pid over rows it had sorted by command name, both stably:
+ * by PID, command name and read order, so that a search lands on the
+ * same row of a reused PID. */
+static int anc_cmp(const struct fold *f, const struct fanc *x, const struct fanc *y)
+{
+	if (x->pid != y->pid)
+		return (x->pid > y->pid) - (x->pid < y->pid);
+	if (x->comm != y->comm)
+		return f->rank[x->comm] - f->rank[y->comm];
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Heapsort in place: the rows' links are most of the fold's memory, and
+ * qsort would take as much again. */
+static void anc_sift(const struct fold *f, struct fanc *v, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, w = i;
+		if (l < n && anc_cmp(f, &v[l], &v[w]) > 0)
+			w = l;
+		if (l + 1 < n && anc_cmp(f, &v[l + 1], &v[w]) > 0)
+			w = l + 1;
+		if (w == i)
+			return;
+		struct fanc t = v[i];
+		v[i] = v[w];
+		v[w] = t;
+		i = w;
+	}
+}
+
+static void anc_sort(const struct fold *f, struct fanc *v, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		anc_sift(f, v, n, i);
+	for (size_t e = n; e-- > 1;) {
+		struct fanc t = v[0];
+		v[0] = v[e];
+		v[e] = t;
+		anc_sift(f, v, e, 0);
+	}
+}
+
+static const struct fanc *anc_find(const struct fanc *v, size_t n, int pid)
+{
+	/* bsearch(3)'s probes, as model.c's search made them. */
+	size_t l = 0, u = n;
+
+	while (l < u) {
+		size_t idx = (l + u) / 2;
+		if (pid < v[idx].pid)
+			u = idx;
+		else if (pid > v[idx].pid)
+			l = idx + 1;
+		else
+			return &v[idx];
+	}
+	return NULL;
+}
+
+static int below_own(const struct fold *f, const struct fanc *v, size_t n, const struct fanc *p)
+{
+	const struct fanc *c = p;
+
+	for (int depth = 0; depth < 64 && c->ppid > 0; depth++) {
+		const struct fanc *hit = anc_find(v, n, c->ppid);
+		if (!hit || hit == c || anc_start(f, hit) > anc_start(f, c))
+			return 0;
+		c = hit;
+		if (ANC_UNIT(c) == ANC_UNIT(p))
+			return 1;
+	}
+	return 0;
+}
+
+static const struct fold *rank_fold;
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(rank_fold->c[*(const size_t *)a].comm, rank_fold->c[*(const size_t *)b].comm);
+}
+
+/* Each command's rank by name (65535: every one beyond, as stored). */
+static void comm_ranks(struct fold *f)
+{
+	size_t *v = xmalloc((f->nc ? f->nc : 1) * sizeof(*v));
+
+	for (size_t i = 0; i < f->nc; i++)
+		v[i] = i;
+	rank_fold = f;
+	qsort(v, f->nc, sizeof(*v), by_name);
+	f->rank = xmalloc(65536 * sizeof(*f->rank));
+	for (size_t i = 0; i < 65536; i++)
+		f->rank[i] = (int)f->nc;
+	for (size_t i = 0; i < f->nc; i++)
+		if (v[i] < 65535)
+			f->rank[v[i]] = (int)i;
+	free(v);
+}
+
+static int group_cmp(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+	if (x->peak_kib != y->peak_kib)
+		return x->peak_kib < y->peak_kib ? 1 : -1;
+	return strcmp(x->comm, y->comm);
+}
+
+static int unit_cmp(const void *a, const void *b)
+{
+	const struct unit *x = a, *y = b;
+	if (x->peak_kib != y->peak_kib)
+		return x->peak_kib < y->peak_kib ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+void fold_lists(struct report *r)
+{
+	struct fold *f = r->fd;
+
+	if (!f)
+		return;
+	r->groups = xmalloc((f->nc ? f->nc : 1) * sizeof(*r->groups));
+	for (size_t i = 0; i < f->nc; i++) {
+		const struct fcomm *c = &f->c[i];
+		if (!c->count)
+			continue;
+		r->groups[r->ngroups++] = (struct group){ c->comm, c->count, c->peak, c->cpu, c->emulated };
+	}
+	qsort(r->groups, r->ngroups, sizeof(*r->groups), group_cmp);
+
+	comm_ranks(f);
+	anc_sort(f, f->anc, f->nanc);
+	for (size_t i = 0; i < f->nanc; i++)
+		if (f->anc[i].unit >= 0 && (f->anc[i].unit & ANC_COUNTED) &&
+		    !below_own(f, f->anc, f->nanc, &f->anc[i]))
+			f->u[ANC_UNIT(&f->anc[i])].count++;
+	free(f->anc);
+	f->anc = NULL;
+	f->nanc = 0;
+	r->units = xmalloc((f->nu ? f->nu : 1) * sizeof(*r->units));
+	for (size_t i = 0; i < f->nu; i++) {
+		const struct funit *u = &f->u[i];
+		if (!u->listed)
+			continue;
+		r->units[r->nunits++] = (struct unit){ u->name, u->comm, u->peak,
+						       stage_at(r, isnan(u->t) ? NAN : r->tree_off + u->t),
+						       u->count, u->emulated };
+	}
+	qsort(r->units, r->nunits, sizeof(*r->units), unit_cmp);
+}
+
+void fold_cpeaks(struct report *r, double off)
+{
+	struct fold *f = r->fd;
+
+	for (size_t i = 0; f && i < f->ncp; i++) {
+		const struct fcomp *c = &f->cp[i];
+		struct stage *st;
+		int si;
+		if (isnan(c->peak))
+			continue;
+		si = stage_at(r, isnan(c->t) ? NAN : off + c->t);
+		if (si < 0)
+			si = stage_intern(r, "", 0);
+		st = &r->stages[si];
+		if (st->ncp == st->capcp) {
+			st->capcp = st->capcp ? st->capcp * 2 : 16;
+			st->cpeaks = xrealloc(st->cpeaks, st->capcp * sizeof(double));
+		}
+		st->cpeaks[st->ncp++] = c->peak;
+		st->ncp_emu += c->emulated == 1;
+	}
+}
+
+size_t fold_comp_times(const struct report *r, double **start, double **end)
+{
+	const struct fold *f = r->fd;
+	size_t n = 0;
+
+	*start = xmalloc(((f ? f->ncp : 0) + 1) * sizeof(double));
+	*end = xmalloc(((f ? f->ncp : 0) + 1) * sizeof(double));
+	for (size_t i = 0; f && i < f->ncp; i++) {
+		if (isnan(f->cp[i].start))
+			continue;
+		(*start)[n] = f->cp[i].start;
+		(*end)[n++] = f->cp[i].end;
+	}
+	return n;
+}
+
+static int by_best(const void *a, const void *b)
+{
+	const struct fcomm *x = *(const struct fcomm *const *)a, *y = *(const struct fcomm *const *)b;
+
+	if (x->best_peak != y->best_peak)
+		return x->best_peak < y->best_peak ? 1 : -1;
+	if (x->best_pid != y->best_pid)
+		return x->best_pid < y->best_pid ? -1 : 1;
+	return (x->best_seq > y->best_seq) - (x->best_seq < y->best_seq);
+}
+
+void fold_filt(const struct report *r, struct filt *fl)
+{
+	const struct fold *f = r->fd;
+	const struct fcomm **v;
+	size_t n = 0, len = 0;
+
+	memset(fl, 0, sizeof(*fl));
+	if (!f)
+		return;
+	fl->shown = r->nshown;
+	fl->hidden = f->hidden;
+	fl->hidden_kib = f->hidden_kib;
+	v = xmalloc((f->nc ? f->nc : 1) * sizeof(*v));
+	for (size_t i = 0; i < f->nc; i++)
+		if (!f->c[i].best_shown)
+			v[n++] = &f->c[i];
+	qsort(v, n, sizeof(*v), by_best);
+	for (size_t i = 0; i < n; i++)
+		if (len + strlen(v[i]->comm) + 3 < sizeof(fl->names) - 4)
+			len += (size_t)snprintf(fl->names + len, sizeof(fl->names) - len, "%s%s",
+						len ? ", " : "", v[i]->comm);
+	free(v);
+}
+
+void fold_free(struct report *r)
+{
+	struct fold *f = r->fd;
+
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->nc; i++)
+		free(f->c[i].comm);
+	for (size_t i = 0; i < f->nu; i++)
+		free(f->u[i].name);
+	free(f->c);
+	free(f->hc.slot);
+	free(f->u);
+	free(f->hu.slot);
+	free(f->cp);
+	free(f->anc);
+	free(f->side);
+	free(f->rank);
+	free(f->fio.stage_reclaim);
+	free(f->uids);
+	free(f);
+	r->fd = NULL;
+}

@@ -1,0 +1,47 @@
+/*
+ * fold.h: the exit log folded as it is read (fold.c), for the text
+ * report: per-command and per-unit aggregates, a bounded set of rows
+ * (the top N, the largest, the largest ended, survivors and killed
+ * compilers), the compilers' peaks and times, and the pid links that
+ * count each unit's compiles.  A report folds when model.c says it may
+ * (fold_possible): then r->procs holds only the kept rows, and r->nrows
+ * counts every one.
+ */
+#ifndef RM_SUMMARIZE_FOLD_H
+#define RM_SUMMARIZE_FOLD_H
+
+#include "report.h"
+
+struct filt;
+
+/* The I/O section's figures over the shown rows (scopeout.c's io_derive),
+ * and how many rows each of its lists keeps (its IO_TOP). */
+#define FOLD_IO_TOP 5
+struct fold_io {
+	int has_io, has_delay;
+	double read_kib, write_kib, majflt, delay_ms[5];
+	double *stage_reclaim;  /* per stage, ms */
+	int nstages;
+	size_t exact, sampled;
+};
+const struct fold_io *fold_io(const struct report *r);
+
+/* Whether the options' outputs are all computed from a folded log. */
+int fold_options_ok(const struct opts *o);
+/* Take one in-scope row (its cmd and unit are the fold's to keep or free). */
+void fold_row(struct report *r, struct proc *p);
+/* Every row read: the kept ones into r->procs (read order). */
+void fold_gather(struct report *r);
+/* Groups and units into r->groups and r->units (model.c's derive_lists). */
+void fold_lists(struct report *r);
+/* Each compiler's peak into its stage's cpeaks (model.c's derive_perjob). */
+void fold_cpeaks(struct report *r, double off);
+/* The compilers' start and end for the sweep: n of each, malloc'd. */
+size_t fold_comp_times(const struct report *r, double **start, double **end);
+/* A uid of the build's rows (procs_hide_cmdlines). */
+int fold_has_uid(const struct report *r, long uid);
+/* The filter figures (fmt.c's filtered). */
+void fold_filt(const struct report *r, struct filt *f);
+void fold_free(struct report *r);
+
+#endif
