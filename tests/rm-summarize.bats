@@ -222,8 +222,8 @@ exitlog_pair() {
   local d=$BATS_TEST_TMPDIR n=20000 rss1 rss10 held folded
   exitlog_pair "$d" "$n"
   exitlog_pair "$d" $((10 * n))
-  # Held rows (--csv writes every one) and folded rows print the same text.
-  for args in "" "--top 3 --include cc1 --exclude sh2"; do
+  # Held rows (--csv writes every one) and folded rows print the same report.
+  for args in "--markdown" "--markdown --top 2 --include sh1" "--exclude ." "--top 3 --include cc1 --exclude sh2" ""; do
     # shellcheck disable=SC2086  # the options, word-split on purpose
     held=$(rm-summarize --csv "$d/rows.csv" $args "$d/sys.csv" "$d/$n.procs.csv")
     # shellcheck disable=SC2086

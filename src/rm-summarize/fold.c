@@ -13,8 +13,8 @@
  *   - whole rows only for the top N, the top 5 by write, read and reclaim
  *     stall, the largest, the largest ended, the survivors and killed
  *     compilers.
- * Only the text report folds (no --json, --csv, --trace, --series,
- * --markdown, --top over 1000, no OOM kill to tie to a row): the others
+ * Only the text and Markdown reports fold (no --json, --csv, --trace,
+ * --series, --top over 1000, no OOM kill to tie to a row): the others
  * hold every row.  The result is byte for byte what holding every row
  * gives (tests/tools/summarize-golden.sh; rm-summarize.bats compares the
  * two on a generated log).
@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "containers.h"
+#include "cu.h"
 #include "fmt.h"
 #include "fold.h"
 
@@ -48,6 +49,7 @@ struct fcomm {
 	long count;             /* shown rows */
 	double peak, cpu;
 	int emulated;
+	int compiler;           /* rm_cu_is_compiler of it; -1 not asked yet */
 	double best_peak;       /* the heaviest row of any (by_peak's key) */
 	int best_pid, best_shown;
 	size_t best_seq;
@@ -116,13 +118,14 @@ struct fold {
 	size_t nuid, capuid;
 	struct fold_io fio;
 	double off;             /* rm-tree's time 0, for a row's stage */
+	size_t cur;             /* the command fold_compiler looked up */
 	size_t seq, hidden;
 	double hidden_kib;
 };
 
 int fold_options_ok(const struct opts *o)
 {
-	return !o->json && !o->markdown && !o->csv && !o->trace && !o->series && o->top <= 1000;
+	return !o->json && !o->csv && !o->trace && !o->series && o->top <= 1000;
 }
 
 static uint64_t hash_str(const char *s)
@@ -185,6 +188,7 @@ static size_t comm_id(struct fold *f, const char *comm, int emulated)
 	f->c[i].comm = xstrndup(comm, strlen(comm));
 	f->c[i].emulated = emulated;
 	f->c[i].best_peak = -2;
+	f->c[i].compiler = -1;
 	f->hc.slot[slot] = i + 1;
 	f->hc.n++;
 	return i;
@@ -439,6 +443,20 @@ static struct fold *fold_new(struct report *r)
 	return f;
 }
 
+int fold_compiler(struct report *r, const char *comm)
+{
+	struct fold *f = r->fd;
+	struct fcomm *c;
+
+	if (!f)
+		f = r->fd = fold_new(r);
+	f->cur = comm_id(f, comm, 0);
+	c = &f->c[f->cur];
+	if (c->compiler < 0)
+		c->compiler = rm_cu_is_compiler(comm);
+	return c->compiler;
+}
+
 const struct fold_io *fold_io(const struct report *r)
 {
 	return r->fd ? &r->fd->fio : NULL;
@@ -448,11 +466,9 @@ const struct fold_io *fold_io(const struct report *r)
  * the heaviest row of any (the filters' names). */
 static size_t fold_comm(struct fold *f, const struct proc *p, size_t seq)
 {
-	size_t ci;
-	struct fcomm *c;
+	size_t ci = f->cur;
+	struct fcomm *c = &f->c[ci];
 
-	ci = comm_id(f, p->comm, p->emulated);
-	c = &f->c[ci];
 	if (c->best_peak < -1 || pkey(p->peak_kib) > c->best_peak ||
 	    (pkey(p->peak_kib) == c->best_peak && p->pid < c->best_pid)) {
 		c->best_peak = pkey(p->peak_kib);
@@ -482,8 +498,6 @@ void fold_row(struct report *r, struct proc *p)
 	size_t seq, ci;
 	struct fcomm *c;
 
-	if (!f)
-		f = r->fd = fold_new(r);
 	seq = f->seq++;
 	p->shown = (!o->has_inc || regmatch(&o->inc, p)) && !(o->has_exc && regmatch(&o->exc, p));
 	r->nrows++;
@@ -612,35 +626,50 @@ static int anc_cmp(const struct fold *f, const struct fanc *x, const struct fanc
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-/* Heapsort in place: the rows' links are most of the fold's memory, and
- * qsort would take as much again. */
-static void anc_sift(const struct fold *f, struct fanc *v, size_t n, size_t i)
+static void anc_swap(struct fanc *a, struct fanc *b)
 {
-	for (;;) {
-		size_t l = 2 * i + 1, w = i;
-		if (l < n && anc_cmp(f, &v[l], &v[w]) > 0)
-			w = l;
-		if (l + 1 < n && anc_cmp(f, &v[l + 1], &v[w]) > 0)
-			w = l + 1;
-		if (w == i)
-			return;
-		struct fanc t = v[i];
-		v[i] = v[w];
-		v[w] = t;
-		i = w;
-	}
+	struct fanc t = *a;
+	*a = *b;
+	*b = t;
 }
 
+/* Quicksort in place (median of three; the smaller side first, so the
+ * stack stays short): the rows' links are most of the fold's memory, and
+ * qsort(3) would take as much again for its merge.  The key (PID,
+ * command, read order) is unique, so no order is left to chance. */
 static void anc_sort(const struct fold *f, struct fanc *v, size_t n)
 {
-	for (size_t i = n / 2; i-- > 0;)
-		anc_sift(f, v, n, i);
-	for (size_t e = n; e-- > 1;) {
-		struct fanc t = v[0];
-		v[0] = v[e];
-		v[e] = t;
-		anc_sift(f, v, e, 0);
+	while (n > 12) {
+		size_t m = n / 2, i = 0, j = n - 1;
+		if (anc_cmp(f, &v[m], &v[0]) < 0)
+			anc_swap(&v[m], &v[0]);
+		if (anc_cmp(f, &v[n - 1], &v[0]) < 0)
+			anc_swap(&v[n - 1], &v[0]);
+		if (anc_cmp(f, &v[n - 1], &v[m]) < 0)
+			anc_swap(&v[n - 1], &v[m]);
+		struct fanc piv = v[m];
+		for (;;) {
+			while (anc_cmp(f, &v[i], &piv) < 0)
+				i++;
+			while (anc_cmp(f, &piv, &v[j]) < 0)
+				j--;
+			if (i >= j)
+				break;
+			anc_swap(&v[i++], &v[j--]);
+		}
+		/* v[0..j] <= pivot <= v[j+1..n) */
+		if (j + 1 < n - j - 1) {
+			anc_sort(f, v, j + 1);
+			v += j + 1;
+			n -= j + 1;
+		} else {
+			anc_sort(f, v + j + 1, n - j - 1);
+			n = j + 1;
+		}
 	}
+	for (size_t i = 1; i < n; i++)
+		for (size_t k = i; k > 0 && anc_cmp(f, &v[k], &v[k - 1]) < 0; k--)
+			anc_swap(&v[k], &v[k - 1]);
 }
 
 static const struct fanc *anc_find(const struct fanc *v, size_t n, int pid)

@@ -1,11 +1,12 @@
 /*
- * fold.h: the exit log folded as it is read (fold.c), for the text
- * report: per-command and per-unit aggregates, a bounded set of rows
- * (the top N, the largest, the largest ended, survivors and killed
- * compilers), the compilers' peaks and times, and the pid links that
- * count each unit's compiles.  A report folds when model.c says it may
- * (fold_possible): then r->procs holds only the kept rows, and r->nrows
- * counts every one.
+ * fold.h: the exit log folded as it is read (fold.c), for the text and
+ * Markdown reports: per-command and per-unit aggregates, a bounded set
+ * of rows (the top N, the top 5 by I/O, the largest, the largest ended,
+ * survivors and killed compilers), the compilers' peaks and times, and
+ * the pid links that count each unit's compiles.  A report folds when its
+ * options allow (fold_options_ok, main.c) and procs.c finds it has one
+ * exit log and no OOM kill: then r->procs holds only the kept rows, and
+ * r->nrows counts every one.
  */
 #ifndef RM_SUMMARIZE_FOLD_H
 #define RM_SUMMARIZE_FOLD_H
@@ -28,6 +29,9 @@ const struct fold_io *fold_io(const struct report *r);
 
 /* Whether the options' outputs are all computed from a folded log. */
 int fold_options_ok(const struct opts *o);
+/* Whether comm is a compiler's, asked once a name; the row read next is
+ * this command's (fold_row takes its figures there). */
+int fold_compiler(struct report *r, const char *comm);
 /* Take one in-scope row (its cmd and unit are the fold's to keep or free). */
 void fold_row(struct report *r, struct proc *p);
 /* Every row read: the kept ones into r->procs (read order). */

@@ -136,6 +136,7 @@ static void exitlog_row(struct report *r, const struct rm_csv *c, int n)
 {
 	struct proc *p, folded;
 	char unit[RM_TEXT_MAX + 1];
+	double uid;
 	int in = row_in_scope(c, n);
 
 	/* Only in-scope rows are the build's: the others are kept apart,
@@ -172,11 +173,11 @@ static void exitlog_row(struct report *r, const struct rm_csv *c, int n)
 	p->cmd = pdup(c, n, RM_XL_CMD);
 	p->stage = -1;
 	p->peak_epoch = NAN;
-	p->compiler = rm_cu_is_compiler(p->comm);
+	p->compiler = p == &folded ? fold_compiler(r, p->comm) : rm_cu_is_compiler(p->comm);
 	p->emulated = row_emulated(c, n);
 	/* The uid column (newer exit logs): -1 where absent or empty. */
-	p->uid = pnum(c, n, RM_XL_UID) >= 0 && pnum(c, n, RM_XL_UID) <= 4294967295.0
-		 ? (long)pnum(c, n, RM_XL_UID) : -1;
+	uid = pnum(c, n, RM_XL_UID);
+	p->uid = uid >= 0 && uid <= 4294967295.0 ? (long)uid : -1;
 	if (in && p->emulated == 1)
 		r->nemulated++;
 	/* An emulated process's command line starts with the interpreter

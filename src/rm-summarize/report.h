@@ -43,7 +43,7 @@ struct opts {
 	int elsewhere_cmdlines; /* --elsewhere-cmdlines: other users' command
 				 * lines under "Elsewhere on this host" */
 	int fold;              /* the outputs asked for allow an exit log folded as
-				* read (fold.c): text only, no --json, --csv, --trace... */
+				* read (fold.c): text or Markdown, no --json, --csv, --trace... */
 };
 
 /* A peak (or trough) of one column, with when and during what. */
