@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Bench section: rm-summarize on a 1,000,000-row system CSV against mawk
-# and gawk computing only the peaks; and the whole monitor's CPU cost per
-# hour (rm-monitor at --interval 1 with 500 extra processes) beside a
-# seed-style bash monitor's at its default 15 s.  Prints Markdown.
+# and gawk computing only the peaks; rm-summarize on a 24-hour run (86,400
+# system rows at 1 s) with a 1,000,000-row exit log against mawk computing
+# the seed's summary (EXITLOG_10M=1 adds a 10,000,000-row log, about 1.3 GB
+# and minutes; EXITLOG_ROWS=N runs N rows instead of 1,000,000 for a quick
+# look); and the whole monitor's CPU cost per hour (rm-monitor at
+# --interval 1 with 500 extra processes) beside a seed-style bash monitor's
+# at its default 15 s.  Prints Markdown.
 set -u
 
 err() { printf 'bench/summarize: %s\n' "$*" >&2; }
@@ -29,6 +33,133 @@ gen_csv() {
         (i % 5000 == 0) ? 64 : 0, 900 - i / 5000, 10, i % 9, i / 100000, i, i, (i % 400) / 100
     }
   }' >"${csv}.tmp" && mv "${csv}.tmp" "${csv}"
+}
+
+# gen_run PREFIX ROWS: PREFIX.csv, 24 hours of rm-sample rows at 1 s, and
+# PREFIX.procs.csv, ROWS rows of rm-tree's 22-column exit log: one in eight
+# a cc1plus of one of 10,000 units, the others make, sh, as and sed.
+gen_run() {
+  local pre=$1 rows=$2
+  [[ -s "${pre}.procs.csv" && -s "${pre}.csv" ]] && return 0
+  mawk -v pre="${pre}" -v rows="${rows}" 'BEGIN {
+    s = pre ".csv.tmp"; p = pre ".procs.csv.tmp"
+    print "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,oom_kills,psi_mem_some,psi_mem_full,psi_io_full,psi_cpu_some" > s
+    for (i = 0; i < 86400; i++) {
+      used = 2000 + (i * 7919) % 14000
+      printf "%d.000,2026-01-01T00:00:00.000Z,%d.000,%.2f,%.1f,%d,%d,%.1f,%d,%.2f,%d,%d,stage%d,[%d/10000] Building CXX object src/unit%d.cpp.o,0,0.00,0.00,0.00,%.2f\n",
+        1767225600 + i, i, (i % 900) / 100, (i % 1000) / 10, used, 16000 - used, used / 160,
+        (i % 5000 == 0) ? 64 : 0, 900 - i / 5000, 10, i % 9, i / 10800, i % 10000, i % 10000, (i % 400) / 100 > s
+    }
+    print "pid,ppid,comm,start_s,end_s,peak_rss_kib,peak_at_s,cpu_s,exit,cmd,read_kib,write_kib,majflt,cpu_delay_ms,io_delay_ms,swapin_delay_ms,reclaim_delay_ms,thrash_delay_ms,source,scope,emulated,uid" > p
+    for (i = 0; i < rows; i++) {
+      pid = 1000 + i % 4000000; st = i * 86000 / rows; en = st + (i % 37) / 10
+      x = sprintf("%d,%d,%d,%d,%d,0,%d,0,exact,,no,1000", (i * 13) % 5000, (i * 17) % 7000, i % 3, i % 50, i % 7, i % 11 ? 0 : i % 900)
+      if (i % 8 == 0) {
+        u = (i / 8) % 10000
+        printf "%d,999,cc1plus,%.3f,%.3f,%d,%.3f,%.2f,0,/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus -quiet -O2 src/dir%d/unit%d.cpp -o /tmp/cc%d.s,%s\n",
+          pid, st, en, 100000 + (i * 2654435761) % 900000, en, (i % 50) / 10, u % 97, u, i, x > p
+      } else {
+        c = i % 4
+        comm = c == 0 ? "sh" : c == 1 ? "as" : c == 2 ? "make" : "sed"
+        printf "%d,999,%s,%.3f,%.3f,%d,%.3f,%.2f,0,%s -c step%d,%s\n", pid, comm, st, en, 1000 + (i * 40503) % 50000, en, (i % 10) / 100, comm, i % 1000, x > p
+      }
+    }
+    close(s); close(p)
+  }' && mv "${pre}.csv.tmp" "${pre}.csv" && mv "${pre}.procs.csv.tmp" "${pre}.procs.csv"
+}
+
+# The seed's summary in mawk: the six peaks with time, stage and context,
+# the near-OOM and low-disk counts, the OOM kills; from the exit log the
+# process count, total CPU, the top 10 by peak, and count, largest peak
+# and CPU per command.
+# shellcheck disable=SC2016  # an awk program: its $6 is awk's, not ours
+readonly AWK_SEED='BEGIN { FS = "," }
+FNR == 1 { file++; next }
+file == 1 {
+  if (!n++ || $6 > mu) { mu = $6; mut = $1; mus = $13; muc = $14 }
+  if (n == 1 || $7 < ma) { ma = $7; mat = $1; mas = $13; mac = $14 }
+  if (n == 1 || $9 > sw) { sw = $9; swt = $1; sws = $13; swc = $14 }
+  if (n == 1 || $10 < dk) { dk = $10; dkt = $1; dks = $13; dkc = $14 }
+  if (n == 1 || $4 > ld) { ld = $4; ldt = $1; lds = $13; ldc = $14 }
+  if (n == 1 || $5 > cp) { cp = $5; cpt = $1; cps = $13; cpc = $14 }
+  if ($7 < 4096) near++
+  if ($10 < 20) low++
+  if (n > 1 && $15 > prev) oom += $15 - prev
+  prev = $15
+  next
+}
+{
+  np++; cpu += $8; c = $3; cnt[c]++; ccpu[c] += $8
+  if ($6 > cpk[c]) cpk[c] = $6
+  if (nt < 10 || $6 > tp[nt]) {
+    if (nt < 10) nt++
+    for (k = nt; k > 1 && tp[k - 1] < $6; k--) { tp[k] = tp[k - 1]; tl[k] = tl[k - 1] }
+    tp[k] = $6; tl[k] = $1 " " $3
+  }
+}
+END {
+  printf "mem used %s at %s (%s) %s\nmem avail %s at %s (%s) %s\n", mu, mut, mus, muc, ma, mat, mas, mac
+  printf "swap %s at %s (%s) %s\ndisk %s at %s (%s) %s\n", sw, swt, sws, swc, dk, dkt, dks, dkc
+  printf "load %s at %s (%s) %s\ncpu %s at %s (%s) %s\n", ld, ldt, lds, ldc, cp, cpt, cps, cpc
+  printf "near-OOM %d low-disk %d oom kills %d\nprocesses %d cpu %.2f\n", near, low, oom, np, cpu
+  for (k = 1; k <= nt; k++) print tp[k], tl[k]
+  for (c in cnt) printf "%s %d %d %.2f\n", c, cnt[c], cpk[c], ccpu[c]
+}'
+
+# exitlog_runs ROWS: rm-summarize's text and --json reports and mawk's
+# seed summary of one generated run, EXITLOG_RUNS (3) alternating rounds;
+# one Markdown row each: median CPU, largest peak RSS, CPU / mawk's.
+exitlog_runs() {
+  local rows=$1 pre="${RM_BUILD}/bench/run-${1}" i name cpu rss l0 runs=${EXITLOG_RUNS:-3}
+  local -a names=(text json mawk)
+  # --json holds every row (about 600 bytes each): not at 10,000,000.
+  ((rows <= 2000000)) || names=(text mawk)
+  gen_run "${pre}" "${rows}" || {
+    err "cannot generate ${pre}"
+    return 1
+  }
+  cat "${pre}.csv" "${pre}.procs.csv" >/dev/null # the page cache, for every contender
+  l0=$(cut -d' ' -f1 /proc/loadavg)
+  : >"${tmp}/c.text" && : >"${tmp}/c.json" && : >"${tmp}/c.mawk"
+  : >"${tmp}/m.text" && : >"${tmp}/m.json" && : >"${tmp}/m.mawk"
+  for ((i = 0; i < runs; i++)); do
+    for name in "${names[@]}"; do
+      case ${name} in
+      text) set -- rm-summarize "${pre}.csv" "${pre}.procs.csv" ;;
+      json) set -- rm-summarize --json "${pre}.csv" "${pre}.procs.csv" ;;
+      mawk) set -- mawk "${AWK_SEED}" "${pre}.csv" "${pre}.procs.csv" ;;
+      esac
+      read -r cpu rss < <("${RM_BUILD}/bench/rusage" "$@") || err "${name} failed"
+      echo "${cpu}" >>"${tmp}/c.${name}"
+      echo "${rss}" >>"${tmp}/m.${name}"
+    done
+  done
+  local mawk_cpu
+  mawk_cpu=$(median_of "${tmp}/c.mawk")
+  for name in "${names[@]}"; do
+    cpu=$(median_of "${tmp}/c.${name}")
+    rss=$(sort -n "${tmp}/m.${name}" | tail -n 1)
+    awk -v r="${rows}" -v n="${name}" -v c="${cpu}" -v m="${rss}" -v w="${mawk_cpu}" -v l="${l0} - $(cut -d' ' -f1 /proc/loadavg)" \
+      'BEGIN { printf "| %d | %s | %.2f | %.1f | %s | %.2fx | %s |\n", r, (n == "mawk" ? "mawk seed summary" : n == "json" ? "rm-summarize --json" : "rm-summarize (text)"), c, m / 1024, (n == "mawk" ? "-" : (m / 1024 < 32 ? "yes" : "no")), (w > 0 ? c / w : 0), l }'
+  done
+}
+
+bench_exitlog() {
+  echo "## rm-summarize: a 24-hour run (86,400 system rows) with a long exit log, median of ${EXITLOG_RUNS:-3}"
+  echo
+  echo "One in eight rows is a cc1plus of one of 10,000 units (rm-tree's 22 columns).  The text report"
+  echo "folds the exit log as it reads it; --json still holds every row.  Target: peak RSS under 32 MiB"
+  echo "at 1,000,000 and 10,000,000 rows, CPU at most mawk's computing the seed's summary."
+  echo
+  echo "| exit rows | reader | median CPU s | peak RSS MiB | under 32 MiB | CPU / mawk's | load (start - end) |"
+  echo "|---|---|---|---|---|---|---|"
+  exitlog_runs "${EXITLOG_ROWS:-1000000}" || return 1
+  if [[ "${EXITLOG_10M:-}" == 1 ]]; then
+    exitlog_runs 10000000 || return 1
+    echo
+    echo "--json is not run at 10,000,000 rows: it holds every row (about 600 bytes each)."
+  fi
+  echo
 }
 
 # median_of FILE: the median of the numbers in FILE, one a line.
@@ -131,6 +262,7 @@ main() {
     return 1
   fi
   bench_summarize
+  bench_exitlog || return 1
   bench_monitor
 }
 
