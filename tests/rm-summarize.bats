@@ -230,6 +230,7 @@ exitlog_pair() {
     folded=$(rm-summarize $args "$d/sys.csv" "$d/$n.procs.csv")
     [ "$held" = "$folded" ]
   done
+  [ "$(rm-summarize --csv "$d/rows.csv" "$d/$n.procs.csv")" = "$(rm-summarize "$d/$n.procs.csv")" ]
   [[ "$folded" == *"Processes: $((n - n / 997 - 1)), "* ]]  # less the rows elsewhere
   [[ "$folded" == *"src/u"*".cpp (x"* ]]
   under_san || under_valgrind && skip "RSS not measurable under ASan or valgrind"

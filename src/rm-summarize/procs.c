@@ -59,10 +59,11 @@ void procs_header(struct report *r, enum pkind k, const struct rm_csv *h)
 		pcol[i] = header_col(h->f, h->nf, names[i]);
 	pncols = h->nf;
 	if (k == PK_EXITLOG) {
-		/* The text report folds its one exit log as read, unless the
-		 * system CSV (read first) has OOM kills to tie to rows. */
-		r->fold = r->opt && r->opt->fold && r->nexitlogs == 0 && r->fold_one_log && r->sys &&
-			  r->sys->nev == 0;
+		/* The text or Markdown report folds its one exit log as read,
+		 * unless the system CSV (read first) has OOM kills to tie to
+		 * rows. */
+		r->fold = r->opt && r->opt->fold && r->nexitlogs == 0 && r->fold_one_log &&
+			  (!r->sys || r->sys->nev == 0);
 		r->nexitlogs++;
 		if (pcol[RM_XL_SCOPE] >= 0)
 			r->has_scope = 1;
