@@ -445,13 +445,14 @@ int events_monitor_job(struct rm_pnode *p)
 	return p->excluded && p->pid != E.h.self && is_rm_tree(p);
 }
 
-/* A node for pid, read from /proc now (start 0 when it is already gone). */
-static struct rm_pnode *add_node(int pid, const struct rm_pnode *parent)
+/* A node for pid, read from /proc now (start 0 when it is already gone),
+ * or, lazy, not read: a member's child at its fork (fork_stat). */
+static struct rm_pnode *add_node(int pid, const struct rm_pnode *parent, int lazy)
 {
 	struct rm_ptree *t = E.h.t;
 	struct rm_pstat st;
 	struct rm_pnode *n, *pp;
-	int ok = rm_pstat_read(pid, &st) == 0;
+	int ok = !lazy && rm_pstat_read(pid, &st) == 0;
 
 	n = rm_ptree_add(t, pid, ok ? st.starttime : 0);
 	if (!n)
@@ -466,6 +467,7 @@ static struct rm_pnode *add_node(int pid, const struct rm_pnode *parent)
 	} else if (parent) {
 		/* A fork's child is named as its parent, until it execs. */
 		n->ppid = parent->pid;
+		n->pgrp = parent->pgrp;
 		memcpy(n->comm, parent->comm, sizeof(n->comm));
 		n->comm_ok = parent->comm_ok;
 	}
@@ -479,6 +481,48 @@ static struct rm_pnode *add_node(int pid, const struct rm_pnode *parent)
 		n->monitor_in = pp && pp != n && pp->monitor_in;
 	}
 	return n;
+}
+
+/*
+ * Members' children whose stat was not read at their fork: a short
+ * process has ended by the end of the pump (its record read in it), and
+ * its row needs no stat (its start is the fork event's time).  Those
+ * still there are read then (fork_stat), before any scan compares their
+ * start time, and so is one whose exec is read while it lives.
+ */
+enum { PEND_MAX = 4096 };
+static int pend[PEND_MAX], npend;
+
+/* n's stat, not read at its fork: its start time (the pid's identity),
+ * parent, group, state and name.  A process on the pid that did not
+ * start at n's fork event (the pid came round) is not n: n keeps the
+ * fork's time, and the next scan finds it gone. */
+static void fork_stat(struct rm_pnode *n)
+{
+	struct rm_pstat st;
+	double at;
+
+	if (n->start || !n->has_start_el || n->ended || rm_pstat_read(n->pid, &st) < 0)
+		return;
+	at = (double)st.starttime / (double)rm_clk_tck() - (E.h.boot0 ? *E.h.boot0 : 0);
+	if (at < n->start_el - 0.5 || at > n->start_el + 0.5)
+		return;
+	n->start = st.starttime;
+	n->ppid = st.ppid;
+	n->pgrp = st.pgrp;
+	n->state = st.state;
+	memcpy(n->comm, st.comm, sizeof(n->comm));
+	n->comm_ok = 1;
+}
+
+static void fork_stat_pending(void)
+{
+	for (int i = 0; i < npend; i++) {
+		struct rm_pnode *n = rm_ptree_find(E.h.t, pend[i]);
+		if (n)
+			fork_stat(n);
+	}
+	npend = 0;
 }
 
 static void read_comm(struct rm_pnode *n)
@@ -496,14 +540,19 @@ static void read_comm(struct rm_pnode *n)
 	}
 }
 
+/* Its command line and name, read while it lives.  The command line
+ * first: empty, the process is gone or a zombie (its memory freed), and
+ * its name is its exit record's, so comm is not read for nothing (at a
+ * high fork rate most short processes are gone by their exec event). */
 static void read_cmd(struct rm_pnode *n)
 {
 	char buf[4096];
 	ssize_t len;
 
-	read_comm(n);
 	len = rm_pfile_read(NULL, n->pid, "cmdline", buf, sizeof(buf), 0);
 	if (len > 0) {
+		fork_stat(n);  /* its start names it to containers.c */
+		read_comm(n);
 		containers_cmdline(n, buf, len);
 		/* Read while it lives: emulated or not is known now. */
 		n->emulated = (unsigned)cmd_emulated(n->pid, buf, (size_t)len, n->comm);
@@ -544,7 +593,7 @@ void events_adopt(int pid)
 	if (n && (n->start != st.starttime || n->ended || n->outsider))
 		return;  /* (a reused PID: the next scan settles it) */
 	if (!n)
-		n = add_node(pid, rm_ptree_find(t, st.ppid));
+		n = add_node(pid, rm_ptree_find(t, st.ppid), 0);
 	if (n->excluded)
 		return;
 	join_member(E.h.s, n);
@@ -569,13 +618,36 @@ static int selected(struct rm_pnode *n)
 	}
 }
 
+/*
+ * A member's child, at its fork: it runs its parent's program (the
+ * kernel copied its memory, argv with it), so it takes the parent's
+ * command line and emulated flag instead of reading /proc three times
+ * for them (comm, cmdline, binfmt_misc): most children exec at once and
+ * their exec reads the new program's.  cmd_read stays 0, so a child
+ * that lives to the tick without an exec is read there (probe.c's
+ * take), as its own.  Only a member parent whose command line was read
+ * lends it: what rm-tree itself forks, a monitor's job and the child of
+ * an ended parent are read as they are.  1 when taken.
+ */
+static int inherit_cmd(struct rm_pnode *n, const struct rm_pnode *p)
+{
+	if (!p || p->pid == E.h.self || !p->member || p->ended || p->excluded || !p->cmd)
+		return 0;
+	free(n->cmd);
+	if (!(n->cmd = strdup(p->cmd)))
+		tree_oom();
+	n->emulated = p->emulated;
+	n->cmd_read = 0;
+	return 1;
+}
+
 static void on_fork(struct stream *s, const struct rm_pe *e)
 {
 	const struct opts *o = E.h.o;
 	struct rm_ptree *t = E.h.t;
 	struct rm_pnode *p = rm_ptree_find(t, e->ptgid), *n;
 	pid_t self = E.h.self;
-	int member, excluded, job_of_monitor = 0;
+	int member, excluded, job_of_monitor = 0, lazy;
 
 	if (e->pid != e->tgid)
 		return;  /* a thread */
@@ -614,7 +686,15 @@ static void on_fork(struct stream *s, const struct rm_pe *e)
 	}
 	if (!member && !excluded && o->sel != SEL_ALL && o->sel != SEL_CGROUP)
 		return;  /* the scan meets it, if it lives that long */
-	n = add_node(e->pid, p);
+	/* A member's child (not --exec's command: the reaper reads that)
+	 * is read at the pump's end, unless it ended by then. */
+	lazy = member && !excluded && p && p->member && !p->ended && !p->excluded &&
+	       p->pid != self && ev_el(e->ts_ns) >= 0;
+	if (lazy && npend == PEND_MAX)
+		fork_stat_pending();
+	n = add_node(e->pid, p, lazy);
+	if (lazy)
+		pend[npend++] = e->pid;
 	if (!n->start && !n->has_start_el && ev_el(e->ts_ns) >= 0) {
 		/* Gone before its stat was read: the fork's own time. */
 		n->start_el = ev_el(e->ts_ns);
@@ -627,7 +707,8 @@ static void on_fork(struct stream *s, const struct rm_pe *e)
 	}
 	if (member || selected(n)) {
 		join_member(s, n);
-		read_cmd(n);  /* a child that never execs runs its parent's */
+		if (!inherit_cmd(n, p))
+			read_cmd(n);
 		E.mev++;
 	}
 }
@@ -675,7 +756,7 @@ static void on_exec(struct stream *s, const struct rm_pe *e)
 	    E.h.o->sel != SEL_ALL)
 		return;
 	if (!n)
-		n = add_node(e->tgid, NULL);
+		n = add_node(e->tgid, NULL, 0);
 	else if (n->state == 'Z' || n->state == 'X')
 		return;
 	if (n->excluded)
@@ -1059,6 +1140,7 @@ void events_pump(struct stream *s, double el)
 		E.resyncs++;
 		E.resync = 1;
 	}
+	fork_stat_pending();
 	/* Members that ended before this pump and have no record: lost. */
 	size_t it = 0;
 	struct rm_pnode *p;
@@ -1191,7 +1273,7 @@ static void exact_outsiders(void)
 			rm_ptree_remove(t, n);  /* its pid is another process's now */
 			n = NULL;
 		}
-		if (!n && (!(n = add_node(pid, NULL))->start || n->excluded))
+		if (!n && (!(n = add_node(pid, NULL, 0))->start || n->excluded))
 			continue;
 		if (pst.has_uid) {
 			n->uid = pst.uid;
