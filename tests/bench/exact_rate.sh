@@ -141,6 +141,7 @@ one_run() {
         }
         if (hit) got++; else { foreign++; print "foreign row: " line[i] > "/dev/stderr" }
       }
+      for (k in key) if (!(k in seen) && ++shown <= 5) print "missing: " k > "/dev/stderr"
       printf "%d %d %d\n", n - got, foreign + 0, nr
     }' "$d/gen.log" "$d/log.csv" >"$d/check"
   read -r missing foreign rows <"$d/check"
