@@ -58,7 +58,7 @@ schedstat_ns() {
 # one_run RATE N: prints "spawned wall_s cpu_ns idle_ns_per_s missing
 # foreign lost rows load".
 one_run() {
-  local rate=$1 k=$2 d="${work}/r${1}.${2}" tp lp fp c0 c1 ci0 ci1 t0 t1 w0 w1 rows prev spawned wall stats lost
+  local rate=$1 k=$2 d="${work}/r${1}.${2}" tp lp fp c0 c1 ci0 ci1 t0 t1 w0 w1 rows prev spawned wall stats lost i
   mkdir -p "$d"
   "${work}/spawner" "$d/go" "$((rate / 2))" "${SECS}" "$d/gen.log" "${work}/tiny" &
   lp=$!
@@ -98,6 +98,12 @@ one_run() {
   [[ -z "${XR_KEEP:-}" ]] || err "schedstat idle ${ci0} ${ci1} run ${c0} ${c1}"
   : >"$d/go.end"
   wait "$lp"
+  # The launcher's own row: rm-tree ends by itself once it is gone (a
+  # TERM at once could come before its record was read).
+  for ((i = 0; i < 100; i++)); do
+    kill -0 "$tp" 2>/dev/null || break
+    sleep 0.1
+  done
   kill -TERM "$tp" 2>/dev/null
   wait "$tp" 2>/dev/null
   cat "$d"/gen.log.* >>"$d/gen.log"
