@@ -496,23 +496,25 @@ static int pend[PEND_MAX], npend;
 /* n's stat, not read at its fork: its start time (the pid's identity),
  * parent, group, state and name.  A process on the pid that did not
  * start at n's fork event (the pid came round) is not n: n keeps the
- * fork's time, and the next scan finds it gone. */
-static void fork_stat(struct rm_pnode *n)
+ * fork's time, and the next scan finds it gone.  1 when read: its name
+ * is then stat's, the main thread's, as comm's. */
+static int fork_stat(struct rm_pnode *n)
 {
 	struct rm_pstat st;
 	double at;
 
 	if (n->start || !n->has_start_el || n->ended || rm_pstat_read(n->pid, &st) < 0)
-		return;
+		return 0;
 	at = (double)st.starttime / (double)rm_clk_tck() - (E.h.boot0 ? *E.h.boot0 : 0);
 	if (at < n->start_el - 0.5 || at > n->start_el + 0.5)
-		return;
+		return 0;
 	n->start = st.starttime;
 	n->ppid = st.ppid;
 	n->pgrp = st.pgrp;
 	n->state = st.state;
 	memcpy(n->comm, st.comm, sizeof(n->comm));
 	n->comm_ok = 1;
+	return 1;
 }
 
 static void fork_stat_pending(void)
@@ -551,8 +553,9 @@ static void read_cmd(struct rm_pnode *n)
 
 	len = rm_pfile_read(NULL, n->pid, "cmdline", buf, sizeof(buf), 0);
 	if (len > 0) {
-		fork_stat(n);  /* its start names it to containers.c */
-		read_comm(n);
+		/* Its start names it to containers.c; stat gives its name. */
+		if (!fork_stat(n))
+			read_comm(n);
 		containers_cmdline(n, buf, len);
 		/* Read while it lives: emulated or not is known now. */
 		n->emulated = (unsigned)cmd_emulated(n->pid, buf, (size_t)len, n->comm);
