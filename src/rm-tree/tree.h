@@ -139,8 +139,9 @@ int events_on(void);                       /* any event source is open */
 int events_members_only(void);
 /* Events were lost: the next tick lists /proc (once; clears the flag). */
 int events_resync_due(void);
-/* After a pump woken by events: let the next ones gather a moment, so a
- * busy host costs a wake per 25 ms at most, not one per event. */
+/* After a pump woken by events: let the next ones gather 2 ms, so a busy
+ * host costs a wake per 2 ms at most, not one per event (longer would
+ * leave more short processes' command lines unread). */
 void events_coalesce(void);
 /* Read what the kernel sent: membership from fork/exec, rows from exit
  * records; rows of members that ended without a record (lost) last. */
