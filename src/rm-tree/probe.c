@@ -401,6 +401,32 @@ static void join(struct stream *s, double el)
 	}
 }
 
+/*
+ * Exact mode with a tree selection (PIDs, --exec): membership comes from
+ * the members' fork events, so a process a scan met that is not followed,
+ * excluded, ended or watched (a kernel thread, an --elsewhere outsider)
+ * is of no further use.  Dropped, so that the walks of the table every
+ * tick and every wake-up (the members' samples, the totals, the wake-up
+ * filter's member list) follow the build, not the host's idle processes;
+ * an event of one that is not in the table is that of a non-member.
+ */
+static void drop_bystanders(struct stream *s)
+{
+	struct rm_pnode *n;
+	size_t it = 0;
+
+	if (!events_exact() || (s->o->sel != SEL_PIDS && s->o->sel != SEL_EXEC))
+		return;
+	s->gone.n = 0;
+	while ((n = rm_ptree_next(&s->t, &it)) != NULL)
+		if (!n->member && !n->fresh && !n->outsider && !n->ended && !n->was_member &&
+		    !n->excluded && !n->monitor_in && !n->cmd_read && !n->has_hwm && !n->scope_out)
+			push(&s->gone, n);
+	for (size_t i = 0; i < s->gone.n; i++)
+		rm_ptree_remove(&s->t, s->gone.v[i]);
+	s->gone.n = 0;
+}
+
 /* One pass over /proc: meet new processes, sample members, end the
  * members that are gone. */
 void scan(struct stream *s, double el)
@@ -472,6 +498,7 @@ void scan(struct stream *s, double el)
 			events_outsider_gone(s, n, el);
 		rm_ptree_remove(&s->t, n);
 	}
+	drop_bystanders(s);
 }
 
 /* Sampled mode between listings: an outsider whose row --elsewhere
