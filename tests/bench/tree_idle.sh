@@ -30,6 +30,7 @@ work=''
 idle_cg=''
 build_cg=''
 build=''
+base=0
 
 err() { printf 'bench/tree_idle: %s\n' "$*" >&2; }
 
@@ -66,6 +67,8 @@ idle() {
   for ((i = 0; i < 1200; i++)); do [[ -e "${work}/up" ]] && break; sleep 0.1; done
 }
 
+# idle_stop: the idle processes killed, and gone from /proc (reaped: the
+# next low run must not count thousands still dying), within 2 minutes.
 idle_stop() {
   local p i
   for ((i = 0; i < 100; i++)); do
@@ -73,6 +76,10 @@ idle_stop() {
     [[ -n "${p}" ]] || break
     # shellcheck disable=SC2086  # PIDs, one a word
     kill -KILL ${p} 2>/dev/null
+    sleep 0.1
+  done
+  for ((i = 0; i < 1200; i++)); do
+    (($(procs) <= base + 200)) && break
     sleep 0.1
   done
 }
@@ -142,6 +149,7 @@ main() {
   echo
   echo "| pair | processes (low / high) | steady s/h (low / high) | ratio | start-up s (low / high) | load (low; high) |"
   echo "|---:|---|---|---:|---|---|"
+  base=$(procs)
   for ((i = 1; i <= TI_PAIRS; i++)); do
     have=$(procs)
     ((have < TI_LOW)) && idle $((TI_LOW - have))
