@@ -396,11 +396,20 @@ static void add(double *sum, double v)
 		*sum = (isnan(*sum) ? 0 : *sum) + v;
 }
 
-/* scopeout.c's io_derive, row by row: sums over the shown rows. */
-static void fold_io_row(struct report *r, struct fold *f, const struct proc *p)
+void fold_io_init(struct fold_io *io, int nstages)
 {
-	struct fold_io *io = &f->fio;
+	memset(io, 0, sizeof(*io));
+	io->read_kib = io->write_kib = io->majflt = NAN;
+	for (int k = 0; k < 5; k++)
+		io->delay_ms[k] = NAN;
+	io->nstages = nstages;
+	io->stage_reclaim = xmalloc((size_t)(nstages ? nstages : 1) * sizeof(double));
+	for (int i = 0; i < nstages; i++)
+		io->stage_reclaim[i] = NAN;
+}
 
+void fold_io_add(struct fold_io *io, const struct proc *p, int stage)
+{
 	if (!isnan(p->read_kib) || !isnan(p->write_kib) || !isnan(p->majflt))
 		io->has_io = 1;
 	add(&io->read_kib, p->read_kib);
@@ -411,16 +420,24 @@ static void fold_io_row(struct report *r, struct fold *f, const struct proc *p)
 			io->has_delay = 1;
 		add(&io->delay_ms[k], p->delay_ms[k]);
 	}
-	if (!isnan(p->delay_ms[D_RECLAIM])) {
-		double t = !isnan(p->peak_at) ? p->peak_at : !isnan(p->end_s) ? p->end_s : p->start_s;
-		int st = stage_at(r, isnan(t) ? NAN : f->off + t);
-		if (st >= 0 && st < io->nstages)
-			add(&io->stage_reclaim[st], p->delay_ms[D_RECLAIM]);
-	}
+	if (stage >= 0 && stage < io->nstages)
+		add(&io->stage_reclaim[stage], p->delay_ms[D_RECLAIM]);
 	if (strcmp(p->source, "exact") == 0)
 		io->exact++;
 	else if (strcmp(p->source, "sampled") == 0)
 		io->sampled++;
+}
+
+/* A shown row into the sums; its stage (for reclaim) from its times. */
+static void fold_io_row(struct report *r, struct fold *f, const struct proc *p)
+{
+	int st = -1;
+
+	if (!isnan(p->delay_ms[D_RECLAIM])) {
+		double t = !isnan(p->peak_at) ? p->peak_at : !isnan(p->end_s) ? p->end_s : p->start_s;
+		st = stage_at(r, isnan(t) ? NAN : f->off + t);
+	}
+	fold_io_add(&f->fio, p, st);
 }
 
 static struct fold *fold_new(struct report *r)
@@ -432,14 +449,8 @@ static struct fold *fold_new(struct report *r)
 	for (int i = 0; i < 3; i++)
 		f->io[i] = (struct kheap){ .cap = FOLD_IO_TOP, .key = i, .role = R_IO << i };
 	f->off = report_tree_off(r);
-	f->fio.read_kib = f->fio.write_kib = f->fio.majflt = NAN;
-	for (int k = 0; k < 5; k++)
-		f->fio.delay_ms[k] = NAN;
 	/* Every stage is known: the system CSV was read first. */
-	f->fio.nstages = r->nstages;
-	f->fio.stage_reclaim = xmalloc((size_t)(r->nstages ? r->nstages : 1) * sizeof(double));
-	for (int i = 0; i < r->nstages; i++)
-		f->fio.stage_reclaim[i] = NAN;
+	fold_io_init(&f->fio, r->nstages);
 	return f;
 }
 
@@ -729,22 +740,6 @@ static void comm_ranks(struct fold *f)
 	free(v);
 }
 
-static int group_cmp(const void *a, const void *b)
-{
-	const struct group *x = a, *y = b;
-	if (x->peak_kib != y->peak_kib)
-		return x->peak_kib < y->peak_kib ? 1 : -1;
-	return strcmp(x->comm, y->comm);
-}
-
-static int unit_cmp(const void *a, const void *b)
-{
-	const struct unit *x = a, *y = b;
-	if (x->peak_kib != y->peak_kib)
-		return x->peak_kib < y->peak_kib ? 1 : -1;
-	return strcmp(x->name, y->name);
-}
-
 void fold_lists(struct report *r)
 {
 	struct fold *f = r->fd;
@@ -758,7 +753,7 @@ void fold_lists(struct report *r)
 			continue;
 		r->groups[r->ngroups++] = (struct group){ c->comm, c->count, c->peak, c->cpu, c->emulated };
 	}
-	qsort(r->groups, r->ngroups, sizeof(*r->groups), group_cmp);
+	qsort(r->groups, r->ngroups, sizeof(*r->groups), report_group_cmp);
 
 	comm_ranks(f);
 	anc_sort(f, f->anc, f->nanc);
@@ -778,7 +773,7 @@ void fold_lists(struct report *r)
 						       stage_at(r, isnan(u->t) ? NAN : r->tree_off + u->t),
 						       u->count, u->emulated };
 	}
-	qsort(r->units, r->nunits, sizeof(*r->units), unit_cmp);
+	qsort(r->units, r->nunits, sizeof(*r->units), report_unit_cmp);
 }
 
 void fold_cpeaks(struct report *r, double off)
@@ -787,20 +782,11 @@ void fold_cpeaks(struct report *r, double off)
 
 	for (size_t i = 0; f && i < f->ncp; i++) {
 		const struct fcomp *c = &f->cp[i];
-		struct stage *st;
 		int si;
 		if (isnan(c->peak))
 			continue;
 		si = stage_at(r, isnan(c->t) ? NAN : off + c->t);
-		if (si < 0)
-			si = stage_intern(r, "", 0);
-		st = &r->stages[si];
-		if (st->ncp == st->capcp) {
-			st->capcp = st->capcp ? st->capcp * 2 : 16;
-			st->cpeaks = xrealloc(st->cpeaks, st->capcp * sizeof(double));
-		}
-		st->cpeaks[st->ncp++] = c->peak;
-		st->ncp_emu += c->emulated == 1;
+		stage_add_cpeak(r, si, c->peak, c->emulated == 1);
 	}
 }
 

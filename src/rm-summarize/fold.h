@@ -26,6 +26,10 @@ struct fold_io {
 	size_t exact, sampled;
 };
 const struct fold_io *fold_io(const struct report *r);
+/* Empty sums (NaN: nothing read) over nstages stages. */
+void fold_io_init(struct fold_io *io, int nstages);
+/* A shown row into the sums; stage: its stage for reclaim (-1 none). */
+void fold_io_add(struct fold_io *io, const struct proc *p, int stage);
 
 /* Whether the options' outputs are all computed from a folded log. */
 int fold_options_ok(const struct opts *o);

@@ -293,22 +293,6 @@ static int by_unit(const void *a, const void *b)
 	return strcmp(x->unit, y->unit);
 }
 
-static int group_cmp(const void *a, const void *b)
-{
-	const struct group *x = a, *y = b;
-	if (x->peak_kib != y->peak_kib)
-		return x->peak_kib < y->peak_kib ? 1 : -1;
-	return strcmp(x->comm, y->comm);
-}
-
-static int unit_cmp(const void *a, const void *b)
-{
-	const struct unit *x = a, *y = b;
-	if (x->peak_kib != y->peak_kib)
-		return x->peak_kib < y->peak_kib ? 1 : -1;
-	return strcmp(x->name, y->name);
-}
-
 static int dbl_cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -371,7 +355,7 @@ static void derive_lists(struct report *r)
 		if (!isnan(v[i]->cpu_s))
 			g->cpu_s += v[i]->cpu_s;
 	}
-	qsort(r->groups, r->ngroups, sizeof(*r->groups), group_cmp);
+	qsort(r->groups, r->ngroups, sizeof(*r->groups), report_group_cmp);
 
 	memcpy(byp, v, n * sizeof(*v));
 	qsort(byp, n, sizeof(*byp), by_pid);
@@ -401,7 +385,7 @@ static void derive_lists(struct report *r)
 			u->emulated = v[i]->emulated;
 		}
 	}
-	qsort(r->units, r->nunits, sizeof(*r->units), unit_cmp);
+	qsort(r->units, r->nunits, sizeof(*r->units), report_unit_cmp);
 	free(byp);
 	free(v);
 }
@@ -458,19 +442,10 @@ static void derive_perjob(struct report *r, const struct opts *o)
 		fold_cpeaks(r, r->tree_off);
 	for (size_t i = 0; !r->fold && i < r->nproc; i++) {
 		struct proc *p = &r->procs[i];
-		struct stage *st;
 		int si = p->stage;
 		if (!p->compiler || isnan(p->peak_kib))
 			continue;
-		if (si < 0)
-			si = stage_intern(r, "", 0);
-		st = &r->stages[si];
-		if (st->ncp == st->capcp) {
-			st->capcp = st->capcp ? st->capcp * 2 : 16;
-			st->cpeaks = xrealloc(st->cpeaks, st->capcp * sizeof(double));
-		}
-		st->cpeaks[st->ncp++] = p->peak_kib;
-		st->ncp_emu += p->emulated == 1;
+		stage_add_cpeak(r, si, p->peak_kib, p->emulated == 1);
 	}
 	r->perjob = xmalloc((size_t)(r->nstages ? r->nstages : 1) * sizeof(*r->perjob));
 	for (int i = 0; i < r->nstages; i++) {

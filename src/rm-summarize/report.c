@@ -156,3 +156,34 @@ double report_tree_off(const struct report *r)
 		return r->sys->first_epoch - r->sys->first_elapsed;
 	return NAN;
 }
+
+int report_group_cmp(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+	if (x->peak_kib != y->peak_kib)
+		return x->peak_kib < y->peak_kib ? 1 : -1;
+	return strcmp(x->comm, y->comm);
+}
+
+int report_unit_cmp(const void *a, const void *b)
+{
+	const struct unit *x = a, *y = b;
+	if (x->peak_kib != y->peak_kib)
+		return x->peak_kib < y->peak_kib ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+void stage_add_cpeak(struct report *r, int si, double peak_kib, int emulated)
+{
+	struct stage *st;
+
+	if (si < 0)
+		si = stage_intern(r, "", 0);
+	st = &r->stages[si];
+	if (st->ncp == st->capcp) {
+		st->capcp = st->capcp ? st->capcp * 2 : 16;
+		st->cpeaks = xrealloc(st->cpeaks, st->capcp * sizeof(double));
+	}
+	st->cpeaks[st->ncp++] = peak_kib;
+	st->ncp_emu += emulated != 0;
+}

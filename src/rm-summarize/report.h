@@ -463,6 +463,13 @@ struct report {
 /* report.c: the stage table, and verdicts added as data. */
 /* The index of the stage named raw[0..len), added when new. */
 int stage_intern(struct report *r, const char *raw, size_t len);
+/* A compiler's peak (KiB) into stage si's list (-1: the unnamed stage),
+ * for the -j advice. */
+void stage_add_cpeak(struct report *r, int si, double peak_kib, int emulated);
+/* The order of the By command and compile unit lists: largest peak
+ * first, then by name (qsort comparators of struct group, struct unit). */
+int report_group_cmp(const void *a, const void *b);
+int report_unit_cmp(const void *a, const void *b);
 /* The stage at epoch (the system CSV's change points), or -1. */
 int stage_at(const struct report *r, double epoch);
 int stage_begun(const struct report *r, double epoch, double *until);

@@ -70,56 +70,33 @@ static struct proc **top_by(const struct report *r, double (*key)(const struct p
 	return v;
 }
 
-static void add(double *sum, double v)
-{
-	if (!isnan(v))
-		*sum = (isnan(*sum) ? 0 : *sum) + v;
-}
-
 static void io_derive(const struct report *r, struct io *io)
 {
+	struct fold_io held;
+	const struct fold_io *f = r->fold ? fold_io(r) : NULL;
+
 	memset(io, 0, sizeof(*io));
-	io->read_kib = io->write_kib = io->majflt = NAN;
-	for (int k = 0; k < 5; k++)
-		io->delay_ms[k] = NAN;
+	if (!f) {
+		/* Held: the same sums as a folded log's, over the shown rows. */
+		fold_io_init(&held, r->nstages);
+		for (size_t i = 0; i < r->nproc; i++)
+			if (r->procs[i].shown)
+				fold_io_add(&held, &r->procs[i], r->procs[i].stage);
+		f = &held;
+	}
+	io->has_io = f->has_io;
+	io->has_delay = f->has_delay;
+	io->read_kib = f->read_kib;
+	io->write_kib = f->write_kib;
+	io->majflt = f->majflt;
+	memcpy(io->delay_ms, f->delay_ms, sizeof(io->delay_ms));
 	io->stage_reclaim = xmalloc((size_t)(r->nstages ? r->nstages : 1) * sizeof(double));
 	for (int i = 0; i < r->nstages; i++)
-		io->stage_reclaim[i] = NAN;
-	if (r->fold && fold_io(r)) {
-		/* Folded as read: the sums, and the lists' rows kept. */
-		const struct fold_io *f = fold_io(r);
-		io->has_io = f->has_io;
-		io->has_delay = f->has_delay;
-		io->read_kib = f->read_kib;
-		io->write_kib = f->write_kib;
-		io->majflt = f->majflt;
-		memcpy(io->delay_ms, f->delay_ms, sizeof(io->delay_ms));
-		for (int i = 0; i < r->nstages && i < f->nstages; i++)
-			io->stage_reclaim[i] = f->stage_reclaim[i];
-		io->exact = f->exact;
-		io->sampled = f->sampled;
-	}
-	for (size_t i = 0; !r->fold && i < r->nproc; i++) {
-		const struct proc *p = &r->procs[i];
-		if (!p->shown)
-			continue;
-		if (!isnan(p->read_kib) || !isnan(p->write_kib) || !isnan(p->majflt))
-			io->has_io = 1;
-		add(&io->read_kib, p->read_kib);
-		add(&io->write_kib, p->write_kib);
-		add(&io->majflt, p->majflt);
-		for (int k = 0; k < 5; k++) {
-			if (!isnan(p->delay_ms[k]))
-				io->has_delay = 1;
-			add(&io->delay_ms[k], p->delay_ms[k]);
-		}
-		if (p->stage >= 0 && p->stage < r->nstages)
-			add(&io->stage_reclaim[p->stage], p->delay_ms[D_RECLAIM]);
-		if (strcmp(p->source, "exact") == 0)
-			io->exact++;
-		else if (strcmp(p->source, "sampled") == 0)
-			io->sampled++;
-	}
+		io->stage_reclaim[i] = i < f->nstages ? f->stage_reclaim[i] : NAN;
+	io->exact = f->exact;
+	io->sampled = f->sampled;
+	if (f == &held)
+		free(held.stage_reclaim);
 	io->by_write = top_by(r, key_w, &io->nw);
 	io->by_read = top_by(r, key_r, &io->nr);
 	io->by_reclaim = top_by(r, key_d, &io->nd);

@@ -445,6 +445,17 @@ int events_monitor_job(struct rm_pnode *p)
 	return p->excluded && p->pid != E.h.self && is_rm_tree(p);
 }
 
+/* What a stat read says of n: parent, group, state, name (its main
+ * thread's, as comm's). */
+static void take_stat(struct rm_pnode *n, const struct rm_pstat *st)
+{
+	n->ppid = st->ppid;
+	n->pgrp = st->pgrp;
+	n->state = st->state;
+	memcpy(n->comm, st->comm, sizeof(n->comm));
+	n->comm_ok = 1;
+}
+
 /* A node for pid, read from /proc now (start 0 when it is already gone),
  * or, lazy, not read: a member's child at its fork (fork_stat). */
 static struct rm_pnode *add_node(int pid, const struct rm_pnode *parent, int lazy)
@@ -459,11 +470,7 @@ static struct rm_pnode *add_node(int pid, const struct rm_pnode *parent, int laz
 		tree_oom();
 	n->fresh = 0;
 	if (ok) {
-		n->ppid = st.ppid;
-		n->pgrp = st.pgrp;
-		n->state = st.state;
-		memcpy(n->comm, st.comm, sizeof(n->comm));
-		n->comm_ok = 1;
+		take_stat(n, &st);
 	} else if (parent) {
 		/* A fork's child is named as its parent, until it execs. */
 		n->ppid = parent->pid;
@@ -509,11 +516,7 @@ static int fork_stat(struct rm_pnode *n)
 	if (at < n->start_el - 0.5 || at > n->start_el + 0.5)
 		return 0;
 	n->start = st.starttime;
-	n->ppid = st.ppid;
-	n->pgrp = st.pgrp;
-	n->state = st.state;
-	memcpy(n->comm, st.comm, sizeof(n->comm));
-	n->comm_ok = 1;
+	take_stat(n, &st);
 	return 1;
 }
 
@@ -1221,11 +1224,7 @@ static int renew(struct rm_pnode *n)
 	if (st.starttime == n->start)
 		return 1;
 	n->start = st.starttime;
-	n->ppid = st.ppid;
-	n->pgrp = st.pgrp;
-	n->state = st.state;
-	memcpy(n->comm, st.comm, sizeof(n->comm));
-	n->comm_ok = 1;
+	take_stat(n, &st);
 	free(n->cmd);
 	n->cmd = NULL;
 	n->cmd_read = 0;
