@@ -452,6 +452,65 @@ EOF
   [[ "$output" != *loop* ]]
 }
 
+# A process rm-tree follows has one owner: table.c holds the stream's
+# pid-keyed tables (the processes met, the parked, the threads' records,
+# wait4's figures, the reaped) and is the only writer of a process's
+# state and the only caller of the exit-log row writer.  Before it, five
+# files wrote the state bits and events.c wrote rows through a hook into
+# the loop.  The snapshot (snap.c) keeps its own one-pass table: a
+# snapshot has no life to follow.  Read from the objects' symbols.
+@test "rm-tree's process table has one owner: only table.o reaches lib/ptree (but the snapshot's own) and writes exit-log rows" {
+  local d="$RM_BUILD/src/rm-tree" o name bad=''
+  [[ -f "$d/main.o" ]] || skip "no objects in $d"
+  for o in "$d"/*.o; do
+    name=$(basename "$o" .o)
+    [[ "$name" == table ]] && continue
+    if [[ "$name" != snap ]] && nm -u "$o" | awk '{ print $2 }' | grep -q '^rm_ptree_'; then
+      bad+="$name reaches lib/ptree: $(nm -u "$o" | awk '$2 ~ /^rm_ptree_/ { printf "%s ", $2 }')"$'\n'
+    fi
+    if nm -u "$o" | awk '{ print $2 }' | grep -qx 'log_row'; then
+      bad+="$name writes exit-log rows (log_row)"$'\n'
+    fi
+  done
+  echo "$bad"
+  [ -z "$bad" ]
+  # The table does reach both: the test is not vacuous.
+  nm -u "$d/table.o" | awk '{ print $2 }' | grep -qx rm_ptree_add
+  nm -u "$d/table.o" | awk '{ print $2 }' | grep -qx log_row
+}
+
+# The state bits of struct rm_pnode that say where a process is in its
+# life are assigned in table.c alone (snap.c's are a snapshot's
+# selection); lib/ptree's adoption is reached through table_adopt.
+@test "a process's state is written only by table.c's transitions (the source has no other assignment to a state bit)" {
+  local f bad files=()
+  for f in "$RM_TOP"/src/rm-tree/*.c; do
+    case "$(basename "$f")" in table.c|snap.c) ;; *) files+=("$f") ;; esac
+  done
+  bad=$(grep -nHE '(->|\.)(member|fresh|outsider|excluded|monitor_in|was_member|ended|scope_out)[[:space:]]*(=[^=]|\+\+|--)' "${files[@]}" || true)
+  echo "$bad"
+  [ -z "$bad" ]
+  # The pattern finds what it is for: table.c writes them.
+  grep -qE '(->|\.)(member)[[:space:]]*(=[^=])' "$RM_TOP/src/rm-tree/table.c"
+}
+
+# The parts call down, never back: no struct of src/ carries a function
+# pointer through which a part would call into its caller (events.c once
+# called the loop through events_host's row and joined hooks).
+@test "no struct of src/ holds a function pointer: no part calls back into its caller through a hook" {
+  run -0 awk '
+    FNR == 1 { depth = 0; in_struct = 0 }
+    /^[[:space:]]*(static[[:space:]]+|const[[:space:]]+)*struct[[:space:]]+[A-Za-z_0-9]*[[:space:]]*\{/ { in_struct = 1; depth = 0 }
+    in_struct {
+      if ($0 ~ /\([[:space:]]*\*[[:space:]]*[A-Za-z_][A-Za-z_0-9]*[[:space:]]*\)[[:space:]]*\(/)
+        print FILENAME ":" FNR ": " $0
+      n = gsub(/\{/, "{"); m = gsub(/\}/, "}"); depth += n - m
+      if (depth <= 0 && m > 0) in_struct = 0
+    }' "$RM_TOP"/src/*.c "$RM_TOP"/src/*/*.c "$RM_TOP"/src/*/*.h
+  echo "$output"
+  [ -z "$output" ]
+}
+
 # Once CMD has ended, a daemon it left writes the same stderr: the line
 # naming it is one write(2), not the name, each PID and the newline apart.
 @test "rm-tree --exec: the line naming processes still running after CMD is one write(2)" {

@@ -97,7 +97,6 @@ static struct {
 	int on;
 	struct rm_outfile out;
 	int ok;
-	const struct rm_ptree *t;
 	int v2;
 	char mnt[4096];          /* the hierarchy's mount point (re-rooted) */
 	char mroot[4096];        /* the mount's root in the hierarchy ("" for /) */
@@ -341,10 +340,8 @@ void containers_cmdline(struct rm_pnode *n, const char *raw, ssize_t len)
 	if (n->member && containers_is_monitor(n->comm, raw, len)) {
 		/* Another monitor the orchestrator started: never the build
 		 * (its descendants inherit the exclusion). */
-		n->member = 0;
-		n->excluded = 1;
-		n->outsider = 1;
-		n->monitor_in = 1;
+		table_exclude(n);
+		table_monitor_in(n);
 		return;
 	}
 	if (!C.on || !n->member || len <= 0)
@@ -442,7 +439,7 @@ static int read_cidfile(struct tie *x)
 /* Is the tie's client still the process whose command line was read? */
 static int client_lives(const struct tie *x)
 {
-	const struct rm_pnode *n = rm_ptree_find(C.t, x->pid);
+	const struct rm_pnode *n = table_find(x->pid);
 
 	return n && n->start == x->start && !n->ended && !n->has_kend;
 }
@@ -482,7 +479,7 @@ static int member_inside(const char *dir, int depth)
 			const struct rm_pnode *n;
 			if (end == s)
 				break;
-			n = rm_ptree_find(C.t, (int)pid);
+			n = table_find((int)pid);
 			hit = n && n->member && !n->excluded;
 			s = end;
 			while (*s == '\n')
@@ -999,7 +996,7 @@ static void flush(void)
 	rm_buf_reset(&C.b);
 }
 
-void containers_start(const struct opts *o, const struct rm_ptree *t)
+void containers_start(const struct opts *o)
 {
 	char why[256] = "";
 	struct stat st;
@@ -1009,7 +1006,6 @@ void containers_start(const struct opts *o, const struct rm_ptree *t)
 	if (rm_out_open_append(o->containers, 0644, &C.out, why, sizeof(why)) < 0)
 		errx(RM_EXIT_FAIL, "cannot write the containers file '%s': %s", o->containers, why);
 	C.on = C.ok = 1;
-	C.t = t;
 	C.have_hier = find_hierarchy();
 	if (!C.have_hier)
 		tree_warnx("--containers: no memory cgroup hierarchy: no container rows");

@@ -34,11 +34,12 @@
  * high-water mark (one per mm) is their max, the delays come from the
  * aggregate when there is one.
  *
- * This file is long because it does four jobs for now: the hot/cold
- * wake-up filter, membership from fork and exec, taskstats records into
- * rows, and --elsewhere with --stats.  The process table's state machine
- * (docs/HACKING.md) is what splits it: membership and records become
- * transitions of one table, and this file keeps the event sources.
+ * What an event does to a process it does through table.c's transitions
+ * (the only writer of a process's state and of exit-log rows); this file
+ * decides which.  It is long because it does four jobs for now: the
+ * hot/cold wake-up filter, membership from fork and exec, taskstats
+ * records into rows, and --elsewhere with --stats; the next split takes
+ * the wake-up filter and --elsewhere out.
  */
 #include <err.h>
 #include <errno.h>
@@ -66,8 +67,6 @@ static struct {
 	char why[160];
 	uint64_t lost, resyncs;
 	int delayacct;           /* /proc/sys/kernel/task_delayacct, -1 unknown */
-	struct rm_ptree parked;  /* members ended, waiting for their record */
-	struct rm_ptree fold;    /* threads' records of processes still alive */
 	long ticks;
 	double el;
 	int resync;
@@ -200,7 +199,7 @@ static int member_list(int *tg)
 
 	if (self > 0)
 		tg[n++] = self;
-	while ((m = rm_ptree_next(E.h.t, &it)) != NULL) {
+	while ((m = table_next(&it)) != NULL) {
 		if (!m->member || m->ended || m->excluded)
 			continue;
 		if (n == 255)
@@ -324,8 +323,6 @@ void events_start(const struct events_host *h, int *wake_fd)
 
 	E.h = *h;
 
-	rm_ptree_init(&E.parked);
-	rm_ptree_init(&E.fold);
 	E.delayacct = read_delayacct();
 	if (no && strcmp(no, "1") == 0) {
 		snprintf(E.why, sizeof(E.why), "RM_NO_EVENTS=1");
@@ -460,15 +457,11 @@ static void take_stat(struct rm_pnode *n, const struct rm_pstat *st)
  * or, lazy, not read: a member's child at its fork (fork_stat). */
 static struct rm_pnode *add_node(int pid, const struct rm_pnode *parent, int lazy)
 {
-	struct rm_ptree *t = E.h.t;
 	struct rm_pstat st;
 	struct rm_pnode *n, *pp;
 	int ok = !lazy && rm_pstat_read(pid, &st) == 0;
 
-	n = rm_ptree_add(t, pid, ok ? st.starttime : 0);
-	if (!n)
-		tree_oom();
-	n->fresh = 0;
+	n = table_meet_decided(pid, ok ? st.starttime : 0);
 	if (ok) {
 		take_stat(n, &st);
 	} else if (parent) {
@@ -480,12 +473,12 @@ static struct rm_pnode *add_node(int pid, const struct rm_pnode *parent, int laz
 	}
 	/* --exclude-tree: an event may bring a process before any scan has
 	 * met it (events_decide sees only what a scan meets). */
-	pp = rm_ptree_find(t, n->ppid);
+	pp = table_find(n->ppid);
 	if (events_excluded_pid(E.h.o, pid) ||
 	    (pp && pp != n && pp->excluded && !events_monitor_job(pp))) {
-		n->excluded = 1;
-		n->outsider = 1;
-		n->monitor_in = pp && pp != n && pp->monitor_in;
+		table_exclude(n);
+		if (pp && pp != n && pp->monitor_in)
+			table_monitor_in(n);
 	}
 	return n;
 }
@@ -523,7 +516,7 @@ static int fork_stat(struct rm_pnode *n)
 static void fork_stat_pending(void)
 {
 	for (int i = 0; i < npend; i++) {
-		struct rm_pnode *n = rm_ptree_find(E.h.t, pend[i]);
+		struct rm_pnode *n = table_find(pend[i]);
 		if (n)
 			fork_stat(n);
 	}
@@ -568,14 +561,6 @@ static void read_cmd(struct rm_pnode *n)
 	n->cmd_read = 1;
 }
 
-static void join_member(struct stream *s, struct rm_pnode *n)
-{
-	n->member = 1;
-	n->outsider = 0;
-	n->fresh = 0;
-	E.h.joined(s);
-}
-
 /*
  * A process of a container the build started (containers.c ties it):
  * the build's, as a member's fork is.  A container's init and what it
@@ -585,8 +570,7 @@ static void join_member(struct stream *s, struct rm_pnode *n)
  */
 void events_adopt(int pid)
 {
-	struct rm_ptree *t = E.h.t;
-	struct rm_pnode *n = rm_ptree_find(t, pid);
+	struct rm_pnode *n = table_find(pid);
 	struct rm_pstat st;
 
 	/* Every tick lists the container's processes again: the followed
@@ -599,10 +583,10 @@ void events_adopt(int pid)
 	if (n && (n->start != st.starttime || n->ended || n->outsider))
 		return;  /* (a reused PID: the next scan settles it) */
 	if (!n)
-		n = add_node(pid, rm_ptree_find(t, st.ppid), 0);
+		n = add_node(pid, table_find(st.ppid), 0);
 	if (n->excluded)
 		return;
-	join_member(E.h.s, n);
+	table_join(n);
 	read_cmd(n);
 	E.mev++;
 }
@@ -647,11 +631,10 @@ static int inherit_cmd(struct rm_pnode *n, const struct rm_pnode *p)
 	return 1;
 }
 
-static void on_fork(struct stream *s, const struct rm_pe *e)
+static void on_fork(const struct rm_pe *e)
 {
 	const struct opts *o = E.h.o;
-	struct rm_ptree *t = E.h.t;
-	struct rm_pnode *p = rm_ptree_find(t, e->ptgid), *n;
+	struct rm_pnode *p = table_find(e->ptgid), *n;
 	pid_t self = E.h.self;
 	int member, excluded, job_of_monitor = 0, lazy;
 
@@ -666,11 +649,11 @@ static void on_fork(struct stream *s, const struct rm_pe *e)
 	 * may be met first (a scan, or a record read in the same pump): a
 	 * member that has ended still hands membership to what it forked. */
 	member = !excluded && (((p && ((p->member && !p->ended) || p->was_member)) ||
-				rm_ptree_find(&E.parked, e->ptgid)) &&
+				table_parked_find(e->ptgid)) &&
 			       !(o->sel == SEL_PIDS && o->no_children));
 	member = member || (!excluded && self > 0 && e->ptgid == self) ||
 		 (job_of_monitor && o->sel != SEL_MATCH && o->sel != SEL_ALL);
-	n = rm_ptree_find(t, e->pid);
+	n = table_find(e->pid);
 	if (n) {
 		struct rm_pstat st;
 		int gone = rm_pstat_read(e->pid, &st) < 0;
@@ -679,16 +662,14 @@ static void on_fork(struct stream *s, const struct rm_pe *e)
 		 * sampled mode only the members are read between listings: a
 		 * non-member not met by the last scan may be an old process
 		 * whose pid this one has taken. */
-		if ((gone && (E.exact || n->member || n->seen == t->gen)) ||
+		if ((gone && (E.exact || n->member || n->seen == table_gen())) ||
 		    (!gone && st.starttime == n->start)) {
 			if (!n->member && !n->excluded && !n->ended && !n->outsider && member)
-				join_member(s, n);
+				table_join(n);
 			return;
 		}
 		/* The pid was another process's, ended unnoticed. */
-		if (n->member && !n->ended && !events_park(s, n, E.el))
-			E.h.row(s, n, E.el);
-		rm_ptree_remove(t, n);
+		table_reused(n, E.el);
 	}
 	if (!member && !excluded && o->sel != SEL_ALL && o->sel != SEL_CGROUP)
 		return;  /* the scan meets it, if it lives that long */
@@ -707,23 +688,21 @@ static void on_fork(struct stream *s, const struct rm_pe *e)
 		n->has_start_el = 1;
 	}
 	if (excluded || n->excluded) {
-		n->excluded = 1;
-		n->outsider = 1;
+		table_exclude(n);
 		return;
 	}
 	if (member || selected(n)) {
-		join_member(s, n);
+		table_join(n);
 		if (!inherit_cmd(n, p))
 			read_cmd(n);
 		E.mev++;
 	}
 }
 
-static void on_exec(struct stream *s, const struct rm_pe *e)
+static void on_exec(const struct rm_pe *e)
 {
-	struct rm_ptree *t = E.h.t;
-	struct rm_pnode *n = rm_ptree_find(t, e->tgid);
-	struct rm_pnode *pk = rm_ptree_find(&E.parked, e->tgid);
+	struct rm_pnode *n = table_find(e->tgid);
+	struct rm_pnode *pk = table_parked_find(e->tgid);
 
 	/* Ended, its record not read yet: the command line kept from its
 	 * fork was its parent's. */
@@ -782,7 +761,7 @@ static void on_exec(struct stream *s, const struct rm_pe *e)
 		read_comm(n);
 	}
 	if (selected(n)) {
-		join_member(s, n);
+		table_join(n);
 		if (!n->cmd_read)
 			read_cmd(n);
 	}
@@ -792,11 +771,11 @@ static void on_exec(struct stream *s, const struct rm_pe *e)
  * comes on the other socket, before or after). */
 static void on_exit_event(const struct rm_pe *e)
 {
-	struct rm_pnode *n = rm_ptree_find(&E.parked, e->tgid);
+	struct rm_pnode *n = table_parked_find(e->tgid);
 	double el = ev_el(e->ts_ns);
 
 	if (!n)
-		n = rm_ptree_find(E.h.t, e->tgid);
+		n = table_find(e->tgid);
 	if (!n || el < 0 || n->has_kend || (!n->member && !n->was_member && !n->outsider))
 		return;
 	n->kend_el = el;
@@ -805,14 +784,13 @@ static void on_exit_event(const struct rm_pe *e)
 
 static void on_pe(void *arg, const struct rm_pe *e)
 {
-	struct stream *s = arg;
-
+	(void)arg;
 	if (e->what == RM_PE_FORK)
-		on_fork(s, e);
+		on_fork(e);
 	else if (e->what == RM_PE_EXEC)
-		on_exec(s, e);
+		on_exec(e);
 	else if (e->what == RM_PE_COMM && e->pid == e->tgid)
-		on_exec(s, e);
+		on_exec(e);
 	else if (e->what == RM_PE_EXIT && e->pid == e->tgid)
 		on_exit_event(e);
 }
@@ -927,8 +905,10 @@ static void exit_name(struct rm_pnode *n, const struct rm_ts *r, const struct rm
 		snprintf(n->comm, sizeof(n->comm), "%s", r->comm);
 }
 
-static void put_row(struct stream *s, struct rm_pnode *n, const struct acc *a,
-		    const struct rm_pnode *f, double el)
+/* n's row from its record (a) and its threads' (f); elsewhere: an
+ * --elsewhere row. */
+static void put_row(struct rm_pnode *n, const struct acc *a, const struct rm_pnode *f,
+		    double el, int elsewhere)
 {
 	const struct rm_ts *r = &a->r;
 	uint64_t cpu = r->utime_us + r->stime_us, maj = r->majflt;
@@ -975,32 +955,30 @@ static void put_row(struct stream *s, struct rm_pnode *n, const struct acc *a,
 	n->has_delay = E.delayacct == 1 && r->has_delay && r->has_delay2;
 	for (int i = 0; i < 5; i++)
 		n->delay_ms[i] = d[i] / 1e6;
-	E.h.row(s, n, kernel_end(n, r, n->end_el > 0 ? n->end_el : el));
+	double end = kernel_end(n, r, n->end_el > 0 ? n->end_el : el);
+	if (elsewhere)
+		table_elsewhere_row(n, end);
+	else
+		table_row(n, end);
 }
 
-static void finalize(struct stream *s, const struct acc *a, double el)
+static void finalize(const struct acc *a, double el)
 {
 	const struct opts *o = E.h.o;
-	struct rm_ptree *t = E.h.t;
 	int tgid = (int)a->r.tgid;
-	struct rm_pnode *n = rm_ptree_find(t, tgid);
-	struct rm_pnode *p = rm_ptree_find(&E.parked, tgid);
-	struct rm_pnode *f = rm_ptree_find(&E.fold, tgid);
+	struct rm_pnode *n = table_find(tgid);
+	struct rm_pnode *p = table_parked_find(tgid);
+	struct rm_pnode *f = table_fold_find(tgid);
 
 	if (p) {
-		put_row(s, p, a, f, el);
-		rm_ptree_remove(&E.parked, p);
+		put_row(p, a, f, el, 0);
+		table_parked_forget(p);
 		if (n && !n->member)
-			n->ended = 1;
+			table_done(n);
 	} else if (n && n->member && !n->ended) {
 		n->end_el = 0;
-		put_row(s, n, a, f, el);
-		n->member = 0;
-		n->was_member = 1;
-		n->outsider = 1;
-		n->ended = 1;
-		rm_pfile_close(&n->stat_fd);
-		rm_pfile_close(&n->status_fd);
+		put_row(n, a, f, el, 0);
+		table_member_done(n);
 	} else if (!(n && (n->excluded || n->ended))) {
 		struct rm_pnode tmp;
 		int member;
@@ -1020,42 +998,38 @@ static void finalize(struct stream *s, const struct acc *a, double el)
 			 a->r.hiwater_rss_kib > 0 &&
 			 (o->sel == SEL_ALL || (o->sel == SEL_MATCH && wanted(tmp.comm)));
 		if (member) {
-			E.h.joined(s);
-			put_row(s, &tmp, a, f, el);
+			table_joined_at_exit();
+			put_row(&tmp, a, f, el, 0);
 		} else if (o->elsewhere && a->r.has_mem && !(n && n->excluded)) {
 			uint64_t hw = a->r.hiwater_rss_kib;
 			if (f && f->peak_kib > hw)
 				hw = f->peak_kib;
 			if (hw >= o->elsewhere_kib) {
-				tmp.scope_out = 1;
 				if (n) {
 					tmp.start = n->start;
 					tmp.ppid = n->ppid;
 					tmp.cmd = n->cmd;
 					tmp.emulated = n->emulated;
 				}
-				put_row(s, &tmp, a, f, el);
+				put_row(&tmp, a, f, el, 1);
 			}
 		}
 		if (n)
-			n->ended = 1;
+			table_done(n);
 	}
 	if (f)
-		rm_ptree_remove(&E.fold, f);
+		table_fold_forget(f);
 }
 
-static void handle_msg(struct stream *s, double el)
+static void handle_msg(double el)
 {
 	for (int i = 0; i < nmsg; i++) {
 		struct acc *a = &msg[i];
 		if (a->final) {
-			finalize(s, a, el);
+			finalize(a, el);
 		} else {
 			/* A thread of a live process: keep its share. */
-			struct rm_pnode *f = rm_ptree_find(&E.fold, (int)a->r.tgid);
-			if (!f && !(f = rm_ptree_add(&E.fold, (int)a->r.tgid, 0)))
-				tree_oom();
-			fold_into(f, &a->r);
+			fold_into(table_fold_get((int)a->r.tgid), &a->r);
 		}
 	}
 	nmsg = 0;
@@ -1063,7 +1037,7 @@ static void handle_msg(struct stream *s, double el)
 
 enum { CN_EACH = 512, TS_EACH = 4096, BATCH = 64 };
 
-static void drain_cn(struct stream *s, int *lost)
+static void drain_cn(int *lost)
 {
 	size_t lens[BATCH];
 
@@ -1076,14 +1050,14 @@ static void drain_cn(struct stream *s, int *lost)
 		if (got <= 0)
 			break;
 		for (int i = 0; i < got; i++)
-			rm_pe_parse(cnbuf + (size_t)i * CN_EACH, lens[i], on_pe, s);
+			rm_pe_parse(cnbuf + (size_t)i * CN_EACH, lens[i], on_pe, NULL);
 		E.got++;
 		if (got < BATCH)
 			break;
 	}
 }
 
-void events_pump(struct stream *s, double el)
+void events_pump(double el)
 {
 	size_t lens[BATCH];
 	int lost = 0;
@@ -1095,7 +1069,7 @@ void events_pump(struct stream *s, double el)
 	 * Up to 64 datagrams a system call: a connector event is about
 	 * 100 bytes, a taskstats message (a task's record and its
 	 * process's aggregate) about 1 KiB. */
-	drain_cn(s, &lost);
+	drain_cn(&lost);
 	if (E.cw >= 0) {
 		/* The wake-up socket's events are copies: dropped. */
 		while (rm_nl_recvm(E.cw, rbuf, CN_EACH, BATCH, lens) == BATCH)
@@ -1104,7 +1078,7 @@ void events_pump(struct stream *s, double el)
 			/* Cold from now; what came before the filter did is
 			 * read once more. */
 			if (go_cold() == 0) {
-				drain_cn(s, &lost);
+				drain_cn(&lost);
 				if (E.mev || lost)
 					go_hot();
 			}
@@ -1113,7 +1087,7 @@ void events_pump(struct stream *s, double el)
 			if (c < 0) {
 				go_hot();
 			} else if (c > 0) {
-				drain_cn(s, &lost);
+				drain_cn(&lost);
 				if (E.mev || lost)
 					go_hot();
 			}
@@ -1132,11 +1106,11 @@ void events_pump(struct stream *s, double el)
 		/* These processes' fork and exec events were sent before
 		 * they ended, but may have come after the drain above: read
 		 * them before their rows (once a batch). */
-		drain_cn(s, &lost);
+		drain_cn(&lost);
 		for (int i = 0; i < got; i++) {
 			nmsg = 0;
-			rm_ts_parse(rbuf + (size_t)i * TS_EACH, lens[i], E.family, on_ts, s, NULL);
-			handle_msg(s, el);
+			rm_ts_parse(rbuf + (size_t)i * TS_EACH, lens[i], E.family, on_ts, NULL, NULL);
+			handle_msg(el);
 		}
 		if (got < BATCH)
 			break;
@@ -1148,50 +1122,7 @@ void events_pump(struct stream *s, double el)
 	}
 	fork_stat_pending();
 	/* Members that ended before this pump and have no record: lost. */
-	size_t it = 0;
-	struct rm_pnode *p;
-	while ((p = rm_ptree_next(&E.parked, &it)) != NULL) {
-		E.h.row(s, p, p->has_kend ? p->kend_el : p->end_el);
-		rm_ptree_remove(&E.parked, p);
-		it = 0;
-	}
-}
-
-int events_park(struct stream *s, struct rm_pnode *n, double el)
-{
-	struct rm_pnode *c;
-
-	(void)s;
-	if (!E.exact)
-		return 0;
-	c = rm_ptree_find(&E.parked, n->pid);
-	if (c) {
-		E.h.row(s, c, c->end_el);
-		rm_ptree_remove(&E.parked, c);
-	}
-	c = rm_ptree_add(&E.parked, n->pid, n->start);
-	if (!c)
-		tree_oom();
-	c->ppid = n->ppid;
-	c->pgrp = n->pgrp;
-	memcpy(c->comm, n->comm, sizeof(c->comm));
-	c->comm_ok = n->comm_ok;
-	c->cmd = n->cmd ? strdup(n->cmd) : NULL;
-	c->emulated = n->emulated;
-	c->peak_kib = n->peak_kib;
-	c->peak_at = n->peak_at;
-	c->has_peak = n->has_peak;
-	c->ticks = n->ticks;
-	c->has_ticks = n->has_ticks;
-	c->exit = n->exit;
-	c->member = 1;
-	c->fresh = 0;
-	c->start_el = n->start_el;
-	c->has_start_el = n->has_start_el;
-	c->end_el = el;
-	c->kend_el = n->kend_el;
-	c->has_kend = n->has_kend;
-	return 1;
+	table_parked_rows();
 }
 
 /* An outsider's readings for --elsewhere: VmHWM and its command. */
@@ -1246,14 +1177,13 @@ static int renew(struct rm_pnode *n)
 static void exact_outsiders(void)
 {
 	const struct opts *o = E.h.o;
-	struct rm_ptree *t = E.h.t;
 	struct rm_procscan ps;
 	int pid;
 
 	if (rm_procscan_open(&ps) < 0)
 		return;
 	while ((pid = rm_procscan_next(&ps)) > 0) {
-		struct rm_pnode *n = rm_ptree_find(t, pid);
+		struct rm_pnode *n = table_find(pid);
 		struct rm_pstatus pst;
 		struct rm_pstat st;
 		uint64_t res_kib;
@@ -1272,7 +1202,7 @@ static void exact_outsiders(void)
 		if (rm_pstat_read(pid, &st) < 0)
 			continue;
 		if (n && n->start != st.starttime) {
-			rm_ptree_remove(t, n);  /* its pid is another process's now */
+			table_forget(n);  /* its pid is another process's now */
 			n = NULL;
 		}
 		if (!n && (!(n = add_node(pid, NULL, 0))->start || n->excluded))
@@ -1286,10 +1216,9 @@ static void exact_outsiders(void)
 	rm_procscan_close(&ps);
 }
 
-void events_elsewhere_scan(struct stream *s, double el, int final)
+void events_elsewhere_scan(double el, int final)
 {
 	const struct opts *o = E.h.o;
-	struct rm_ptree *t = E.h.t;
 	struct rm_pnode *n;
 	size_t it = 0;
 
@@ -1302,7 +1231,7 @@ void events_elsewhere_scan(struct stream *s, double el, int final)
 	}
 	if (!final && E.ticks++ % 10 != 0)
 		return;
-	while ((n = rm_ptree_next(t, &it)) != NULL) {
+	while ((n = table_next(&it)) != NULL) {
 		if (n->member || n->excluded || n->ended || n->pid == getpid() ||
 		    n->state == 'Z' || n->state == 'X')
 			continue;
@@ -1323,7 +1252,6 @@ void events_elsewhere_scan(struct stream *s, double el, int final)
 			read_cmd(n);
 		if (final) {
 			struct rm_pstat st;
-			n->scope_out = 1;
 			n->peak_kib = n->hwm_kib;
 			n->has_peak = 1;
 			n->peak_at = -1;
@@ -1331,8 +1259,7 @@ void events_elsewhere_scan(struct stream *s, double el, int final)
 				n->ticks = st.utime + st.stime;
 				n->has_ticks = 1;
 			}
-			E.h.row(s, n, -1);
-			n->scope_out = 0;
+			table_elsewhere_row(n, -1);
 			n->has_peak = 0;
 		}
 	}
@@ -1340,24 +1267,22 @@ void events_elsewhere_scan(struct stream *s, double el, int final)
 }
 
 /* Sampled mode: an outsider the scan no longer sees. */
-void events_outsider_gone(struct stream *s, struct rm_pnode *n, double el)
+void events_outsider_gone(struct rm_pnode *n, double el)
 {
 	const struct opts *o = E.h.o;
 
 	if (!o->elsewhere || E.exact || n->excluded || n->ended || !n->has_hwm ||
 	    n->hwm_kib < o->elsewhere_kib)
 		return;
-	n->scope_out = 1;
 	n->peak_kib = n->hwm_kib;
 	n->has_peak = 1;
 	n->peak_at = -1;
-	E.h.row(s, n, el);
+	table_elsewhere_row(n, el);
 }
 
 void events_decide(struct rm_pnode **v, size_t nv)
 {
 	const struct opts *o = E.h.o;
-	struct rm_ptree *t = E.h.t;
 	size_t round;
 
 	if (o->nexclude) {
@@ -1368,10 +1293,8 @@ void events_decide(struct rm_pnode **v, size_t nv)
 				if (c->excluded)
 					continue;
 				if (events_excluded_pid(o, c->pid) ||
-				    ((p = rm_ptree_find(t, c->ppid)) && p->excluded && p != c)) {
-					c->excluded = 1;
-					c->outsider = 1;
-					c->member = 0;
+				    ((p = table_find(c->ppid)) && p->excluded && p != c)) {
+					table_exclude(c);
 					round++;
 				}
 			}
@@ -1380,7 +1303,7 @@ void events_decide(struct rm_pnode **v, size_t nv)
 	if (o->sel == SEL_CGROUP)
 		for (size_t i = 0; i < nv; i++)
 			if (!v[i]->outsider && !v[i]->member && events_in_cgroup(o, v[i]->pid))
-				v[i]->member = 1;
+				table_select(v[i]);
 }
 
 void events_stats(int final)

@@ -48,26 +48,20 @@ static struct rm_pnode *reaped_child(struct stream *s, struct rm_pnode *n, pid_t
 		 * process, not met again since (sampled mode reads only
 		 * the members between listings). */
 		if (n->member && !n->ended)
-			end_member(s, n, el);
-		rm_ptree_remove(&s->t, n);
+			table_end(n, el);
+		table_forget(n);
 		n = NULL;
 	}
 	if (n && !n->member && !n->ended) {
 		/* Our own child is the job's whatever was met of it. */
-		n->member = 1;
-		n->outsider = 0;
-		s->procs++;
+		table_join(n);
 	}
 	if (!n && st) {
-		n = rm_ptree_add(&s->t, pid, st->starttime);
-		if (!n)
-			tree_oom();
-		n->fresh = 0;
-		n->member = 1;
+		n = table_meet_decided(pid, st->starttime);
 		n->ppid = st->ppid;
 		n->pgrp = st->pgrp;
 		memcpy(n->comm, st->comm, sizeof(n->comm));
-		s->procs++;
+		table_join(n);
 	}
 	if (n && n->member) {
 		if (st) {
@@ -81,15 +75,10 @@ static struct rm_pnode *reaped_child(struct stream *s, struct rm_pnode *n, pid_t
 		    (!n->has_peak || (uint64_t)ru->ru_maxrss > n->peak_kib))
 			note_peak(s, n, (uint64_t)ru->ru_maxrss, -1);
 		/* In exact mode events.c writes the row from the
-		 * kernel's record later: stream_row takes this then. */
-		if (st && st->cminflt == 0 && ru->ru_maxrss > 0 && events_exact()) {
-			struct rm_pnode *w = rm_ptree_find(&s->w4, pid);
-			if (!w && !(w = rm_ptree_add(&s->w4, pid, st->starttime)))
-				tree_oom();
-			w->start = st->starttime;
-			w->peak_kib = (uint64_t)ru->ru_maxrss;
-		}
-		end_member(s, n, el);
+		 * kernel's record later: table_row takes this then. */
+		if (st && st->cminflt == 0 && ru->ru_maxrss > 0 && events_exact())
+			table_w4_note(pid, st->starttime, (uint64_t)ru->ru_maxrss);
+		table_end(n, el);
 	}
 	return n;
 }
@@ -121,7 +110,7 @@ void reap(struct stream *s, double el)
 		if (si.si_pid == 0)
 			return;
 		pid = si.si_pid;
-		n = rm_ptree_find(&s->t, pid);
+		n = table_find(pid);
 		have = rm_pfile_read(n ? &n->stat_fd : NULL, pid, "stat", buf, sizeof(buf), 0) > 0 &&
 		       rm_pstat_parse(buf, &st) == 0;
 		/* A descriptor kept from before an exec may fail to read, and
@@ -135,45 +124,16 @@ void reap(struct stream *s, double el)
 		while (wait4(pid, &status, 0, &ru) < 0)
 			if (errno != EINTR)
 				break;
-		if (have) {
-			struct rm_pnode *g = rm_ptree_find(&s->reaped, pid);
-			if (!g && !(g = rm_ptree_add(&s->reaped, pid, st.starttime)))
-				tree_oom();
-			g->start = st.starttime;
-		}
+		if (have)
+			table_reaped_note(pid, st.starttime);
 		n = reaped_child(s, n, pid, have ? &st : NULL, status, &ru, el);
 		if (n)
-			rm_ptree_remove(&s->t, n);
+			table_forget(n);
 		if (pid == s->root) {
 			s->root_done = 1;
 			s->root_status = status;
 			s->root_end = el;
 		}
-	}
-}
-
-/*
- * After an event pump: a child reaped before its fork event was read is
- * met again by that event, as a member with its parent's name and no
- * process behind it.  Its row is written already (one row per process): drop the node,
- * and the count it added.
- */
-void drop_ghosts(struct stream *s)
-{
-	struct rm_pnode *g, *n;
-	size_t it = 0;
-
-	while ((g = rm_ptree_next(&s->reaped, &it)) != NULL) {
-		struct rm_pstat st;
-		n = rm_ptree_find(&s->t, g->pid);
-		if (n && n->member && !n->ended && (n->start == 0 || n->start == g->start) &&
-		    (rm_pstat_read(g->pid, &st) < 0 || st.starttime == g->start)) {
-			rm_ptree_remove(&s->t, n);
-			if (s->procs)
-				s->procs--;
-		}
-		rm_ptree_remove(&s->reaped, g);
-		it = 0;
 	}
 }
 
@@ -383,7 +343,7 @@ static int session_child_left(struct stream *s)
 			}
 		}
 	}
-	while ((n = rm_ptree_next(&s->t, &it)) != NULL) {
+	while ((n = table_next(&it)) != NULL) {
 		pid = n->pid;
 		if (n->member && pid != s->root && getsid(pid) == sid)
 			return 1;
@@ -413,7 +373,7 @@ void tell_orphans(struct stream *s)
 	char txt[RM_TEXT_MAX + 1];
 	struct rm_buf b = { 0 };
 
-	while ((n = rm_ptree_next(&s->t, &it)) != NULL) {
+	while ((n = table_next(&it)) != NULL) {
 		if (!n->member || n->pid == s->root)
 			continue;
 		rm_sanitize(n->comm, strlen(n->comm), txt, sizeof(txt));

@@ -31,13 +31,13 @@ static double live_tty_last = -1;
 static int live_tty_on = -1;   /* -1 not decided, 0 no, 1 yes */
 
 /* The three largest live members, largest first; how many. */
-static int largest(struct stream *s, struct rm_pnode **top)
+static int largest(struct rm_pnode **top)
 {
 	struct rm_pnode *n;
 	size_t it = 0;
 	int k = 0;
 
-	while ((n = rm_ptree_next(&s->t, &it)) != NULL) {
+	while ((n = table_next(&it)) != NULL) {
 		int i;
 		if (!n->member || n->state == 'Z' || n->state == 'X')
 			continue;
@@ -177,7 +177,7 @@ void live_tick(struct stream *s, double el, size_t procs, uint64_t rss, int know
 	file = s->o->live && (file_last < 0 || el - file_last >= 1.0);
 	if (!file && !s->o->live_tty)
 		return;
-	k = largest(s, top);
+	k = largest(top);
 	if (file) {
 		file_last = el;
 		live_file(s, el, procs, rss, known, top, k);

@@ -34,7 +34,7 @@ void note_peak(struct stream *s, struct rm_pnode *n, uint64_t kib, double at)
 		n->has_peak = 1;
 	}
 	/* In exact mode the rows carry the kernel's peaks: the largest
-	 * process is the largest row (stream_row), not a live reading. */
+	 * process is the largest row (table_row), not a live reading. */
 	if (!events_exact() && (!s->has_max_proc || n->peak_kib > s->max_proc)) {
 		s->max_proc = n->peak_kib;
 		s->has_max_proc = 1;
@@ -178,19 +178,6 @@ static void take(struct stream *s, struct rm_pnode *n, const struct rm_pstat *st
 	note_peak(s, n, cur, el);
 }
 
-/* A followed process has ended: its row, then it is an outsider (a
- * zombie still listed) or gone. */
-void end_member(struct stream *s, struct rm_pnode *n, double el)
-{
-	if (!events_park(s, n, el))
-		log_row(s, n, el);
-	n->member = 0;
-	n->was_member = 1;
-	n->outsider = 1;
-	rm_pfile_close(&n->stat_fd);
-	rm_pfile_close(&n->status_fd);
-}
-
 /*
  * Sample a member met again.  Returns 0 when sampled (or left for the
  * reaper), -1 when it has ended, 1 when the pid is now another process
@@ -209,8 +196,8 @@ static int sample(struct stream *s, struct rm_pnode *n, double el)
 	    (rm_pfile_close(&n->stat_fd),
 	     rm_pfile_read(&n->stat_fd, n->pid, "stat", buf, sizeof(buf), 1) <= 0 ||
 	     rm_pstat_parse(buf, &st) < 0 || st.starttime != n->start)) {
-		end_member(s, n, el);
-		rm_ptree_remove(&s->t, n);
+		table_end(n, el);
+		table_forget(n);
 		return 1;
 	}
 	if (st.state == 'Z' || st.state == 'X') {
@@ -222,10 +209,10 @@ static int sample(struct stream *s, struct rm_pnode *n, double el)
 		if (st.has_exit_code)
 			n->exit = rm_exit_column((int)st.exit_code);
 		memcpy(n->comm, st.comm, sizeof(n->comm));   /* its name at exit */
-		end_member(s, n, el);
+		table_end(n, el);
 		/* Its row is written: if it comes to us to reap (its parent
 		 * left it), it is not the job's a second time. */
-		n->ended = 1;
+		table_done(n);
 		return -1;
 	}
 	take(s, n, &st, el);
@@ -252,10 +239,8 @@ static struct rm_pnode *meet(struct stream *s, int pid, double el)
 		rm_pfile_close(&fd);
 		return NULL;
 	}
-	n = rm_ptree_add(&s->t, pid, st.starttime);
-	if (!n)
-		tree_oom();
-	n->seen = s->t.gen;
+	n = table_meet(pid, st.starttime);
+	n->seen = table_gen();
 	n->ppid = st.ppid;
 	n->pgrp = st.pgrp;
 	n->state = st.state;
@@ -265,18 +250,18 @@ static struct rm_pnode *meet(struct stream *s, int pid, double el)
 	 * member's zombie child, met by a scan before its fork event was
 	 * read (a loaded machine): as an outsider it would never join, and
 	 * its exit record would be dropped (rows lost). */
-	struct rm_pnode *parent = rm_ptree_find(&s->t, st.ppid);
+	struct rm_pnode *parent = table_find(st.ppid);
 	int members_zombie = parent && parent->member && !parent->ended;
 	if ((st.flags & RM_PF_KTHREAD) ||
 	    ((st.state == 'Z' || st.state == 'X') && !(s->exec && st.ppid == s->self) &&
 	     !members_zombie)) {
-		n->outsider = 1;
+		table_outsider(n);
 		rm_pfile_close(&fd);
 	} else if (pid != getpid() && containers_monitor_pid(pid, st.comm)) {
 		/* Another monitor: never the build's, nor its children.  Not
 		 * this rm-tree: with --exec, the job's orphans are reparented
 		 * to it (a subreaper) and stay the job's. */
-		n->outsider = n->excluded = 1;
+		table_exclude(n);
 		rm_pfile_close(&fd);
 	} else {
 		n->stat_fd = fd;
@@ -290,7 +275,7 @@ static struct rm_pnode *meet(struct stream *s, int pid, double el)
  * event was read): it is monitor_in, as events.c's add_node makes it, and
  * what an rm-tree --exec among such monitors runs (rm-run's job) is the
  * build's, as on_fork decides for a fork it reads; a member's child joins.
- * Run after rm_ptree_adopt (a parent met this scan is a member by then).
+ * Run after table_adopt (a parent met this scan is a member by then).
  * Without this, a scan that met rm-run's rm-tree first left its job out.
  */
 static void monitor_jobs(struct stream *s)
@@ -301,7 +286,7 @@ static void monitor_jobs(struct stream *s)
 		round = 0;
 		for (size_t i = 0; i < s->fresh.n; i++) {
 			struct rm_pnode *c = s->fresh.v[i];
-			struct rm_pnode *p = rm_ptree_find(&s->t, c->ppid);
+			struct rm_pnode *p = table_find(c->ppid);
 			if (!p || p == c || c->member)
 				continue;
 			if (c->excluded) {
@@ -310,12 +295,12 @@ static void monitor_jobs(struct stream *s)
 				if (!c->monitor_in &&
 				    (p->monitor_in ||
 				     (p->member && !events_excluded_pid(s->o, c->pid)))) {
-					c->monitor_in = 1;
+					table_monitor_in(c);
 					round++;
 				}
 			} else if (!c->outsider &&
 				   (p->member || (p->monitor_in && events_monitor_job(p)))) {
-				c->member = 1;
+				table_select(c);
 				round++;
 			}
 		}
@@ -330,9 +315,9 @@ static void decide(struct stream *s)
 	events_decide(s->fresh.v, s->fresh.n);
 	if (s->first_scan && o->sel == SEL_PIDS) {
 		for (int i = 0; i < o->npids; i++) {
-			struct rm_pnode *n = rm_ptree_find(&s->t, o->pids[i]);
+			struct rm_pnode *n = table_find(o->pids[i]);
 			if (n && !n->outsider) {
-				n->member = 1;
+				table_select(n);
 			} else if (o->watch_pid && o->interval) {
 				/* Streaming for a watcher (rm-monitor --watch-pid):
 				 * a build that ended before our first scan left
@@ -350,25 +335,26 @@ static void decide(struct stream *s)
 	case SEL_MATCH:
 		for (size_t i = 0; i < s->fresh.n; i++) {
 			struct rm_pnode *n = s->fresh.v[i];
-			n->member = !n->outsider && (o->sel == SEL_ALL || wanted(s, n));
-			n->fresh = 0;
+			if (!n->outsider && (o->sel == SEL_ALL || wanted(s, n)))
+				table_select(n);
+			table_settle(n);
 		}
 		break;
 	case SEL_PIDS:
 		if (!o->no_children) {
-			rm_ptree_adopt(&s->t, s->fresh.v, s->fresh.n, 0, 0);
+			table_adopt(s->fresh.v, s->fresh.n, 0, 0);
 			monitor_jobs(s);
 			break;
 		}
 		for (size_t i = 0; i < s->fresh.n; i++)
-			s->fresh.v[i]->fresh = 0;
+			table_settle(s->fresh.v[i]);
 		break;
 	case SEL_EXEC:
-		rm_ptree_adopt(&s->t, s->fresh.v, s->fresh.n, s->self, s->root);
+		table_adopt(s->fresh.v, s->fresh.n, s->self, s->root);
 		monitor_jobs(s);
 		break;
 	case SEL_CGROUP:
-		rm_ptree_adopt(&s->t, s->fresh.v, s->fresh.n, 0, 0);
+		table_adopt(s->fresh.v, s->fresh.n, 0, 0);
 		monitor_jobs(s);
 		break;
 	}
@@ -390,7 +376,7 @@ static void join(struct stream *s, double el)
 		/* Read again: the stat of the meeting may be a scan old. */
 		if (rm_pfile_read(&n->stat_fd, n->pid, "stat", buf, sizeof(buf), 1) <= 0 ||
 		    rm_pstat_parse(buf, &st) < 0 || st.starttime != n->start) {
-			end_member(s, n, el);
+			table_end(n, el);
 			continue;
 		}
 		if (st.state == 'Z' || st.state == 'X') {
@@ -418,12 +404,12 @@ static void drop_bystanders(struct stream *s)
 	if (!events_exact() || (s->o->sel != SEL_PIDS && s->o->sel != SEL_EXEC))
 		return;
 	s->gone.n = 0;
-	while ((n = rm_ptree_next(&s->t, &it)) != NULL)
+	while ((n = table_next(&it)) != NULL)
 		if (!n->member && !n->fresh && !n->outsider && !n->ended && !n->was_member &&
 		    !n->excluded && !n->monitor_in && !n->cmd_read && !n->has_hwm && !n->scope_out)
 			push(&s->gone, n);
 	for (size_t i = 0; i < s->gone.n; i++)
-		rm_ptree_remove(&s->t, s->gone.v[i]);
+		table_forget(s->gone.v[i]);
 	s->gone.n = 0;
 }
 
@@ -436,7 +422,7 @@ void scan(struct stream *s, double el)
 	size_t it = 0;
 	int pid;
 
-	s->t.gen++;
+	table_new_gen();
 	s->fresh.n = 0;
 	s->gone.n = 0;
 	if (rm_procscan_open(&ps) < 0) {
@@ -446,9 +432,9 @@ void scan(struct stream *s, double el)
 		return;
 	}
 	while ((pid = rm_procscan_next(&ps)) > 0) {
-		n = rm_ptree_find(&s->t, pid);
+		n = table_find(pid);
 		if (n) {
-			n->seen = s->t.gen;
+			n->seen = table_gen();
 			if (n->member) {
 				if (sample(s, n, el) <= 0)
 					continue;
@@ -461,14 +447,14 @@ void scan(struct stream *s, double el)
 					if (strcmp(st.comm, n->comm) != 0) {
 						memcpy(n->comm, st.comm, sizeof(n->comm));
 						if (wanted(s, n)) {
-							n->member = 1;
-							n->fresh = 0;
+							table_select(n);
+							table_settle(n);
 							push(&s->fresh, n);
 						}
 					}
 					continue;
 				}
-				rm_ptree_remove(&s->t, n);
+				table_forget(n);
 			} else {
 				continue;
 			}
@@ -479,8 +465,8 @@ void scan(struct stream *s, double el)
 	decide(s);
 	join(s, el);
 	s->first_scan = 0;
-	while ((n = rm_ptree_next(&s->t, &it)) != NULL)
-		if (n->seen != s->t.gen)
+	while ((n = table_next(&it)) != NULL)
+		if (n->seen != table_gen())
 			push(&s->gone, n);
 	for (size_t i = 0; i < s->gone.n; i++) {
 		struct rm_pstat st;
@@ -489,14 +475,14 @@ void scan(struct stream *s, double el)
 		 * member still there is kept, not ended and met again as a
 		 * new process (it was listed twice). */
 		if (n->member && rm_pstat_read(n->pid, &st) == 0 && st.starttime == n->start) {
-			n->seen = s->t.gen;
+			n->seen = table_gen();
 			continue;
 		}
 		if (n->member)
-			end_member(s, n, el);
+			table_end(n, el);
 		else
-			events_outsider_gone(s, n, el);
-		rm_ptree_remove(&s->t, n);
+			events_outsider_gone(n, el);
+		table_forget(n);
 	}
 	drop_bystanders(s);
 }
@@ -524,24 +510,24 @@ void scan_members(struct stream *s, double el)
 	size_t it = 0;
 	int exact = events_exact();
 
-	s->t.gen++;
+	table_new_gen();
 	s->fresh.n = 0;
 	s->gone.n = 0;
-	while ((n = rm_ptree_next(&s->t, &it)) != NULL)
+	while ((n = table_next(&it)) != NULL)
 		if (n->member || n->ended || (!exact && (n->excluded || watched_outsider(s, n))))
 			push(&s->gone, n);
 	for (size_t i = 0; i < s->gone.n; i++) {
 		struct rm_pstat st;
 		n = s->gone.v[i];
-		n->seen = s->t.gen;
+		n->seen = table_gen();
 		if (n->member) {
 			sample(s, n, el);
 		} else if (exact) {
 			if (rm_pfile_read(NULL, n->pid, "stat", buf, sizeof(buf), 0) < 0)
-				rm_ptree_remove(&s->t, n);
+				table_forget(n);
 		} else if (rm_pstat_read(n->pid, &st) < 0 || st.starttime != n->start) {
-			events_outsider_gone(s, n, el);
-			rm_ptree_remove(&s->t, n);
+			events_outsider_gone(n, el);
+			table_forget(n);
 		}
 	}
 	s->gone.n = 0;
@@ -555,7 +541,7 @@ void totals(struct stream *s, double el, int row)
 	uint64_t rss = 0;
 	int known = 1;
 
-	while ((n = rm_ptree_next(&s->t, &it)) != NULL) {
+	while ((n = table_next(&it)) != NULL) {
 		if (!n->member || n->state == 'Z' || n->state == 'X')
 			continue;
 		procs++;

@@ -1,7 +1,6 @@
 /*
- * rm-tree's rows: the exit log (one row per process, log_row, and
- * events.c's hook stream_row that counts the job's totals first), the
- * timeline (a row per tick), the job row (--exec), their headers, and
+ * rm-tree's rows: the exit log (one row per process, log_row, called by
+ * table.c alone, which counts the job's totals first), the timeline (a row per tick), the job row (--exec), their headers, and
  * the output files they go to.  The columns are lib/schema.h's; each
  * writer writes its fields in the table's order.
  */
@@ -240,7 +239,7 @@ void job_row(struct stream *s, double el)
 	 * the largest row.  RUSAGE_CHILDREN's maxrss is the largest over the
 	 * tree, but names no process; sampled rows may have missed a peak,
 	 * so there it still counts. */
-	if (ru.ru_maxrss > 0 && (!has_maxp || !events_exact()) &&
+	if (ru.ru_maxrss > 0 && (!has_maxp || !s->exact) &&
 	    (!has_maxp || (uint64_t)ru.ru_maxrss > maxp)) {
 		maxp = (uint64_t)ru.ru_maxrss;
 		has_maxp = 1;
@@ -293,7 +292,7 @@ void job_row(struct stream *s, double el)
 		if (s->has_tot_delay)
 			rm_buf_num(&s->b, s->tot_delay[i], 3);
 	}
-	rm_buf_adds(&s->b, events_exact() ? ",exact" : ",sampled");
+	rm_buf_adds(&s->b, s->exact ? ",exact" : ",sampled");
 	if (s->o->mem_max)
 		budget_cols(s);
 	if (s->cg.ok && s->has_gap)
@@ -313,36 +312,4 @@ void close_out(struct stream *s, int fd, const char *what)
 		tree_warnx("cannot write %s: %s", what, strerror(errno));
 		s->status = RM_EXIT_FAIL;
 	}
-}
-
-/* events.c's hook: an exit-log row (end < 0: a survivor), its peak and
- * totals counted. */
-void stream_row(struct stream *s, struct rm_pnode *n, double end)
-{
-	struct rm_pnode *w = n->scope_out ? NULL : rm_ptree_find(&s->w4, n->pid);
-
-	/* A direct child's own maxrss from wait4: the figure the job row's
-	 * largest process is, so its row and that line agree. */
-	if (w) {
-		if ((!n->start || n->start == w->start) && n->has_peak && w->peak_kib > n->peak_kib)
-			n->peak_kib = w->peak_kib;
-		rm_ptree_remove(&s->w4, w);
-	}
-	if (n->has_peak && !n->scope_out &&
-	    (!s->has_max_proc || n->peak_kib > s->max_proc)) {
-		s->max_proc = n->peak_kib;
-		s->has_max_proc = 1;
-	}
-	if (!n->scope_out && n->has_io && n->has_majflt) {
-		s->tot_rd += n->read_kib;
-		s->tot_wr += n->write_kib;
-		s->tot_maj += n->majflt;
-		s->has_tot_io = 1;
-	}
-	if (!n->scope_out && n->has_delay) {
-		for (int i = 0; i < 5; i++)
-			s->tot_delay[i] += n->delay_ms[i];
-		s->has_tot_delay = 1;
-	}
-	log_row(s, n, end);
 }

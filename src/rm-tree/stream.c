@@ -45,12 +45,6 @@ static void adopt_containers(void)
 		events_adopt(pid[i]);
 }
 
-/* events.c's hook: one more process followed. */
-static void stream_joined(struct stream *s)
-{
-	s->procs++;
-}
-
 /* Open the outputs, the tick and the event sources, write the headers
  * and, with --exec, start CMD.  Returns 0, or -1 (said) when --watch-pid
  * cannot be watched. */
@@ -69,7 +63,7 @@ static int stream_start(struct stream *s, const struct opts *o)
 	s->page_kib = rm_page_kib();
 	s->hz = rm_clk_tck();
 	s->tty = -1;
-	rm_ptree_init(&s->t);
+	table_start(s);
 	rm_pfile_budget_init();
 	if (rm_tick_init(&s->tick, iv, o->count, o->watch_pid) < 0) {
 		warn("cannot watch PID %d", (int)o->watch_pid);
@@ -79,13 +73,12 @@ static int stream_start(struct stream *s, const struct opts *o)
 		exec_setup(s);
 	s->chld_rfd = s->tick.extra_fd;
 	struct events_host host = {
-		.s = s, .t = &s->t, .o = o, .self = s->exec ? s->self : 0,
-		.joined = stream_joined, .row = stream_row, .t0 = &s->tick.start,
-		.boot0 = &s->boot0,
+		.o = o, .self = s->exec ? s->self : 0, .t0 = &s->tick.start, .boot0 = &s->boot0,
 	};
 	events_start(&host, &s->tick.extra_fd);
+	s->exact = events_exact();
 	events_stats(0);
-	containers_start(o, &s->t);
+	containers_start(o);
 	/* Elapsed 0, on both clocks. */
 	clock_gettime(CLOCK_MONOTONIC, &s->tick.start);
 	s->boot0 = boottime() - rm_t0_apply(&s->tick.start);
@@ -133,8 +126,8 @@ static void stream_ticks(struct stream *s)
 		if (s->exec || events_on()) {
 			if (s->chld_rfd >= 0)
 				drain(s->chld_rfd);
-			events_pump(s, rm_tick_elapsed(&s->tick));
-			drop_ghosts(s);
+			events_pump(rm_tick_elapsed(&s->tick));
+			table_drop_ghosts();
 			if (rm_tick_elapsed(&s->tick) < due) {
 				events_coalesce();
 				continue;
@@ -145,9 +138,9 @@ static void stream_ticks(struct stream *s)
 			scan_members(s, el);
 		else
 			scan(s, el);
-		events_pump(s, el);
-		drop_ghosts(s);
-		events_elsewhere_scan(s, el, 0);
+		events_pump(el);
+		table_drop_ghosts();
+		events_elsewhere_scan(el, 0);
 		totals(s, el, 1);
 		containers_tick(el);
 		adopt_containers();
@@ -165,23 +158,19 @@ static void stream_ticks(struct stream *s)
 static int stream_finish(struct stream *s)
 {
 	double el;
-	struct rm_pnode *n;
-	size_t it = 0;
 
 	/* The end: members that left since the last tick, then survivors. */
 	el = rm_tick_elapsed(&s->tick);
 	if (!s->stop) {
 		scan(s, el);
-		events_pump(s, el);
-		drop_ghosts(s);
+		events_pump(el);
+		table_drop_ghosts();
 		totals(s, el, 0);
 	}
 	if (s->exec && s->root_done)
 		tell_orphans(s);
-	while ((n = rm_ptree_next(&s->t, &it)) != NULL)
-		if (n->member)
-			log_row(s, n, -1);
-	events_elsewhere_scan(s, el, 1);
+	table_survivors();
+	events_elsewhere_scan(el, 1);
 	events_stats(1);
 	containers_finish(el);
 	live_end(s);
@@ -196,9 +185,7 @@ static int stream_finish(struct stream *s)
 	close_out(s, s->job_fd, "the job file");
 	close_out(s, s->log_fd, "the exit log");
 	rm_buf_free(&s->b);
-	rm_ptree_free(&s->t);
-	rm_ptree_free(&s->w4);
-	rm_ptree_free(&s->reaped);
+	table_free();
 	free(s->fresh.v);
 	free(s->gone.v);
 	/* --exec: CMD's status, but not a success when an output it was

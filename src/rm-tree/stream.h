@@ -1,13 +1,14 @@
 /*
- * rm-tree's stream, private to its four files (tree.h is what every
- * part of rm-tree shares).  Each reaches only those below it:
+ * rm-tree's stream, private to its files (tree.h is what every part of
+ * rm-tree shares).  Each reaches only those below it:
  *
  *   stream.c   the loop: start, the ticks, the end
  *   job.c      --exec: CMD started, children reaped, orphans, the job's end
  *   probe.c    /proc readings of the members: scans, samples, totals
+ *   table.c    the processes met, their states, the exit-log rows
  *   rows.c     the exit-log, timeline and job rows, their headers and files
  *
- * and all of them may call events.c and util.c.  The job's memory cgroup
+ * and all of them may call events.c (which calls table.c) and util.c.  The job's memory cgroup
  * is lib/cgchild's, the victims of its OOM kills lib/kmsg's.
  */
 #ifndef RM_TREE_STREAM_H
@@ -25,7 +26,7 @@ struct vec {
 struct stream {
 	const struct opts *o;
 	int exec;
-	struct rm_ptree t;
+	int exact;                    /* exit rows come from the kernel (events.c) */
 	struct rm_tick tick;
 	struct rm_buf b;
 	int log_fd, tl_fd, job_fd;
@@ -65,12 +66,6 @@ struct stream {
 	 * new sampled peak it is kept with the cgroup's own breakdown. */
 	uint64_t file_acc, peak_file, cg_anon, cg_file, cg_kern;
 	int has_gap;
-	/* Direct children's wait4 maxrss (they reaped no child): their own
-	 * high-water mark, for their exact rows (events.c writes those). */
-	struct rm_ptree w4;
-	/* Children reaped since the last event pump: a fork event read after
-	 * the reap would bring the pid back as a member that never ends. */
-	struct rm_ptree reaped;
 };
 
 /* PF_EXITING from include/linux/sched.h: the flags bit of a process in exit(). */
@@ -80,7 +75,6 @@ struct stream {
 void exec_setup(struct stream *s);
 void launch(struct stream *s);
 void reap(struct stream *s, double el);
-void drop_ghosts(struct stream *s);
 int job_over(struct stream *s, double el);
 void tell_orphans(struct stream *s);
 void tty_give_back(int fd);
@@ -89,10 +83,12 @@ void drain(int fd);
 /* probe.c: /proc readings */
 void note_peak(struct stream *s, struct rm_pnode *n, uint64_t kib, double at);
 void note_ticks(struct stream *s, struct rm_pnode *n, uint64_t ticks);
-void end_member(struct stream *s, struct rm_pnode *n, double el);
 void scan(struct stream *s, double el);
 void scan_members(struct stream *s, double el);
 void totals(struct stream *s, double el, int row);
+
+/* table.c (the rest is in tree.h): the table of this stream */
+void table_start(struct stream *s);
 
 /* live.c: --live FILE and --live-tty, once a tick */
 void live_tick(struct stream *s, double el, size_t procs, uint64_t rss, int known);
@@ -106,6 +102,5 @@ void rows_headers(struct stream *s);
 void log_row(struct stream *s, const struct rm_pnode *n, double end);
 void timeline_row(struct stream *s, double el, size_t procs, uint64_t rss, int known);
 void job_row(struct stream *s, double el);
-void stream_row(struct stream *s, struct rm_pnode *n, double end);
 
 #endif

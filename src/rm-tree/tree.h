@@ -7,11 +7,13 @@
  *   stream.c   a stream's loop; its parts (stream.h): job.c --exec,
  *              probe.c the /proc readings, rows.c the rows
  *   events.c   kernel events, for the stream (which hands it an
- *              events_host: the table, the options, two hooks)
+ *              events_host: the options and the clocks)
  *   containers.c  --containers (the host's container cgroups, tied to
  *              the build by its clients' command lines) and which
  *              processes are rm-tools' own monitors, for the stream,
  *              probe.c and events.c
+ *   table.c    the processes met and their states: the transitions,
+ *              the only writer of a state, and the exit-log rows
  *   util.c     cmd_dup, tree_oom, tree_warnx, for all of them
  *
  * Messages name the program by program_invocation_short_name, which
@@ -108,23 +110,69 @@ void tree_oom(void) __attribute__((noreturn));
 void tree_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
- * What events.c needs of the stream, handed to it by events_start: it
- * never calls into stream.c, so the parts stay in one order.
+ * What events.c needs of the stream, handed to it by events_start.  It
+ * calls nothing of the stream's: what an event does to a process, it
+ * does through table.c's transitions.
  */
 struct events_host {
-	struct stream *s;        /* passed back to the hooks */
-	struct rm_ptree *t;      /* the processes met, followed or not */
 	const struct opts *o;
 	pid_t self;              /* --exec: rm-tree's pid, else 0 */
 	/* CLOCK_MONOTONIC at elapsed 0 (the tick's start, set after
 	 * events_start): the kernel's event times on the rows' clock. */
 	const struct timespec *t0;
 	const double *boot0;     /* CLOCK_BOOTTIME seconds at elapsed 0 */
-	/* One more process followed. */
-	void (*joined)(struct stream *s);
-	/* Write n's exit-log row (end < 0: a survivor) and count its peak. */
-	void (*row)(struct stream *s, struct rm_pnode *n, double end);
 };
+
+/*
+ * table.c: the stream's processes and their states (its top comment
+ * draws them).  The only writer of a process's state bits (member,
+ * fresh, outsider, excluded, monitor_in, was_member, ended, scope_out)
+ * and the only caller of the exit-log row writer; every other part
+ * reads the bits and moves a node by a transition.
+ */
+void table_free(void);
+struct rm_pnode *table_find(int pid);
+struct rm_pnode *table_next(size_t *it);  /* *it = 0 first; no add/forget during */
+uint32_t table_gen(void);                 /* the scan generation */
+uint32_t table_new_gen(void);             /* a new scan: its generation */
+struct rm_pnode *table_meet(int pid, uint64_t start);          /* fresh */
+struct rm_pnode *table_meet_decided(int pid, uint64_t start);  /* not fresh */
+void table_forget(struct rm_pnode *n);
+/* Transitions. */
+void table_join(struct rm_pnode *n);     /* -> member, counted as followed */
+void table_select(struct rm_pnode *n);   /* a scan's decision: member (counted at its join) */
+void table_settle(struct rm_pnode *n);   /* membership decided (fresh no more) */
+void table_outsider(struct rm_pnode *n); /* kernel thread, zombie: never joins */
+void table_exclude(struct rm_pnode *n);  /* --exclude-tree, another monitor */
+void table_monitor_in(struct rm_pnode *n); /* an excluded monitor the build ran */
+void table_adopt(struct rm_pnode **v, size_t nv, int self_pid, int pgrp);
+/* A member has ended: its row (sampled), or parked until its record
+ * (exact); then it is a member no more. */
+void table_end(struct rm_pnode *n, double el);
+/* Its pid is another process's now: a member's row as table_end would
+ * write it (parked in exact mode), and the node goes. */
+void table_reused(struct rm_pnode *n, double el);
+void table_done(struct rm_pnode *n);         /* its row is written: ended */
+void table_member_done(struct rm_pnode *n);  /* a member whose row is written */
+/* n's exit-log row (end < 0: a survivor), the job's totals counted;
+ * n need not be in the table (a record's process met by nothing). */
+void table_row(struct rm_pnode *n, double end);
+void table_elsewhere_row(struct rm_pnode *n, double end); /* --elsewhere's */
+void table_joined_at_exit(void);  /* a process followed from its record alone */
+void table_survivors(void);       /* the end: rows of the members alive */
+struct rm_pnode *table_parked_find(int pid);
+void table_parked_forget(struct rm_pnode *p);  /* its row is written */
+void table_parked_rows(void);     /* rows of parked members no record came for */
+/* Threads' records of a live process, folded until its last. */
+struct rm_pnode *table_fold_find(int tgid);
+struct rm_pnode *table_fold_get(int tgid);
+void table_fold_forget(struct rm_pnode *f);
+/* --exec: a direct child's wait4 maxrss (its exact row takes it), a
+ * child reaped (a fork event read later must not bring it back), and
+ * after a pump, the nodes such late events brought back dropped. */
+void table_w4_note(int pid, uint64_t start, uint64_t maxrss_kib);
+void table_reaped_note(int pid, uint64_t start);
+void table_drop_ghosts(void);
 
 /* events.c: kernel process events (exact mode, and membership in sampled
  * mode where the proc connector is allowed). */
@@ -145,10 +193,7 @@ int events_resync_due(void);
 void events_coalesce(void);
 /* Read what the kernel sent: membership from fork/exec, rows from exit
  * records; rows of members that ended without a record (lost) last. */
-void events_pump(struct stream *s, double el);
-/* A followed process has ended (exact mode): keep its sampled readings
- * for its exit record.  Returns 1 when kept (no row now), 0 otherwise. */
-int events_park(struct stream *s, struct rm_pnode *n, double el);
+void events_pump(double el);
 /* A process met by a scan: is it excluded, or in --in-cgroup? */
 int events_excluded_pid(const struct opts *o, int pid);
 /* Does p, an excluded rm-tree (not this one), fork the job of its --exec? */
@@ -157,8 +202,8 @@ int events_in_cgroup(const struct opts *o, int pid);
 void events_adopt(int pid);          /* a tied container's process joins */
 /* --elsewhere in sampled mode: readings of outsiders every 10th tick,
  * rows for those that ended; at the end (final) for the live ones. */
-void events_elsewhere_scan(struct stream *s, double el, int final);
-void events_outsider_gone(struct stream *s, struct rm_pnode *n, double el);
+void events_elsewhere_scan(double el, int final);
+void events_outsider_gone(struct rm_pnode *n, double el);
 /* Sampled membership of the processes a scan met: --exclude-tree,
  * --in-cgroup. */
 void events_decide(struct rm_pnode **v, size_t nv);
@@ -167,7 +212,7 @@ void events_stats(int final);
 
 /* containers.c: --containers FILE, a row per container cgroup per tick,
  * tied to the build by its clients' command lines. */
-void containers_start(const struct opts *o, const struct rm_ptree *t);
+void containers_start(const struct opts *o);
 /* A process's command line was read (raw: NUL-separated, len bytes,
  * before cmd_dup joins it): a member that is an rm-tools monitor is
  * excluded; a member container client's tying flags are kept. */
