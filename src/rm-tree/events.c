@@ -494,16 +494,25 @@ enum { PEND_MAX = 4096 };
 static int pend[PEND_MAX], npend;
 
 /* n's stat, not read at its fork: its start time (the pid's identity),
- * parent, group, state and name.  A process on the pid that did not
- * start at n's fork event (the pid came round) is not n: n keeps the
- * fork's time, and the next scan finds it gone.  1 when read: its name
- * is then stat's, the main thread's, as comm's. */
+ * parent, group, state and name.  A process on the pid that is not n (the
+ * pid came round) is not taken for it: not once n's exit event was read,
+ * not with another parent while n's parent lives (a process of another
+ * parent that took the pid as soon as n ended: a foreign row, with n's
+ * own lost, under a fork storm), not one that did not start at n's fork
+ * event.  n then keeps the fork's time.  1 when read: its name is then
+ * stat's, the main thread's, as comm's. */
 static int fork_stat(struct rm_pnode *n)
 {
 	struct rm_pstat st;
+	struct rm_pnode *p;
 	double at;
 
-	if (n->start || !n->has_start_el || n->ended || rm_pstat_read(n->pid, &st) < 0)
+	if (n->start || !n->has_start_el || n->ended || n->has_kend ||
+	    rm_pstat_read(n->pid, &st) < 0)
+		return 0;
+	/* An orphan is another parent's child now (the subreaper's, init's):
+	 * only once its parent has ended. */
+	if (st.ppid != n->ppid && (p = table_find(n->ppid)) != NULL && !p->ended && !p->has_kend)
 		return 0;
 	at = (double)st.starttime / (double)rm_clk_tck() - (E.h.boot0 ? *E.h.boot0 : 0);
 	if (at < n->start_el - 0.5 || at > n->start_el + 0.5)
@@ -661,9 +670,11 @@ static void on_fork(const struct rm_pe *e)
 		 * same process (same start time, or gone by now) stays.  In
 		 * sampled mode only the members are read between listings: a
 		 * non-member not met by the last scan may be an old process
-		 * whose pid this one has taken. */
-		if ((gone && (E.exact || n->member || n->seen == table_gen())) ||
-		    (!gone && st.starttime == n->start)) {
+		 * whose pid this one has taken.  A node whose exit event was
+		 * read is never the process a later fork event names: the
+		 * pid came round. */
+		if (!n->has_kend && ((gone && (E.exact || n->member || n->seen == table_gen())) ||
+				     (!gone && st.starttime == n->start))) {
 			if (!n->member && !n->excluded && !n->ended && !n->outsider && member)
 				table_join(n);
 			return;
