@@ -223,7 +223,30 @@ void rm_pfile_close(int *fd)
 	}
 }
 
+int rm_pdir_open(int pid)
+{
+	char path[32];
+	int f;
+
+	if (kept >= kept_max)
+		return -1;
+	snprintf(path, sizeof(path), "%d", pid);
+	do
+		f = openat(rm_proc_dirfd(), path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	while (f < 0 && errno == EINTR);
+	if (f < 0)
+		return -1;
+	kept++;
+	return f;
+}
+
 ssize_t rm_pfile_read(int *fd, int pid, const char *name, char *buf, size_t size, int keep)
+{
+	return rm_pfile_read_in(-1, fd, pid, name, buf, size, keep);
+}
+
+ssize_t rm_pfile_read_in(int dir_fd, int *fd, int pid, const char *name, char *buf, size_t size,
+			 int keep)
 {
 	char path[64];
 	ssize_t n;
@@ -242,10 +265,17 @@ ssize_t rm_pfile_read(int *fd, int pid, const char *name, char *buf, size_t size
 		buf[n] = '\0';
 		return n;
 	}
-	snprintf(path, sizeof(path), "%d/%s", pid, name);
-	do
-		f = openat(rm_proc_dirfd(), path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	while (f < 0 && errno == EINTR);
+	if (dir_fd >= 0) {
+		do
+			f = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		while (f < 0 && errno == EINTR);
+	} else {
+		snprintf(path, sizeof(path), "%d/%s", pid, name);
+		do
+			f = openat(rm_proc_dirfd(), path,
+				   O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		while (f < 0 && errno == EINTR);
+	}
 	if (f < 0) {
 		errno = ESRCH;
 		return -1;

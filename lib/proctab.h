@@ -93,6 +93,18 @@ int rm_smaps_pss_parse(const char *buf, uint64_t *pss_kib);
  * the file unreadable (its kept descriptor is then closed).
  */
 ssize_t rm_pfile_read(int *fd, int pid, const char *name, char *buf, size_t size, int keep);
+/*
+ * The same, opening NAME in dir_fd (rm_pdir_open's) when it is >= 0: the
+ * file is then that process's even once its pid is another's (a read of
+ * a process that has ended fails, ESRCH), so the readings of one process
+ * in a tick all come from it, as htop reads them.
+ */
+ssize_t rm_pfile_read_in(int dir_fd, int *fd, int pid, const char *name, char *buf, size_t size,
+			 int keep);
+/* A descriptor of /proc/PID (O_PATH, from the descriptor budget), for
+ * rm_pfile_read_in; -1 when the process is gone or the budget spent.
+ * rm_pfile_close returns it. */
+int rm_pdir_open(int pid);
 /* Close a kept descriptor and return it to the budget. */
 void rm_pfile_close(int *fd);
 /* Raise the file limit to its hard limit and size the budget from it. */

@@ -22,6 +22,7 @@ static void node_free(struct rm_pnode *n)
 {
 	rm_pfile_close(&n->stat_fd);
 	rm_pfile_close(&n->status_fd);
+	rm_pfile_close(&n->dir_fd);
 	free(n->cmd);
 	free(n);
 }
@@ -90,7 +91,7 @@ struct rm_pnode *rm_ptree_add(struct rm_ptree *t, int pid, uint64_t start)
 	n->pid = pid;
 	n->start = start;
 	n->fresh = 1;
-	n->stat_fd = n->status_fd = -1;
+	n->stat_fd = n->status_fd = n->dir_fd = -1;
 	n->exit = -1;
 	n->seen = t->gen;
 	place(t->slot, t->cap, n);

@@ -33,6 +33,8 @@ struct rm_pnode {
 
 	/* Readings, filled by the command. */
 	int stat_fd, status_fd;  /* kept descriptors, or -1 */
+	int dir_fd;              /* its /proc/PID directory (O_PATH), or -1: the
+				  * files of one process, whoever takes its pid */
 	char state;
 	long threads;
 	uint64_t rss_kib, hwm_kib, peak_kib, pss_kib, ticks, minflt_children;

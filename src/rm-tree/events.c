@@ -995,7 +995,7 @@ static void finalize(const struct acc *a, double el)
 		int member;
 		memset(&tmp, 0, sizeof(tmp));
 		tmp.pid = tgid;
-		tmp.stat_fd = tmp.status_fd = -1;
+		tmp.stat_fd = tmp.status_fd = tmp.dir_fd = -1;
 		tmp.exit = -1;
 		if (n) {
 			memcpy(tmp.comm, n->comm, sizeof(tmp.comm));

@@ -139,7 +139,7 @@ static void take(struct stream *s, struct rm_pnode *n, const struct rm_pstat *st
 		ssize_t len;
 		memcpy(n->comm, st->comm, sizeof(n->comm));
 		n->comm_ok = 1;
-		len = rm_pfile_read(NULL, n->pid, "cmdline", buf, sizeof(buf), 0);
+		len = rm_pfile_read_in(n->dir_fd, NULL, n->pid, "cmdline", buf, sizeof(buf), 0);
 		if (len > 0) {
 			containers_cmdline(n, buf, len);
 			/* Read while it lives: emulated or not is known now. */
@@ -150,7 +150,7 @@ static void take(struct stream *s, struct rm_pnode *n, const struct rm_pstat *st
 		/* Mid-exec the new name shows before the new cmdline: retry. */
 		n->cmd_read = len > 0;
 	}
-	if (rm_pfile_read(&n->status_fd, n->pid, "status", buf, sizeof(buf), 1) > 0 &&
+	if (rm_pfile_read_in(n->dir_fd, &n->status_fd, n->pid, "status", buf, sizeof(buf), 1) > 0 &&
 	    rm_pstatus_parse(buf, &pst) == 0) {
 		if (pst.has_hwm) {
 			n->hwm_kib = pst.hwm_kib;
@@ -166,7 +166,8 @@ static void take(struct stream *s, struct rm_pnode *n, const struct rm_pstat *st
 			s->file_acc += pst.rss_file_kib + pst.rss_shmem_kib;
 	}
 	if (s->o->pss)
-		n->has_pss = rm_pfile_read(NULL, n->pid, "smaps_rollup", buf, sizeof(buf), 0) > 0 &&
+		n->has_pss = rm_pfile_read_in(n->dir_fd, NULL, n->pid, "smaps_rollup", buf,
+					      sizeof(buf), 0) > 0 &&
 			     rm_smaps_pss_parse(buf, &n->pss_kib) == 0;
 	/* An exiting process is tearing its memory down: what is left is not
 	 * a reading of its use. */
@@ -179,6 +180,24 @@ static void take(struct stream *s, struct rm_pnode *n, const struct rm_pstat *st
 }
 
 /*
+ * A member's /proc/PID directory, opened at its first reading: every file
+ * of it read after (stat, status, cmdline, smaps_rollup) is then this
+ * process's, never another's that took its pid between two reads of a
+ * tick (a read of one that ended fails).  The stat read through it next
+ * checks that the directory is n's (its start time); a stat descriptor
+ * kept from before is dropped for that read.  Without a descriptor to
+ * spare, the files are read by path as before.
+ */
+static void open_dir(struct rm_pnode *n)
+{
+	if (n->dir_fd >= 0)
+		return;
+	n->dir_fd = rm_pdir_open(n->pid);
+	if (n->dir_fd >= 0)
+		rm_pfile_close(&n->stat_fd);
+}
+
+/*
  * Sample a member met again.  Returns 0 when sampled (or left for the
  * reaper), -1 when it has ended, 1 when the pid is now another process
  * (the node is gone and the caller meets the pid as new).
@@ -188,13 +207,14 @@ static int sample(struct stream *s, struct rm_pnode *n, double el)
 	char buf[1024];
 	struct rm_pstat st;
 
+	open_dir(n);
 	/* A descriptor kept from before an exec may fail to read: open the
 	 * file again before taking the process for gone (else it was met
 	 * again as a new process, and listed twice). */
-	if ((rm_pfile_read(&n->stat_fd, n->pid, "stat", buf, sizeof(buf), 1) <= 0 ||
+	if ((rm_pfile_read_in(n->dir_fd, &n->stat_fd, n->pid, "stat", buf, sizeof(buf), 1) <= 0 ||
 	     rm_pstat_parse(buf, &st) < 0 || st.starttime != n->start) &&
 	    (rm_pfile_close(&n->stat_fd),
-	     rm_pfile_read(&n->stat_fd, n->pid, "stat", buf, sizeof(buf), 1) <= 0 ||
+	     rm_pfile_read_in(n->dir_fd, &n->stat_fd, n->pid, "stat", buf, sizeof(buf), 1) <= 0 ||
 	     rm_pstat_parse(buf, &st) < 0 || st.starttime != n->start)) {
 		table_end(n, el);
 		table_forget(n);
@@ -373,8 +393,9 @@ static void join(struct stream *s, double el)
 			continue;
 		}
 		s->procs++;
+		open_dir(n);
 		/* Read again: the stat of the meeting may be a scan old. */
-		if (rm_pfile_read(&n->stat_fd, n->pid, "stat", buf, sizeof(buf), 1) <= 0 ||
+		if (rm_pfile_read_in(n->dir_fd, &n->stat_fd, n->pid, "stat", buf, sizeof(buf), 1) <= 0 ||
 		    rm_pstat_parse(buf, &st) < 0 || st.starttime != n->start) {
 			table_end(n, el);
 			continue;

@@ -170,6 +170,7 @@ static void member_gone(struct rm_pnode *n)
 	n->outsider = 1;
 	rm_pfile_close(&n->stat_fd);
 	rm_pfile_close(&n->status_fd);
+	rm_pfile_close(&n->dir_fd);
 }
 
 void table_member_done(struct rm_pnode *n)

@@ -2,8 +2,12 @@
  * t_ptree: the process table keyed by pid + start time, sticky
  * membership, the stat field reader and the exit column.
  */
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "ptree.h"
 #include "tap.h"
@@ -195,6 +199,55 @@ static void exit_column(void)
 	CHECK(rm_exit_column(9 | 0x80) == 137);  /* SIGKILL with a core flag */
 }
 
+/*
+ * A member's /proc directory (rm_pdir_open) reads that process's files
+ * only: across its exec (the new program's), never once it has ended and
+ * been reaped, when a read by path would meet whatever took the pid.
+ */
+static void pdir_reads_one_process(void)
+{
+	char buf[1024];
+	struct rm_pstat st;
+	int p[2], dir;
+	pid_t pid;
+
+	CHECK(pipe(p) == 0);
+	pid = fork();
+	if (pid == 0) {
+		char c;
+		close(p[1]);
+		if (read(p[0], &c, 1) == 1)
+			execlp("sleep", "sleep", "30", (char *)NULL);
+		_exit(1);
+	}
+	close(p[0]);
+	dir = rm_pdir_open(pid);
+	CHECK(dir >= 0);
+	CHECK(rm_pfile_read_in(dir, NULL, pid, "stat", buf, sizeof(buf), 0) > 0);
+	CHECK(rm_pstat_parse(buf, &st) == 0);
+	/* Its exec: the directory now reads the new program. */
+	CHECK(write(p[1], "x", 1) == 1);
+	for (int i = 0; i < 500 && strcmp(st.comm, "sleep") != 0; i++) {
+		usleep(10000);
+		if (rm_pfile_read_in(dir, NULL, pid, "stat", buf, sizeof(buf), 0) <= 0 ||
+		    rm_pstat_parse(buf, &st) < 0)
+			break;
+	}
+	CHECK_STR(st.comm, "sleep");
+	CHECK(rm_pfile_read_in(dir, NULL, pid, "cmdline", buf, sizeof(buf), 0) > 0);
+	CHECK_STR(buf, "sleep");
+	kill(pid, SIGKILL);
+	CHECK(waitpid(pid, NULL, 0) == pid);
+	/* Ended and reaped: nothing more through its directory. */
+	errno = 0;
+	CHECK(rm_pfile_read_in(dir, NULL, pid, "stat", buf, sizeof(buf), 0) < 0);
+	CHECK(errno == ESRCH);
+	CHECK(rm_pfile_read_in(dir, NULL, pid, "cmdline", buf, sizeof(buf), 0) < 0);
+	rm_pfile_close(&dir);
+	CHECK(dir == -1);
+	close(p[1]);
+}
+
 int main(void)
 {
 	RUN(add_find_remove_many);
@@ -206,5 +259,6 @@ int main(void)
 	RUN(reused_pid_is_a_new_node);
 	RUN(stat_fields);
 	RUN(exit_column);
+	RUN(pdir_reads_one_process);
 	return tap_done();
 }
