@@ -14,6 +14,14 @@ COMPDIR   = $(PREFIX)/share/bash-completion/completions
 MANPAGES  = $(notdir $(wildcard docs/*.1))
 COMPS     = $(notdir $(wildcard scripts/completions/*))
 DOCS      = $(wildcard README.md docs/*.md)
+# The wrappers' shared helpers (scripts/wrapper-lib.sh): sourced, not run, so not in BINDIR
+# but in PKGLIBDIR, as git keeps git-sh-setup in its exec path.  bin/ has a copy beside the
+# commands; an installed wrapper finds it at the path from BINDIR to PKGLIBDIR, which
+# install writes on the wrapper's RM_LIB_REL line (relative: DESTDIR and a symlinked or
+# moved tree keep working).
+PKGLIBDIR = $(PREFIX)/lib/rm-tools
+WRAPLIB   = wrapper-lib.sh
+LIB_REL   = $(shell realpath -m --relative-to='$(BINDIR)' '$(PKGLIBDIR)')
 DESTDIR   =
 
 CC        = cc
@@ -80,11 +88,12 @@ FUZZ_SECONDS = 10
 all: bin-stamp
 
 # bin/ always holds the flavour built last: copy only what changed.
-bin-stamp: $(PROGS:%=$(BUILD)/bin/%) $(SCRIPTS:%=scripts/%)
+bin-stamp: $(PROGS:%=$(BUILD)/bin/%) $(SCRIPTS:%=scripts/%) scripts/$(WRAPLIB)
 	@mkdir -p bin
 	@# Copy then rename, so a binary that is running is replaced, not refused.
 	@for p in $(PROGS); do cmp -s $(BUILD)/bin/$$p bin/$$p || { cp $(BUILD)/bin/$$p bin/.$$p.new && mv -f bin/.$$p.new bin/$$p; }; done
 	@for s in $(SCRIPTS); do cmp -s scripts/$$s bin/$$s || { cp scripts/$$s bin/.$$s.new && chmod 755 bin/.$$s.new && mv -f bin/.$$s.new bin/$$s; }; done
+	@cmp -s scripts/$(WRAPLIB) bin/$(WRAPLIB) || { cp scripts/$(WRAPLIB) bin/.$(WRAPLIB).new && chmod 644 bin/.$(WRAPLIB).new && mv -f bin/.$(WRAPLIB).new bin/$(WRAPLIB); }
 
 .PHONY: bin-stamp
 
@@ -158,14 +167,18 @@ bench: all $(TEST_HELPERS) $(STUBS)
 	@RM_BUILD=$(BUILD) bash tests/bench/run.sh
 
 install: all
-	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPDIR) $(DESTDIR)$(DOCDIR)
-	for p in $(PROGS) $(SCRIPTS); do cp bin/$$p $(DESTDIR)$(BINDIR)/$$p; chmod 755 $(DESTDIR)$(BINDIR)/$$p; done
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGLIBDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPDIR) $(DESTDIR)$(DOCDIR)
+	for p in $(PROGS); do cp bin/$$p $(DESTDIR)$(BINDIR)/$$p; chmod 755 $(DESTDIR)$(BINDIR)/$$p; done
+	for s in $(SCRIPTS); do sed 's|^RM_LIB_REL=.*|RM_LIB_REL=$(LIB_REL)|' bin/$$s >$(DESTDIR)$(BINDIR)/$$s; chmod 755 $(DESTDIR)$(BINDIR)/$$s; done
+	cp bin/$(WRAPLIB) $(DESTDIR)$(PKGLIBDIR)/$(WRAPLIB); chmod 644 $(DESTDIR)$(PKGLIBDIR)/$(WRAPLIB)
 	for m in $(MANPAGES); do cp docs/$$m $(DESTDIR)$(MANDIR)/man1/$$m; chmod 644 $(DESTDIR)$(MANDIR)/man1/$$m; done
 	for c in $(COMPS); do cp scripts/completions/$$c $(DESTDIR)$(COMPDIR)/$$c; chmod 644 $(DESTDIR)$(COMPDIR)/$$c; done
 	for d in $(DOCS); do cp $$d $(DESTDIR)$(DOCDIR)/$${d##*/}; chmod 644 $(DESTDIR)$(DOCDIR)/$${d##*/}; done
 
 uninstall:
 	for p in $(PROGS) $(SCRIPTS); do rm -f $(DESTDIR)$(BINDIR)/$$p; done
+	rm -f $(DESTDIR)$(PKGLIBDIR)/$(WRAPLIB)
+	rmdir $(DESTDIR)$(PKGLIBDIR) 2>/dev/null || true
 	for m in $(MANPAGES); do rm -f $(DESTDIR)$(MANDIR)/man1/$$m; done
 	for c in $(COMPS); do rm -f $(DESTDIR)$(COMPDIR)/$$c; done
 	for d in $(DOCS); do rm -f $(DESTDIR)$(DOCDIR)/$${d##*/}; done

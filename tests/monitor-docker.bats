@@ -30,7 +30,7 @@ setup_file() {
   for a in $(/bin/busybox --list); do [[ "$a" == busybox ]] || ln -s busybox "$r/bin/$a"; done
   ln -s /bin/busybox "$r/usr/bin/env"
   cp /bin/bash-static "$r/bin/bash"
-  cp "$k"/static/bin/rm-* "$top/scripts/rm-monitor" "$r/bin/"
+  cp "$k"/static/bin/rm-* "$top/scripts/rm-monitor" "$top/scripts/wrapper-lib.sh" "$r/bin/"
   cc -static -O2 -D_GNU_SOURCE -o "$r/bin/memhog" "$top/tests/helpers/memhog.c"
   mkdir -p "$DK"
   setsid dockerd --data-root "$DK/data" --exec-root "$DK/exec" --host "unix://$DK/sock" \

@@ -630,7 +630,7 @@ rows_once() {
 
 @test "rm-tree's exit 125 (no cgroup for --memory-max): one reason on stderr, not two" {
   mkdir bin
-  cp "$RM_TOP/bin/rm-run" bin/
+  cp "$RM_TOP/bin/rm-run" "$RM_TOP/bin/wrapper-lib.sh" bin/
   ln -s "$RM_TOP/bin/rm-summarize" bin/rm-summarize
   printf '#!/bin/sh\necho "rm-tree: --memory-max: cannot make a memory cgroup: stub" >&2\nexit 125\n' >bin/rm-tree
   chmod +x bin/rm-tree

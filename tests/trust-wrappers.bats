@@ -12,8 +12,8 @@ setup() {
 # The wrappers a root user runs into a directory another user owns: the
 # build monitor, the job profiler, the plotter and the seed's name for the
 # monitor.  (rm-demo builds its own generated project in a directory it
-# has just made, and is not run into another user's directory.)
-WRAPPERS=(rm-monitor rm-run rm-plot resource-monitor.sh)
+# has just made, and is not run into another user's directory.)  And the helpers they source.
+WRAPPERS=(rm-monitor rm-run rm-plot resource-monitor.sh wrapper-lib.sh)
 
 @test "every file a wrapper writes, chmods or links is /dev/null, a descriptor, /proc's or in its own mktemp -d directory" {
   if ! command -v shfmt >/dev/null; then

@@ -344,7 +344,8 @@ EOF
   local f n=0
   for f in "${RM_TOP}"/scripts/rm-* "${RM_TOP}"/scripts/*.sh; do
     [[ -f "${f}" ]] || continue
-    head -n 1 "${f}" | grep -qE '^#!.*(ba)?sh' || continue
+    # A wrapper, or the helpers they source (no shebang: a shellcheck shell= line).
+    head -n 1 "${f}" | grep -qE '^(#!.*|# shellcheck shell=)(ba)?sh' || continue
     n=$((n + 1))
     run shellcheck -x -o all "${f}"
     [[ "${status}" == 0 ]] || { echo "${output}"; false; }

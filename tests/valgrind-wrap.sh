@@ -3,8 +3,9 @@
 # runs the real binary under valgrind memcheck, so that with DIR first on
 # PATH (tests/run.sh does this for VALGRIND=1) every command a bats file
 # runs is checked.  The shell wrappers in bin/ are copied into DIR as they
-# are: whether one finds the C commands through PATH or beside itself
-# (rm-monitor looks in its own directory first), it reaches the stand-ins.
+# are, with the helpers they source (wrapper-lib.sh): whether one finds the
+# C commands through PATH or beside itself (the wrappers look in their own
+# directory first), it reaches the stand-ins.
 #
 # usage: bash tests/valgrind-wrap.sh DIR
 #
@@ -68,8 +69,8 @@ main() {
   # Stand-ins for commands that are gone from bin/ would run stale code.
   find "${dir}" -mindepth 1 -maxdepth 1 -type f -delete
   for f in "${top}"/bin/*; do
-    [[ -f "${f}" && -x "${f}" ]] || continue
-    if is_elf "${f}"; then
+    [[ -f "${f}" ]] || continue
+    if [[ -x "${f}" ]] && is_elf "${f}"; then
       write_wrapper "${f}" "${dir}/${f##*/}" || return 1
       n=$((n + 1))
     else
