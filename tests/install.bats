@@ -100,6 +100,70 @@ mk() {
   [[ -z "$output" ]]
 }
 
+# wrappers DIR: each bash wrapper in DIR run as a user would, with PATH holding none of
+# rm-tools (so only what is found beside the wrapper's resolved path counts): --version or
+# --help, and a short real run of those that run something.  Output in $BATS_TEST_TMPDIR.
+wrappers() {
+  local d=$1 w="$BATS_TEST_TMPDIR/work" p=/usr/bin:/bin
+  rm -rf "$w" && mkdir -p "$w"
+  run -0 env PATH="$p" "$d/rm-run" --version
+  [[ "$output" == "rm-run 0.1.0" ]]
+  run -0 --separate-stderr env PATH="$p" "$d/rm-run" -o "$w/run.txt" -- touch "$w/ran"
+  [[ -f "$w/ran" && "$(head -n 1 "$w/run.txt")" == "Job: touch $w/ran" ]]
+  run -0 env PATH="$p" "$d/rm-monitor" --version
+  [[ "$output" == "rm-monitor 0.1.0" ]]
+  run -0 --separate-stderr env PATH="$p" "$d/rm-monitor" --out-dir "$w" --run-id inst \
+    --interval 0.2 -- sh -c 'sleep 0.3'
+  [[ -s "$w/resources-inst.csv" && -s "$w/resources-inst.summary.txt" ]]
+  run -0 env PATH="$p" "$d/rm-plot" --script "$w/resources-inst.csv"
+  [[ "$output" == *"set output '$w/resources-inst.png'"* ]]
+  run -0 env PATH="$p" "$d/rm-demo" --help
+  [[ "$output" == "usage: rm-demo "* ]]
+  run -2 --separate-stderr env PATH="$p" "$d/rm-demo" --bogus
+  [[ "$stderr" == "rm-demo: unknown argument '--bogus'"$'\n'"usage: rm-demo "* ]]
+  run -0 env PATH="$p" "$d/resource-monitor.sh" --version
+  [[ "$output" == "rm-monitor 0.1.0" ]]
+}
+
+@test "the installed wrappers find their helpers and their commands, called by path and through a symlink elsewhere" {
+  mk install DESTDIR="$DEST" PREFIX=/usr
+  wrappers "$DEST/usr/bin"
+  # A user's ~/bin of symlinks to the installed commands, a relative one among them.
+  local home="$BATS_TEST_TMPDIR/home/bin" w
+  mkdir -p "$home"
+  for w in rm-run rm-monitor rm-plot rm-demo resource-monitor.sh; do
+    ln -s "$DEST/usr/bin/$w" "$home/$w"
+  done
+  ln -sfn "$(realpath --relative-to="$home" "$DEST/usr/bin/rm-run")" "$home/rm-run"
+  wrappers "$home"
+  # The helpers are no command: in the package's lib directory, not BINDIR, not executable.
+  [[ ! -e "$DEST/usr/bin/wrapper-lib.sh" ]]
+  run -0 stat -c '%a' "$DEST/usr/lib/rm-tools/wrapper-lib.sh"
+  [[ "$output" == 644 ]]
+}
+
+@test "BINDIR and PKGLIBDIR apart: the installed wrappers still find their helpers" {
+  mk install DESTDIR="$DEST" PREFIX=/opt/rm BINDIR=/opt/rm/sbin PKGLIBDIR=/usr/share/rm-tools
+  [[ -f "$DEST/usr/share/rm-tools/wrapper-lib.sh" && ! -e "$DEST/opt/rm/lib" ]]
+  wrappers "$DEST/opt/rm/sbin"
+  mk uninstall DESTDIR="$DEST" PREFIX=/opt/rm BINDIR=/opt/rm/sbin PKGLIBDIR=/usr/share/rm-tools
+  run -0 files "$DEST"
+  [[ -z "$output" ]]
+}
+
+@test "a wrapper whose helpers are missing says so and exits 127 before it runs anything" {
+  mk install DESTDIR="$DEST" PREFIX=/usr
+  rm "$DEST/usr/lib/rm-tools/wrapper-lib.sh"
+  local w b="$DEST/usr/bin"
+  for w in rm-run rm-monitor rm-plot rm-demo; do
+    run -127 --separate-stderr "$b/$w" --help
+    [[ -z "$output" ]]
+    [[ "$stderr" == "$w: cannot find its helpers, wrapper-lib.sh, in $b or $b/../lib/rm-tools: reinstall rm-tools" ]]
+  done
+  run -127 --separate-stderr "$b/rm-run" -- touch "$BATS_TEST_TMPDIR/ran"
+  [[ ! -e "$BATS_TEST_TMPDIR/ran" ]]
+}
+
 @test "every man page passes mandoc -T lint with no warnings" {
   local m n=0
   for m in "$RM_TOP"/docs/*.1; do
