@@ -250,6 +250,64 @@ void compilers_done(void)
 	rm_pcount_close(&compilers_pc);
 }
 
+/*
+ * The /proc files read every row, each by one pread(2) from 0 on a
+ * descriptor kept from the first row: the same bytes as an open, reads
+ * to the end and a close, in one system call where there were four
+ * (system calls are most of a row's cost).  A /proc file is never
+ * replaced, so the descriptor reads what a fresh open would; a fixture
+ * root (RM_PROC_ROOT) is opened afresh every time, as its files may be.
+ * With --listen too: the server's clients need the descriptors more (a
+ * low RLIMIT_NOFILE leaves it few).  A file that cannot be opened is
+ * tried again the next row.
+ */
+enum { K_LOADAVG, K_STAT, K_MEMINFO, K_VMSTAT, K_PSI_MEM, K_PSI_IO, K_PSI_CPU, K_N };
+static const char *const kept_name[K_N] = {
+	"loadavg", "stat", "meminfo", "vmstat", "pressure/memory", "pressure/io", "pressure/cpu",
+};
+static int kept_fd[K_N] = { -1, -1, -1, -1, -1, -1, -1 };
+static int kept_live = -1;      /* descriptors kept: set by the first row */
+
+/* kept_name[k] into buf (NUL-terminated, at most size - 1 bytes, as
+ * rm_read_at reads it): its length, or -1. */
+static ssize_t kept_read(int k, char *buf, size_t size)
+{
+	ssize_t n;
+
+	if (!kept_live)
+		return rm_read_at(rm_proc_dirfd(), kept_name[k], buf, size);
+	if (kept_fd[k] < 0 &&
+	    (kept_fd[k] = openat(rm_proc_dirfd(), kept_name[k],
+				 O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0) {
+		buf[0] = '\0';
+		return -1;
+	}
+	/* A seq_file read from 0 is made afresh; one read returns all that
+	 * fits, so a short one is the end. */
+	do
+		n = pread(kept_fd[k], buf, size - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		close(kept_fd[k]);
+		kept_fd[k] = -1;
+		buf[0] = '\0';
+		return -1;
+	}
+	buf[n] = '\0';
+	return n;
+}
+
+/* rm_psi_read of kept file k. */
+static int kept_psi(int k, struct rm_psi *p)
+{
+	char buf[512];
+
+	p->has_some = p->has_full = 0;
+	if (kept_read(k, buf, sizeof(buf)) < 0)
+		return -1;
+	return rm_psi_parse(buf, p);
+}
+
 void sample(const struct opts *o, struct state *s, double elapsed,
 		   struct rm_val *v)
 {
@@ -259,10 +317,14 @@ void sample(const struct opts *o, struct state *s, double elapsed,
 	struct rm_disk dk;
 	struct rm_psi psi;
 	uint64_t oom;
+	static char vmstat[16384];
+	char buf[8192];
 	double epoch = rm_now_epoch();
 	double pct;
 	long comp;
 
+	if (kept_live < 0)
+		kept_live = !o->listen && strcmp(rm_proc_root(), "/proc") == 0;
 	for (int i = 0; i < C_NCOLS; i++)
 		v[i] = rm_none();
 	v[C_EPOCH] = rm_num(epoch, 3);
@@ -273,15 +335,20 @@ void sample(const struct opts *o, struct state *s, double elapsed,
 	if (o->energy)
 		sample_energy(v);
 
-	if (rm_loadavg_read(&la) == 0)
+	la.known = 0;
+	if (kept_read(K_LOADAVG, buf, 256) >= 0 && rm_loadavg_parse(buf, &la) == 0)
 		v[C_LOAD1] = rm_num(la.load1, 2);
-	rm_cputimes_read(&ct);
+	/* Only the first line is needed; a large machine's file is long. */
+	ct.known = 0;
+	if (kept_read(K_STAT, buf, 512) >= 0)
+		rm_cputimes_parse(buf, &ct);
 	pct = rm_cputimes_pct(&s->cpu_prev, &ct);
 	if (pct >= 0)
 		v[C_CPU] = rm_num(pct, 1);
 	s->cpu_prev = ct;
 
-	if (rm_meminfo_read(&mi) == 0) {
+	memset(&mi, 0, sizeof(mi));
+	if (kept_read(K_MEMINFO, buf, sizeof(buf)) >= 0 && rm_meminfo_parse(buf, &mi) == 0) {
 		if (mi.has & RM_MI_AVAIL) {
 			uint64_t used = mi.total_kib > mi.avail_kib ? mi.total_kib - mi.avail_kib : 0;
 			v[C_MEMUSED] = rm_num((double)used / 1024.0, 0);
@@ -306,17 +373,18 @@ void sample(const struct opts *o, struct state *s, double elapsed,
 	v[C_STAGE] = rm_str(s->stage);
 	v[C_CONTEXT] = rm_str(s->context);
 
-	if (s->oom_known && rm_vmstat_oom_read(&oom) == 0)
+	if (s->oom_known && kept_read(K_VMSTAT, vmstat, sizeof(vmstat)) >= 0 &&
+	    rm_vmstat_oom_parse(vmstat, &oom) == 0)
 		v[C_OOM] = rm_num((double)(oom >= s->oom_base ? oom - s->oom_base : 0), 0);
-	if (rm_psi_read("memory", &psi) == 0) {
+	if (kept_psi(K_PSI_MEM, &psi) == 0) {
 		if (psi.has_some)
 			v[C_PSI_MEM_SOME] = rm_num(psi.some10, 2);
 		if (psi.has_full)
 			v[C_PSI_MEM_FULL] = rm_num(psi.full10, 2);
 	}
-	if (rm_psi_read("io", &psi) == 0 && psi.has_full)
+	if (kept_psi(K_PSI_IO, &psi) == 0 && psi.has_full)
 		v[C_PSI_IO_FULL] = rm_num(psi.full10, 2);
-	if (rm_psi_read("cpu", &psi) == 0 && psi.has_some)
+	if (kept_psi(K_PSI_CPU, &psi) == 0 && psi.has_some)
 		v[C_PSI_CPU_SOME] = rm_num(psi.some10, 2);
 	if (o->gpu)
 		sample_gpu(v);
