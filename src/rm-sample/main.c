@@ -76,7 +76,7 @@ static const struct rm_cli_opt options[] = {
 		  "memory cgroup (auto: --watch-pid's, else our own), and\n"
 		  "cores (affinity capped by CPU quotas)" },
 	{ O_STATUS, "status", "FILE", .kind = RM_CLI_STRING, .off = OFF(status_file),
-	  .help = "keep FILE (replaced atomically) saying rows_written,\n"
+	  .help = "keep FILE (rewritten every row) saying rows_written,\n"
 		  "rows_lost, first_lost, gaps, stage_fallback and\n"
 		  "final=1 at a clean end" },
 	{ O_SEED, "seed-columns", NULL, .kind = RM_CLI_TRUE, .off = OFF(seed_cols),

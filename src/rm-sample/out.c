@@ -15,29 +15,53 @@ static double lost_from;        /* epoch of the first row lost */
 static int lost_errno;
 
 /*
- * --status FILE: what the monitor needs to know of this run, replaced
- * atomically (temporary file beside it + rename) whenever it changes.
+ * --status FILE: what the monitor needs to know of this run, rewritten
+ * after every row.  Its text only grows while rows are written (counts,
+ * then first_lost and lost_error once), so it is rewritten in place: one
+ * pwrite(2) at its start on the descriptor kept from its creation, two
+ * system calls where a new file and a rename(2) took six and the
+ * filesystem a new inode each row.  Should a text ever be shorter than
+ * the last one, the file is replaced atomically instead (a temporary
+ * file beside it + rename), as the first one is, so that it never holds
+ * a stale tail.
  */
 long rows_written, gaps;
 double gap_max;
 long stage_fallback;     /* rows staged by the log: no stage file */
 
-void status_write(const struct opts *o, int final)
+/* Replace the status file by a new one holding b; its descriptor, or -1. */
+static int status_replace(const struct opts *o, const struct rm_buf *b)
 {
-	static int told;
-	char tmp[4200], iso[40] = "", line[512];
-	const char *slash;
-	struct rm_buf b = { 0 };
+	char tmp[4200];
+	const char *slash = strrchr(o->status_file, '/');
 	int fd;
 
-	if (!o->status_file)
-		return;
-	slash = strrchr(o->status_file, '/');
 	if (slash)
 		snprintf(tmp, sizeof(tmp), "%.*s/.%s.XXXXXX", (int)(slash - o->status_file),
 			 o->status_file, slash + 1);
 	else
 		snprintf(tmp, sizeof(tmp), ".%s.XXXXXX", o->status_file);
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return -1;
+	if (fchmod(fd, 0644) < 0 || rm_buf_write(fd, b) < 0 || rename(tmp, o->status_file) < 0) {
+		unlink(tmp);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+void status_write(const struct opts *o, int final)
+{
+	static int told, fd = -1;
+	static size_t len;      /* of the text in the file now */
+	char iso[40] = "", line[512];
+	struct rm_buf b = { 0 };
+	int ok;
+
+	if (!o->status_file)
+		return;
 	if (rows_lost)
 		rm_fmt_iso(lost_from, iso, sizeof(iso));
 	snprintf(line, sizeof(line),
@@ -52,14 +76,22 @@ void status_write(const struct opts *o, int final)
 	 * a /proc scan.  rm-summarize --sampler-status counts them. */
 	rm_buf_addf(&b, "\nstage_fallback=%ld\nevents_dropped=%llu\nfinal=%d\n", stage_fallback,
 		    (unsigned long long)compilers_pc.lost, final);
-	fd = mkstemp(tmp);
-	if (fd < 0 || fchmod(fd, 0644) < 0 || rm_buf_write(fd, &b) < 0 || close(fd) < 0 ||
-	    rename(tmp, o->status_file) < 0) {
+	if (fd >= 0 && b.len >= len) {
+		ok = pwrite(fd, b.p, b.len, 0) == (ssize_t)b.len;
+	} else {
 		if (fd >= 0)
-			unlink(tmp);
-		if (!told++)
-			warn("cannot write --status '%s'", o->status_file);
+			close(fd);
+		fd = status_replace(o, &b);
+		ok = fd >= 0;
 	}
+	if (ok)
+		len = b.len;
+	if (final && fd >= 0) {
+		ok = close(fd) == 0 && ok;
+		fd = -1;
+	}
+	if (!ok && !told++)
+		warn("cannot write --status '%s'", o->status_file);
 	rm_buf_free(&b);
 }
 
