@@ -321,15 +321,6 @@ static ssize_t read_in(const char *dir, const char *name, char *buf, size_t size
 	return rm_read_file(p, buf, size);
 }
 
-static int u64_in(const char *dir, const char *name, uint64_t *v)
-{
-	char p[4300];
-
-	if (rm_pathf(p, sizeof(p), "%s/%s", dir, name) < 0)
-		return -1;
-	return rm_read_u64(p, v);
-}
-
 /* Cut the last component off d, unless d is already top. */
 static int up(char *d, const char *top)
 {
@@ -346,10 +337,13 @@ static int up(char *d, const char *top)
 
 /* The files rm_cg_read reads every tick, each opened once and then read
  * with pread: a path lookup in cgroupfs costs as much as the read. */
-enum { K_STAT, K_USED, K_LIMIT, K_OOM, K_PSI };
+enum { K_STAT, K_USED, K_LIMIT, K_OOM, K_PSI, K_SWAP, K_MAX0 };
+_Static_assert(K_MAX0 + RM_CG_WALK_KEPT == sizeof(((struct rm_cg *)0)->kept) / sizeof(int),
+	       "a descriptor for each file kept");
 
-/* name: in cg->dir, or for K_PSI the whole path. */
-static ssize_t kept_read(struct rm_cg *cg, int slot, const char *name, char *buf, size_t size)
+/* name in dir (NULL: name is the whole path). */
+static ssize_t kept_read_in(struct rm_cg *cg, int slot, const char *dir, const char *name,
+			    char *buf, size_t size)
 {
 	char p[4300];
 	ssize_t n;
@@ -357,9 +351,9 @@ static ssize_t kept_read(struct rm_cg *cg, int slot, const char *name, char *buf
 	for (int tries = 0; tries < 2; tries++) {
 		if (!cg->kept[slot]) {
 			int fd;
-			if (slot == K_PSI)
+			if (!dir)
 				snprintf(p, sizeof(p), "%s", name);
-			else if (rm_pathf(p, sizeof(p), "%s/%s", cg->dir, name) < 0)
+			else if (rm_pathf(p, sizeof(p), "%s/%s", dir, name) < 0)
 				return -1;
 			fd = open(p, O_RDONLY | O_CLOEXEC);
 			if (fd < 0)
@@ -378,6 +372,12 @@ static ssize_t kept_read(struct rm_cg *cg, int slot, const char *name, char *buf
 		cg->kept[slot] = 0;
 	}
 	return -1;
+}
+
+/* name: in cg->dir, or for K_PSI the whole path. */
+static ssize_t kept_read(struct rm_cg *cg, int slot, const char *name, char *buf, size_t size)
+{
+	return kept_read_in(cg, slot, slot == K_PSI ? NULL : cg->dir, name, buf, size);
 }
 
 static int kept_u64(struct rm_cg *cg, int slot, const char *name, uint64_t *v)
@@ -502,25 +502,34 @@ static int tightest_limit(struct rm_cg *cg, const char *stat, uint64_t *lim)
 	int found = 0;
 
 	if (!cg->v2) {
-		if (kept_u64(cg, K_LIMIT, "memory.limit_in_bytes", &v) == 0 && v < RM_CG_V1_UNLIMITED) {
-			*lim = v;
-			found = 1;
+		/* memory.stat's hierarchical_memory_limit is the least limit of
+		 * the cgroup and its ancestors, its own limit_in_bytes among
+		 * them: that file is read only where memory.stat lacks it. */
+		if (rm_cg_parse_kv(stat, "hierarchical_memory_limit", &v) == 0) {
+			if (v < RM_CG_V1_UNLIMITED) {
+				*lim = v;
+				found = 1;
+			}
+			return found;
 		}
-		if (rm_cg_parse_kv(stat, "hierarchical_memory_limit", &v) == 0 &&
-		    v < RM_CG_V1_UNLIMITED && (!found || v < *lim)) {
+		if (kept_u64(cg, K_LIMIT, "memory.limit_in_bytes", &v) == 0 && v < RM_CG_V1_UNLIMITED) {
 			*lim = v;
 			found = 1;
 		}
 		return found;
 	}
 	memcpy(d, cg->dir, sizeof(d));
-	do {
-		if (read_in(d, "memory.max", buf, sizeof(buf)) >= 0 &&
-		    rm_cg_parse_limit(buf, &v) == 1 && (!found || v < *lim)) {
+	for (int level = 0;; level++) {
+		ssize_t n = level < RM_CG_WALK_KEPT
+			    ? kept_read_in(cg, K_MAX0 + level, d, "memory.max", buf, sizeof(buf))
+			    : read_in(d, "memory.max", buf, sizeof(buf));
+		if (n >= 0 && rm_cg_parse_limit(buf, &v) == 1 && (!found || v < *lim)) {
 			*lim = v;
 			found = 1;
 		}
-	} while (up(d, cg->mnt) == 0);
+		if (up(d, cg->mnt) < 0)
+			break;
+	}
 	return found;
 }
 
@@ -548,7 +557,9 @@ int rm_cg_read(struct rm_cg *cg, struct rm_cg_reading *r)
 		r->has |= RM_CG_AVAIL;
 	}
 	if (cg->v2) {
-		if (u64_in(cg->dir, "memory.swap.current", &v) == 0) {
+		char buf[64];
+		if (kept_read(cg, K_SWAP, "memory.swap.current", buf, sizeof(buf)) >= 0 &&
+		    rm_parse_u64(buf, &v) == 0) {
 			r->swap = v;
 			r->has |= RM_CG_SWAP;
 		}

@@ -85,6 +85,9 @@ int rm_cg_parse_size(const char *s, uint64_t *bytes);
 int rm_cg_own_dir(const char *ctrl, char *dir, size_t size);
 
 /* A memory cgroup found for reading. */
+/* The levels of a v2 limit walk whose memory.max stays open. */
+#define RM_CG_WALK_KEPT 16
+
 struct rm_cg {
 	int ok;
 	int v2;                /* memory from the v2 hierarchy */
@@ -93,7 +96,10 @@ struct rm_cg {
 	char psi[4200];        /* v2 memory.pressure to read, or "" */
 	int oom_known;
 	uint64_t oom_base;     /* oom_kill when opened */
-	int kept[5];           /* descriptor + 1 of each file read every tick, 0 none */
+	/* descriptor + 1 of each file read every tick, 0 none: memory.stat,
+	 * the usage, the limit (v1), the OOM count, the pressure, the swap
+	 * (v2), then each memory.max of the v2 limit walk, the cgroup's first */
+	int kept[6 + RM_CG_WALK_KEPT];
 };
 
 /*

@@ -158,6 +158,12 @@ static void fixture_v2(void)
 	CHECK(rm_cg_open(&cg, 0, "/sys/fs/cgroup/build.slice/job", why, sizeof(why)) == 0);
 	rm_cg_read(&cg, &r);
 	CHECK_U64(r.limit, 8589934592ULL);
+	/* Read again through the descriptors kept by the first reading (the
+	 * limit walk's, the swap's): the same figures. */
+	rm_cg_read(&cg, &r);
+	CHECK_U64(r.limit, 8589934592ULL);
+	CHECK_U64(r.avail, 3221225472ULL);
+	CHECK_U64(r.swap, 104857600);
 
 	/* memory.max max all the way up: no limit, so no available either. */
 	CHECK(rm_cg_open(&cg, 4244, NULL, why, sizeof(why)) == 0);
