@@ -607,7 +607,16 @@ shapes() {
 }
 
 @test "--status is one file from the first row to the last, rewritten in place and whole at every look, no temporary file left beside it" {
-  local d="$BATS_TEST_TMPDIR/st" ino now seen=0
+  local d="$BATS_TEST_TMPDIR/st" ino now seen=0 whole
+  whole='^rows_written=[0-9]+
+rows_lost=0
+first_lost=
+lost_error=
+gaps=[0-9]+
+longest_gap_s=[0-9.]*
+stage_fallback=0
+events_dropped=[0-9]+
+final=[01]$'
   mkdir "$d"
   rm-sample -i 0.02 -n 150 --status "$d/status" -o "$d/rows.csv" &
   local p=$!
@@ -617,7 +626,7 @@ shapes() {
   # Read while rows are written: every look holds the nine keys, in order.
   while kill -0 "$p" 2>/dev/null; do
     now=$(cat "$d/status")
-    [[ "$now" =~ ^rows_written=[0-9]+$'\n'rows_lost=0$'\n'first_lost=$'\n'lost_error=$'\n'gaps=[0-9]+$'\n'longest_gap_s=[0-9.]*$'\n'stage_fallback=0$'\n'events_dropped=[0-9]+$'\n'final=[01]$ ]]
+    [[ "$now" =~ $whole ]]
     [ "$(stat -c %i "$d/status")" = "$ino" ]
     seen=$((seen + 1))
   done
@@ -626,5 +635,5 @@ shapes() {
   grep -qx rows_written=150 "$d/status"
   grep -qx final=1 "$d/status"
   [ "$(stat -c %i "$d/status")" = "$ino" ]
-  [ "$(ls -A "$d" | sort | tr '\n' ' ')" = "rows.csv status " ]
+  [ "$(find "$d" -mindepth 1 -printf '%f\n' | sort | tr '\n' ' ')" = "rows.csv status " ]
 }
