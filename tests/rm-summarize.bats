@@ -219,11 +219,12 @@ exitlog_pair() {
 }
 
 @test "a long build's exit log is folded as read: the same report, and memory that hardly grows per row" {
-  local d=$BATS_TEST_TMPDIR n=20000 rss1 rss10 held folded
+  local d=$BATS_TEST_TMPDIR n=20000 rss1 rss10 held folded fmt
   exitlog_pair "$d" "$n"
   exitlog_pair "$d" $((10 * n))
   # Held rows (--csv writes every one) and folded rows print the same report.
-  for args in "--markdown" "--markdown --top 2 --include sh1" "--exclude ." "--top 3 --include cc1 --exclude sh2" ""; do
+  for args in "--json --top 10" "--json --top 4 --include cc1 --exclude sh2" "--json --top 3 --exclude ." \
+    "--markdown" "--markdown --top 2 --include sh1" "--exclude ." "--top 3 --include cc1 --exclude sh2" ""; do
     # shellcheck disable=SC2086  # the options, word-split on purpose
     held=$(rm-summarize --csv "$d/rows.csv" $args "$d/sys.csv" "$d/$n.procs.csv")
     # shellcheck disable=SC2086
@@ -234,13 +235,17 @@ exitlog_pair() {
   [[ "$folded" == *"Processes: $((n - n / 997 - 1)), "* ]]  # less the rows elsewhere
   [[ "$folded" == *"src/u"*".cpp (x"* ]]
   under_san || under_valgrind && skip "RSS not measurable under ASan or valgrind"
-  /usr/bin/time -f %M -o "$d/rss1" rm-summarize "$d/sys.csv" "$d/$n.procs.csv" >/dev/null
-  /usr/bin/time -f %M -o "$d/rss10" rm-summarize "$d/sys.csv" "$d/$((10 * n)).procs.csv" >/dev/null
-  read -r rss1 <"$d/rss1" && read -r rss10 <"$d/rss10"
-  # Ten times the rows cost under 64 bytes a row more (held: about 370;
-  # folded about 31: a 22-byte parent link a row, the compilers' figures).
-  echo "rss $rss1 KiB for $n rows, $rss10 KiB for $((10 * n))" >&3
-  (((rss10 - rss1) * 1024 < 64 * 9 * n))
+  # The summary JSON of the top N, as the text (without --top it lists
+  # every process, as rm-run's of one job does).
+  for fmt in "" --json; do
+    /usr/bin/time -f %M -o "$d/rss1" rm-summarize ${fmt:+"$fmt"} --top 10 "$d/sys.csv" "$d/$n.procs.csv" >/dev/null
+    /usr/bin/time -f %M -o "$d/rss10" rm-summarize ${fmt:+"$fmt"} --top 10 "$d/sys.csv" "$d/$((10 * n)).procs.csv" >/dev/null
+    read -r rss1 <"$d/rss1" && read -r rss10 <"$d/rss10"
+    # Ten times the rows cost under 64 bytes a row more (held: about 370;
+    # folded about 31: a 22-byte parent link a row, the compilers' figures).
+    echo "${fmt:-text}: rss $rss1 KiB for $n rows, $rss10 KiB for $((10 * n))" >&3
+    (((rss10 - rss1) * 1024 < 64 * 9 * n))
+  done
 }
 
 @test "--markdown: tables for a CI job summary" {

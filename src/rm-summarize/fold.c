@@ -13,11 +13,13 @@
  *   - whole rows only for the top N, the top 5 by write, read and reclaim
  *     stall, the largest, the largest ended, the survivors and killed
  *     compilers.
- * Only the text and Markdown reports fold (no --json, --csv, --trace,
- * --series, --top over 1000, no OOM kill to tie to a row): the others
- * hold every row.  The result is byte for byte what holding every row
- * gives (tests/tools/summarize-golden.sh; rm-summarize.bats compares the
- * two on a generated log).
+ * The text and Markdown reports fold, and the JSON when --top N says how
+ * many processes it lists (no --csv, --trace, --series, --top over 1000,
+ * no OOM kill to tie to a row): the others hold every row, as the JSON
+ * without --top does, which lists every process (rm-run's of one job).
+ * The result is byte for byte what holding every row gives
+ * (tests/tools/summarize-golden.sh; rm-summarize.bats compares the two
+ * on a generated log).
  *
  * This file is long because each folded figure sits beside the replay of
  * the derivation it stands for (model.c's lists, order and unit counts,
@@ -125,7 +127,8 @@ struct fold {
 
 int fold_options_ok(const struct opts *o)
 {
-	return !o->json && !o->csv && !o->trace && !o->series && o->top <= 1000;
+	/* The JSON lists every process unless --top N says how many. */
+	return (!o->json || o->top_set) && !o->csv && !o->trace && !o->series && o->top <= 1000;
 }
 
 static uint64_t hash_str(const char *s)

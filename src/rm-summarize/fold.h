@@ -1,9 +1,10 @@
 /*
  * fold.h: the exit log folded as it is read (fold.c), for the text and
- * Markdown reports: per-command and per-unit aggregates, a bounded set
- * of rows (the top N, the top 5 by I/O, the largest, the largest ended,
- * survivors and killed compilers), the compilers' peaks and times, and
- * the pid links that count each unit's compiles.  A report folds when its
+ * Markdown reports and the JSON of --top N: per-command and per-unit
+ * aggregates, a bounded set of rows (the top N, the top 5 by I/O, the
+ * largest, the largest ended, survivors and killed compilers), the
+ * compilers' peaks and times, and the pid links that count each unit's
+ * compiles.  A report folds when its
  * options allow (fold_options_ok, main.c) and procs.c finds it has one
  * exit log and no OOM kill: then r->procs holds only the kept rows, and
  * r->nrows counts every one.

@@ -647,9 +647,10 @@ int main(int argc, char **argv)
 		for (int j = 0; j < i; j++)
 			if (strcmp(argv[optind + i], "-") == 0 && strcmp(argv[optind + j], "-") == 0)
 				rm_cli_usage_error(&cli, "'-' (standard input) given twice");
-	/* A text report folds its exit log as read (fold.c); the other
-	 * outputs hold every row. */
-	g_opt.fold = fold_options_ok(&g_opt) && !compare && !gate.n && !run_csv && !history &&
+	/* A text report (or --json --top N, with or without --run-csv)
+	 * folds its exit log as read (fold.c); the other outputs hold every
+	 * row. */
+	g_opt.fold = fold_options_ok(&g_opt) && !compare && !gate.n && !history &&
 		     !g_mw.on && !now_live;
 	in = inputs_open(argv + optind, nin);
 	check_outputs(in, nin);

@@ -505,23 +505,18 @@ static void json_proc(struct rm_buf *b, const struct report *r, const struct pro
 
 static void json_processes(struct rm_buf *b, const struct report *r, const struct opts *o)
 {
-	size_t shown = 0, listed = 0, max;
-	double cpu = 0;
+	size_t listed = 0, max;
 	int g = 1;
 
 	if (!r->nexitlogs) {
 		rm_buf_adds(b, "null");
 		return;
 	}
-	for (size_t i = 0; i < r->nproc; i++) {
-		shown += r->procs[i].shown;
-		if (!isnan(r->procs[i].cpu_s))
-			cpu += r->procs[i].cpu_s;
-	}
+	/* Every row's counts (a folded log keeps only the rows listed). */
 	rm_buf_addc(b, '{');
-	jkey_long(b, &g, "count", (long)r->nproc);
-	jkey_long(b, &g, "matching", (long)shown);
-	jkey_num(b, &g, "cpu_s", cpu, 2);
+	jkey_long(b, &g, "count", (long)r->nrows);
+	jkey_long(b, &g, "matching", (long)r->nshown);
+	jkey_num(b, &g, "cpu_s", r->cpu_all, 2);
 	jkey_num(b, &g, "largest_peak_rss_kib", r->nproc ? r->order[0]->peak_kib : NAN, 0);
 	jkey_long(b, &g, "emulated", (long)r->nemulated);
 	jkey(b, &g, "emulated_note");
@@ -573,7 +568,7 @@ static void json_filter(struct rm_buf *b, const struct report *r, const struct o
 	jkey_long(b, &g, "excluded_count", (long)fl.hidden);
 	jkey_num(b, &g, "excluded_peak_rss_kib_sum", fl.hidden_kib, 0);
 	jkey(b, &g, "warning");
-	if (!fl.shown && r->nproc) {
+	if (!fl.shown && r->nrows) {
 		struct rm_buf w = { 0 };
 		filter_warning(&w, r, o, &fl);
 		rm_buf_addc(&w, '\0');

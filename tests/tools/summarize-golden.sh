@@ -51,6 +51,10 @@ matrix() {
     run_case "$bin" "$out" "m.$b.opts" /dev/null --near-oom-mb 100000 --low-disk-gb 1000 \
       --cores 64 --top 3 --include cc1 --exclude ld "$f"
     run_case "$bin" "$out" "m.$b.stdin" "$f" --json -
+    # --json --top N folds the exit log as read (fold.c), as the text does.
+    run_case "$bin" "$out" "m.$b.jsontop" /dev/null --json --top 3 "$f"
+    run_case "$bin" "$out" "m.$b.jsonopts" /dev/null --json --top 10 --include cc1 --exclude ld \
+      --run-csv "$work/run.csv" "$f"
   done
   local s=$fix/summarize
   groups=(
@@ -70,6 +74,7 @@ matrix() {
     run_case "$bin" "$out" "g.$i.text" /dev/null "${g[@]}"
     run_case "$bin" "$out" "g.$i.md" /dev/null --markdown "${g[@]}"
     run_case "$bin" "$out" "g.$i.json" /dev/null --json "${g[@]}"
+    run_case "$bin" "$out" "g.$i.jsontop" /dev/null --json --top 2 --run-csv "$work/run.csv" "${g[@]}"
     run_case "$bin" "$out" "g.$i.files" /dev/null --svg "$work/o.svg" --csv "$work/o.csv" \
       --trace "$work/t.json" -o "$work/rep.txt" "${g[@]}"
     run_case "$bin" "$out" "g.$i.series" /dev/null --series "${g[@]}"
