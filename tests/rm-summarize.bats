@@ -248,6 +248,21 @@ exitlog_pair() {
   done
 }
 
+@test "filters on a held exit log cost about what reading it does: each name is looked up once, not against every heavier row" {
+  local d=$BATS_TEST_TMPDIR n=100000 plain filt
+  exitlog_pair "$d" "$n"
+  # CPU in ms of one run (user + system: steady on a busy machine).
+  cpu_ms() {
+    /usr/bin/time -f '%U %S' -o "$d/t" "$@" >/dev/null
+    awk '{ printf "%d", ($1 + $2) * 1000 }' "$d/t"
+  }
+  # --json without --top holds every row; --include leaves 90 % out.
+  plain=$(cpu_ms rm-summarize --json "$d/sys.csv" "$d/$n.procs.csv")
+  filt=$(cpu_ms rm-summarize --json --include sh1 "$d/sys.csv" "$d/$n.procs.csv")
+  echo "CPU: $plain ms unfiltered, $filt ms with --include" >&3
+  ((filt < 2 * plain + 200))
+}
+
 @test "--markdown: tables for a CI job summary" {
   run -0 rm-summarize --markdown "$F/seed-build.csv"
   [[ "$output" == "### Build resources: "* ]]

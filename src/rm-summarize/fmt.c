@@ -4,6 +4,7 @@
  * budget and cgroup lines, the filter's words, -j advice, colour,
  * Markdown cells and JSON values.  Reads the report, never changes it.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,8 +207,51 @@ int cgroup_gap(const struct job *j, char *buf, size_t size)
 	return 1;
 }
 
+/* The command names met so far (open addressing, a power of two). */
+struct nameset {
+	const char **v;
+	size_t n, cap;
+};
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* Whether s was met before; it is met from now on. */
+static int nameset_met(struct nameset *ns, const char *s)
+{
+	size_t i;
+
+	if ((ns->n + 1) * 2 > ns->cap) {
+		struct nameset g = { xmalloc((ns->cap ? ns->cap * 2 : 64) * sizeof(*g.v)), ns->n,
+				     ns->cap ? ns->cap * 2 : 64 };
+		memset(g.v, 0, g.cap * sizeof(*g.v));
+		for (size_t k = 0; k < ns->cap; k++) {
+			if (!ns->v[k])
+				continue;
+			for (i = name_hash(ns->v[k]) & (g.cap - 1); g.v[i]; i = (i + 1) & (g.cap - 1))
+				;
+			g.v[i] = ns->v[k];
+		}
+		free(ns->v);
+		*ns = g;
+	}
+	for (i = name_hash(s) & (ns->cap - 1); ns->v[i]; i = (i + 1) & (ns->cap - 1))
+		if (strcmp(ns->v[i], s) == 0)
+			return 1;
+	ns->v[i] = s;
+	ns->n++;
+	return 0;
+}
+
 int filtered(const struct report *r, const struct opts *o, struct filt *f)
 {
+	struct nameset met = { 0 };
 	size_t len = 0;
 
 	memset(f, 0, sizeof(*f));
@@ -217,9 +261,11 @@ int filtered(const struct report *r, const struct opts *o, struct filt *f)
 		fold_filt(r, f);
 		return 1;
 	}
+	/* A name once, at its heaviest row (shown or not): a set of the
+	 * names met, not a look back over every heavier row for each. */
 	for (size_t i = 0; i < r->nproc; i++) {
 		const struct proc *p = r->order[i];
-		int seen = 0;
+		int seen = nameset_met(&met, p->comm);
 		if (p->shown) {
 			f->shown++;
 			continue;
@@ -227,13 +273,12 @@ int filtered(const struct report *r, const struct opts *o, struct filt *f)
 		f->hidden++;
 		if (!isnan(p->peak_kib))
 			f->hidden_kib += p->peak_kib;
-		for (size_t k = 0; k < i && !seen; k++)
-			seen = strcmp(r->order[k]->comm, p->comm) == 0;
 		if (!seen && len + strlen(p->comm) + 3 < sizeof(f->names) - 4) {
 			len += (size_t)snprintf(f->names + len, sizeof(f->names) - len, "%s%s",
 						len ? ", " : "", p->comm);
 		}
 	}
+	free(met.v);
 	return 1;
 }
 
