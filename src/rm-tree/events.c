@@ -493,26 +493,37 @@ static struct rm_pnode *add_node(int pid, const struct rm_pnode *parent, int laz
 enum { PEND_MAX = 4096 };
 static int pend[PEND_MAX], npend;
 
+/*
+ * Is p, n's parent at its fork, alive and not exiting?  A child changes
+ * parent only in its parent's exit (reparented to a subreaper or init),
+ * so a process on n's pid with another parent while p lives is not n:
+ * it took the pid once n ended (a foreign row, with n's own lost, under
+ * a fork storm).  An orphan whose parent has gone or is exiting is n.
+ */
+static int parent_lives(int ppid)
+{
+	struct rm_pnode *p = table_find(ppid);
+	struct rm_pstat ps;
+
+	return p && p->start && !p->ended && rm_pstat_read(ppid, &ps) == 0 &&
+	       ps.starttime == p->start && ps.state != 'Z' && ps.state != 'X' &&
+	       !(ps.flags & PF_EXITING);
+}
+
 /* n's stat, not read at its fork: its start time (the pid's identity),
  * parent, group, state and name.  A process on the pid that is not n (the
- * pid came round) is not taken for it: not once n's exit event was read,
- * not with another parent while n's parent lives (a process of another
- * parent that took the pid as soon as n ended: a foreign row, with n's
- * own lost, under a fork storm), not one that did not start at n's fork
- * event.  n then keeps the fork's time.  1 when read: its name is then
- * stat's, the main thread's, as comm's. */
+ * pid came round) is not taken for it: not one of another parent while
+ * n's parent lives, not one that did not start at n's fork event.  n then
+ * keeps the fork's time.  1 when read: its name is then stat's, the main
+ * thread's, as comm's. */
 static int fork_stat(struct rm_pnode *n)
 {
 	struct rm_pstat st;
-	struct rm_pnode *p;
 	double at;
 
-	if (n->start || !n->has_start_el || n->ended || n->has_kend ||
-	    rm_pstat_read(n->pid, &st) < 0)
+	if (n->start || !n->has_start_el || n->ended || rm_pstat_read(n->pid, &st) < 0)
 		return 0;
-	/* An orphan is another parent's child now (the subreaper's, init's):
-	 * only once its parent has ended. */
-	if (st.ppid != n->ppid && (p = table_find(n->ppid)) != NULL && !p->ended && !p->has_kend)
+	if (st.ppid != n->ppid && parent_lives(n->ppid))
 		return 0;
 	at = (double)st.starttime / (double)rm_clk_tck() - (E.h.boot0 ? *E.h.boot0 : 0);
 	if (at < n->start_el - 0.5 || at > n->start_el + 0.5)

@@ -68,8 +68,6 @@ struct stream {
 	int has_gap;
 };
 
-/* PF_EXITING from include/linux/sched.h: the flags bit of a process in exit(). */
-#define PF_EXITING 0x00000004u
 
 /* job.c: --exec */
 void exec_setup(struct stream *s);

@@ -144,6 +144,10 @@ void table_exclude(struct rm_pnode *n)
 	n->member = 0;
 	n->excluded = 1;
 	n->outsider = 1;
+	/* Never read as a member again (a member found to be a monitor). */
+	rm_pfile_close(&n->stat_fd);
+	rm_pfile_close(&n->status_fd);
+	rm_pfile_close(&n->dir_fd);
 }
 
 void table_monitor_in(struct rm_pnode *n)

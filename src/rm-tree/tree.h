@@ -41,6 +41,9 @@ enum {
 
 extern const char *const col_names[K_NCOLS];  /* snap.c */
 
+/* PF_EXITING from include/linux/sched.h: the flags bit of a process in exit(). */
+#define PF_EXITING 0x00000004u
+
 enum sel { SEL_ALL, SEL_PIDS, SEL_MATCH, SEL_EXEC, SEL_CGROUP };
 
 struct opts {
@@ -223,6 +226,11 @@ int containers_is_monitor(const char *comm, const char *raw, ssize_t len);
 /* The same for a process a scan meets (its comm from stat; the command
  * line is read for a shell). */
 int containers_monitor_pid(int pid, const char *comm);
+/* n, still named rm-tree, is the child of another rm-tree (an excluded
+ * monitor): the job of its --exec between the fork and the exec (rm-tree
+ * forks nothing else), not a monitor; it is the build's where that
+ * rm-tree is a monitor the build ran. */
+int containers_job_before_exec(const struct rm_pnode *n);
 void containers_tick(double el);
 int containers_pid_tied(int pid);    /* in a container of the build? */
 /* The processes of the build's containers the last tick found (each
