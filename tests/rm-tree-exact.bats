@@ -422,6 +422,50 @@ print(" ".join(sorted(r["comm"] for r in csv.DictReader(open(sys.argv[1], newlin
   rm_run_in_build
 }
 
+# stopped PID: the process is stopped (its comm has no space).
+stopped() {
+  awk '{ exit $3 != "T" }' "/proc/$1/stat"
+}
+
+# job_before_exec: the build runs a stand-in for rm-tree --exec (a
+# bash named rm-tree) whose job stops between its fork and its exec, so a
+# scan of the watching rm-tree meets it still named rm-tree; then it goes
+# on and execs rmjob.  The watcher's rows, sorted by comm.
+job_before_exec() {
+  local d="$BATS_TEST_TMPDIR" i n
+  cp /bin/bash "$d/rm-tree"
+  cp /bin/sleep "$d/rmjob"
+  # shellcheck disable=SC2016
+  (sleep 0.3; "$d/rm-tree" -c '(echo "$BASHPID" >"$1/job.tmp"; mv "$1/job.tmp" "$1/job"
+      kill -STOP "$BASHPID"; exec "$1/rmjob" 0.5); sleep 0.2' x "$d"; "$d/rmjob" 0.2) &
+  local orch=$!
+  rm-tree -i 0.2 --watch-pid "$orch" --timeline "$d/tl.csv" "$orch" >"$d/procs.csv" 2>/dev/null &
+  local tree=$!
+  wait_for 30 test -s "$d/job"
+  wait_for 30 stopped "$(cat "$d/job")"
+  # Two scans of the watcher after the job stopped.
+  n=$(wc -l <"$d/tl.csv")
+  for ((i = 0; i < 600; i++)); do (($(wc -l <"$d/tl.csv") >= n + 2)) && break; sleep 0.05; done
+  kill -CONT "$(cat "$d/job")"
+  wait "$tree"
+  run -0 "$PY" -c 'import csv,sys
+print(" ".join(sorted(r["comm"] for r in csv.DictReader(open(sys.argv[1], newline="")))))' "$d/procs.csv"
+  echo "# $output"
+  # both rmjob runs: the one met before its exec was taken for a monitor
+  [[ "$output" == *"rmjob rmjob"* ]]
+  [[ " $output " != *" rm-tree "* ]]
+}
+
+@test "a scan that meets an rm-tree's job between its fork and its exec takes it for that job, not for a monitor (sampled)" {
+  export RM_NO_EVENTS=1
+  job_before_exec
+}
+
+@test "exact: an rm-tree's job met by a scan between its fork and its exec is the build's" {
+  need_exact
+  job_before_exec
+}
+
 @test "exact: a PID the build's process ended on, taken by a foreign process and then by the build again, gives the build's two rows and no foreign one (PID reuse)" {
   [[ $EUID -eq 0 ]] || skip_needs_root "sets kernel.ns_last_pid to reuse a PID" 21
   [[ -w /proc/sys/kernel/ns_last_pid ]] || skip "kernel.ns_last_pid is not writable here"

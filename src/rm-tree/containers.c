@@ -329,6 +329,14 @@ static int client_socket(const struct rm_pnode *n, const struct rm_ct_client *c,
 	return rm_pathf(out, cap, "%s", path) == 0;
 }
 
+int containers_job_before_exec(const struct rm_pnode *n)
+{
+	const struct rm_pnode *p;
+
+	return strcmp(n->comm, "rm-tree") == 0 && (p = table_find(n->ppid)) != NULL && p != n &&
+	       p->excluded && strcmp(p->comm, "rm-tree") == 0;
+}
+
 void containers_cmdline(struct rm_pnode *n, const char *raw, ssize_t len)
 {
 	char *copy, *argv[512];
@@ -337,7 +345,7 @@ void containers_cmdline(struct rm_pnode *n, const char *raw, ssize_t len)
 	struct stat st;
 	char p[64];
 
-	if (n->member && containers_is_monitor(n->comm, raw, len)) {
+	if (n->member && containers_is_monitor(n->comm, raw, len) && !containers_job_before_exec(n)) {
 		/* Another monitor the orchestrator started: never the build
 		 * (its descendants inherit the exclusion). */
 		table_exclude(n);

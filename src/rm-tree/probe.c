@@ -277,10 +277,15 @@ static struct rm_pnode *meet(struct stream *s, int pid, double el)
 	     !members_zombie)) {
 		table_outsider(n);
 		rm_pfile_close(&fd);
-	} else if (pid != getpid() && containers_monitor_pid(pid, st.comm)) {
+	} else if (pid != getpid() && containers_monitor_pid(pid, st.comm) &&
+		   !containers_job_before_exec(n)) {
 		/* Another monitor: never the build's, nor its children.  Not
 		 * this rm-tree: with --exec, the job's orphans are reparented
-		 * to it (a subreaper) and stay the job's. */
+		 * to it (a subreaper) and stay the job's.  Nor a child of
+		 * another rm-tree still named rm-tree: the job of its --exec
+		 * between the fork and the exec (rm-tree forks nothing else),
+		 * which monitor_jobs decides as that job; taken for a monitor
+		 * here, it stayed one after its exec in sampled mode. */
 		table_exclude(n);
 		rm_pfile_close(&fd);
 	} else {
