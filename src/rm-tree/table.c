@@ -116,6 +116,14 @@ void table_forget(struct rm_pnode *n)
 
 /* --- transitions --- */
 
+/* Its kept descriptors (stat, status, its /proc directory) closed. */
+static void drop_fds(struct rm_pnode *n)
+{
+	rm_pfile_close(&n->stat_fd);
+	rm_pfile_close(&n->status_fd);
+	rm_pfile_close(&n->dir_fd);
+}
+
 void table_join(struct rm_pnode *n)
 {
 	n->member = 1;
@@ -145,9 +153,7 @@ void table_exclude(struct rm_pnode *n)
 	n->excluded = 1;
 	n->outsider = 1;
 	/* Never read as a member again (a member found to be a monitor). */
-	rm_pfile_close(&n->stat_fd);
-	rm_pfile_close(&n->status_fd);
-	rm_pfile_close(&n->dir_fd);
+	drop_fds(n);
 }
 
 void table_monitor_in(struct rm_pnode *n)
@@ -172,9 +178,7 @@ static void member_gone(struct rm_pnode *n)
 	n->member = 0;
 	n->was_member = 1;
 	n->outsider = 1;
-	rm_pfile_close(&n->stat_fd);
-	rm_pfile_close(&n->status_fd);
-	rm_pfile_close(&n->dir_fd);
+	drop_fds(n);
 }
 
 void table_member_done(struct rm_pnode *n)
