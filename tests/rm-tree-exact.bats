@@ -428,7 +428,7 @@ stopped() {
 }
 
 # job_before_exec: the build runs a stand-in for rm-tree --exec (a
-# bash named rm-tree) whose job stops between its fork and its exec, so a
+# bash named rm-tree, --exec in its command line) whose job stops between its fork and its exec, so a
 # scan of the watching rm-tree meets it still named rm-tree; then it goes
 # on and execs rmjob.  The watcher's rows, sorted by comm.
 job_before_exec() {
@@ -437,7 +437,7 @@ job_before_exec() {
   cp /bin/sleep "$d/rmjob"
   # shellcheck disable=SC2016
   (sleep 0.3; "$d/rm-tree" -c '(echo "$BASHPID" >"$1/job.tmp"; mv "$1/job.tmp" "$1/job"
-      kill -STOP "$BASHPID"; exec "$1/rmjob" 0.5); sleep 0.2' x "$d"; "$d/rmjob" 0.2) &
+      kill -STOP "$BASHPID"; exec "$1/rmjob" 0.5); sleep 0.2' --exec "$d"; "$d/rmjob" 0.2) &
   local orch=$!
   rm-tree -i 0.2 --watch-pid "$orch" --timeline "$d/tl.csv" "$orch" >"$d/procs.csv" 2>/dev/null &
   local tree=$!

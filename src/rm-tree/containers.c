@@ -329,12 +329,29 @@ static int client_socket(const struct rm_pnode *n, const struct rm_ct_client *c,
 	return rm_pathf(out, cap, "%s", path) == 0;
 }
 
+/* Does pid's command line name --exec before its "--"?  An rm-tree
+ * without it forks no job: a child of it named rm-tree is a clone of its
+ * own (LeakSanitizer's tracer at its exit, under SAN=1). */
+static int runs_exec(int pid)
+{
+	char buf[4096];
+	ssize_t len = rm_pfile_read(NULL, pid, "cmdline", buf, sizeof(buf), 0);
+
+	for (ssize_t i = 0; i < len; i += (ssize_t)strlen(buf + i) + 1) {
+		if (strcmp(buf + i, "--") == 0)
+			break;
+		if (strcmp(buf + i, "--exec") == 0)
+			return 1;
+	}
+	return 0;
+}
+
 int containers_job_before_exec(const struct rm_pnode *n)
 {
 	const struct rm_pnode *p;
 
 	return strcmp(n->comm, "rm-tree") == 0 && (p = table_find(n->ppid)) != NULL && p != n &&
-	       p->excluded && strcmp(p->comm, "rm-tree") == 0;
+	       p->excluded && strcmp(p->comm, "rm-tree") == 0 && runs_exec(p->pid);
 }
 
 void containers_cmdline(struct rm_pnode *n, const char *raw, ssize_t len)
