@@ -227,7 +227,7 @@ static void pdir_reads_one_process(void)
 	CHECK(rm_pstat_parse(buf, &st) == 0);
 	/* Its exec: the directory now reads the new program. */
 	CHECK(write(p[1], "x", 1) == 1);
-	for (int i = 0; i < 500 && strcmp(st.comm, "sleep") != 0; i++) {
+	for (int i = 0; i < 3000 && strcmp(st.comm, "sleep") != 0; i++) {
 		usleep(10000);
 		if (rm_pfile_read_in(dir, NULL, pid, "stat", buf, sizeof(buf), 0) <= 0 ||
 		    rm_pstat_parse(buf, &st) < 0)
