@@ -43,10 +43,14 @@ static struct rm_pnode *reaped_child(struct stream *s, struct rm_pnode *n, pid_t
 				     const struct rm_pstat *st, int status,
 				     const struct rusage *ru, double el)
 {
-	if (n && st && n->start != st->starttime) {
+	if (n && st && n->start && n->start != st->starttime) {
 		/* A zombie holds its pid: the node is of an older
 		 * process, not met again since (sampled mode reads only
-		 * the members between listings). */
+		 * the members between listings).  A node with no start
+		 * (exact mode: a child that ended before the pump's end
+		 * read its stat) is this zombie's: reap() read the forks
+		 * before, so a newer process on the pid would have its
+		 * own node. */
 		if (n->member && !n->ended)
 			table_end(n, el);
 		table_forget(n);
@@ -90,6 +94,8 @@ static struct rm_pnode *reaped_child(struct stream *s, struct rm_pnode *n, pid_t
  */
 void reap(struct stream *s, double el)
 {
+	int pumped = 0;
+
 	for (;;) {
 		siginfo_t si;
 		char buf[1024];
@@ -110,6 +116,13 @@ void reap(struct stream *s, double el)
 		if (si.si_pid == 0)
 			return;
 		pid = si.si_pid;
+		/* The events sent before this child ended, read first: its
+		 * fork, and any newer process's fork on a pid whose node
+		 * has no start time (reaped_child). */
+		if (!pumped && events_exact()) {
+			events_pump(el);
+			pumped = 1;
+		}
 		n = table_find(pid);
 		have = rm_pfile_read(n ? &n->stat_fd : NULL, pid, "stat", buf, sizeof(buf), 0) > 0 &&
 		       rm_pstat_parse(buf, &st) == 0;
