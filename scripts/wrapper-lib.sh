@@ -19,3 +19,14 @@ usage_error() { err "$1"; printf '%s\n' "${USAGE}" >&2; exit 2; }
 find_tool() {
   REPLY="${RM_DIR}/$1" && [[ -f "${REPLY}" && -x "${REPLY}" ]] || REPLY=$(command -v "$1" 2>/dev/null) || REPLY=''
 }
+# print_version TOOL: "PROG VERSION" on stdout and exit 0, VERSION the one the C command TOOL
+# found by find_tool gives: a wrapper carries no number of its own, so it cannot say another
+# version than the commands it runs.
+print_version() {
+  local v
+  find_tool "$1"
+  [[ -n "${REPLY}" ]] || die "$1 not found: the version is that of rm-tools' C commands"
+  v=$("${REPLY}" --version) || exit 1
+  printf '%s %s\n' "${PROG}" "${v#"$1" }"
+  exit 0
+}

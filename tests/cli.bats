@@ -78,3 +78,28 @@ setup() {
   [[ "$output" != *[0-9],[0-9]*MiB* ]]
   jq -e . <<<"$output" >/dev/null
 }
+
+@test "--version: every C command gives the Makefile's VERSION, and each wrapper gives its C commands' (no number of its own)" {
+  local v p d="$BATS_TEST_TMPDIR/bin"
+  v=$(sed -n 's/^VERSION *= *//p' "$RM_TOP/Makefile")
+  [[ "$v" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]
+  for p in rm-sample rm-tree rm-summarize rm-energy rm-gpu; do
+    run -0 "$p" --version
+    [ "$output" = "$p $v" ]
+  done
+  for p in rm-run rm-monitor rm-plot; do
+    run -0 "$p" --version
+    [ "$output" = "$p $v" ]
+  done
+  # A copy of bin/ whose C commands are of another version: the wrappers say that one.
+  cp -r "$RM_TOP/bin" "$d"
+  for p in rm-sample rm-tree rm-summarize; do
+    printf '#!/bin/sh\necho "%s 9.8.7"\n' "$p" >"$d/$p"
+  done
+  for p in rm-run rm-monitor rm-plot; do
+    run -0 "$d/$p" --version
+    [ "$output" = "$p 9.8.7" ]
+  done
+  run -0 "$d/resource-monitor.sh" --version
+  [ "$output" = "rm-monitor 9.8.7" ]
+}
