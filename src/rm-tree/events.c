@@ -19,14 +19,17 @@
  * since 6.6): a tick reads the members' own files, not a listing of
  * /proc; every reading stays a sample and the rows say so.
  *
- * Times are the kernel's: a row's end is its exit event's timestamp_ns
- * (ktime_get_ns, CLOCK_MONOTONIC, the clock elapsed_s counts on, from the
- * tick's start), read before the records of each batch; without one (an
- * event lost), the leader's record gives it as its start plus ac_etime
- * (the kernel's elapsed time of the task); a start not read from
- * /proc/PID/stat (CLOCK_BOOTTIME ticks, see rows.c) is its fork event's
- * timestamp, else the end less ac_etime.  Only a row whose process was
- * never seen by an event keeps the time it was read.
+ * Times are the kernel's.  A row's end is its start plus the leader's
+ * record's ac_etime (the kernel's elapsed time of the task); its start is
+ * /proc/PID/stat's starttime (CLOCK_BOOTTIME ticks, see rows.c) where it
+ * was read, else its fork event's timestamp_ns (ktime_get_ns,
+ * CLOCK_MONOTONIC, the clock elapsed_s counts on, from the tick's start).
+ * Before Linux 6.6 the connector sends every event, exits too, and an
+ * exit event's timestamp, read before the records of each batch, is the
+ * end; since 6.6 exits are not asked for (taskstats tells of them, and
+ * they would wake us for nothing), so has_kend stays 0 there.  A start
+ * known neither way is the end less ac_etime.  Only a row whose process
+ * was never seen by an event keeps the time it was read.
  *
  * Records come per exiting thread; the last one of a process carries
  * AGROUP, followed in the same message by the TGID aggregate when the
