@@ -41,9 +41,13 @@ set -u
 # would report it), the kernel.task_delayacct sysctl, the proc connector
 # (trust-churn's thousands of processes a second and events' storms flood
 # every listener's socket: rm-tree-exact's short compilers lost their
-# command lines beside them).
+# command lines beside them), and the kernel's settings under /proc/sys
+# (kernel.ns_last_pid, which rm-tree-exact's and rm-tree-sampled's PID-reuse
+# tests write, gives the next fork on the machine a chosen PID: another
+# file's processes then took PIDs forced for it; tests/suite.bats checks
+# that every file writing there is listed).
 # They run one after another, in one bats process, beside the others.
-SERIAL_FILES=(cgroup rm-monitor rm-run rm-run-memwatch rm-tree rm-tree-exact scope resource-monitor monitor-pid1 emulation oom-answer monitor-docker trust-churn events containers)
+SERIAL_FILES=(cgroup rm-monitor rm-run rm-run-memwatch rm-tree rm-tree-exact rm-tree-sampled scope resource-monitor monitor-pid1 emulation oom-answer monitor-docker trust-churn events containers)
 
 # make check VALGRIND=1 runs the bats files below, not all: the files whose
 # tests feed a command its input and check its output, where memcheck's

@@ -98,3 +98,21 @@ suite() {
   run -0 make -n check T="rm-gpu cli"
   [[ "$output" == *"tests/run.sh --for rm-gpu --for cli"* ]]
 }
+
+# A sysctl is the machine's: kernel.ns_last_pid written by rm-tree-sampled's
+# PID-reuse test, beside rm-tree-exact in the parallel group, gave the
+# chain test's processes PIDs forced for another test (one loaded make
+# check: "the deepest process of a chain ... 3 rows").
+@test "every bats file that writes a kernel setting under /proc/sys runs in the serial group" {
+  local f name serial
+  serial=" $(sed -n 's/^SERIAL_FILES=(\(.*\))$/\1/p' "$RM_TOP/tests/run.sh") "
+  [[ "$serial" == *" rm-tree-exact "* ]]
+  for f in "$RM_TOP"/tests/*.bats; do
+    name=$(basename "$f" .bats)
+    [[ "$name" != suite ]] || continue  # this test's own pattern
+    if grep -Eq '(>|open\()[^|;]*/proc/sys/|sysctl -w' "$f"; then
+      echo "# $name writes under /proc/sys"
+      [[ "$serial" == *" $name "* ]]
+    fi
+  done
+}
