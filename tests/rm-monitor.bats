@@ -32,6 +32,17 @@ has_rows() {
   [[ -f "$1" ]] && (($(wc -l <"$1") >= 2))
 }
 
+# brief_build CSV: a short "build" to --watch-pid, its PID in BUILD: it
+# lives until the monitor's CSV has a row (at most 60 s), so a monitor slow
+# to start on a loaded machine (under strace: over a second) still finds
+# it alive; a fixed `sleep 1` ended before it, "cannot watch PID".
+brief_build() {
+  sleep 60 &
+  BUILD=$!
+  BG_PIDS="${BG_PIDS:-} $BUILD"
+  (wait_for 60 has_rows "$1"; kill "$BUILD" 2>/dev/null) 3>&- &
+}
+
 @test "RESOURCE_MONITOR=0 does nothing and exits 0" {
   RESOURCE_MONITOR=0 run -0 rm-monitor --out-dir "$OUT" --run-id x --interval 0.1
   [ -z "$output" ]
@@ -395,9 +406,8 @@ EOF
   printf '#!/bin/sh\n"%s" "$@"; rc=$?\ncase " $* " in *" --check "*) ;; *) sleep 1 ;; esac\nexit $rc\n' \
     "$d/rm-sample.real" >"$d/rm-sample"
   chmod 755 "$d/rm-sample"
-  sleep 1 &
-  local build=$!
-  run -0 --separate-stderr "$d/rm-monitor" --out-dir "$OUT" --run-id tend --interval 0.5 --watch-pid "$build"
+  brief_build "$OUT/resources-tend.csv"
+  run -0 --separate-stderr "$d/rm-monitor" --out-dir "$OUT" --run-id tend --interval 0.5 --watch-pid "$BUILD"
   echo "$stderr"
   [[ "$stderr" != *"rm-tree ended"* ]]
   ! grep -q "process log (rm-tree)" "$OUT/resources-tend.summary.txt"
@@ -500,13 +510,15 @@ gone() {
   [ "$(find "$tmp" -mindepth 1 -maxdepth 1 | wc -l)" -eq 2 ]
 }
 
-# run_monitor ID ARGS...: one short monitored "build" (a 1 s sleep).
+# run_monitor ID ARGS...: one short monitored "build" (brief_build), its
+# CSV the name a reused ID gets (resources-ID-2.csv...).
 run_monitor() {
-  local id=$1
+  local id=$1 f k=2
   shift
-  sleep 1 &
-  local b=$!
-  run -0 --separate-stderr rm-monitor --out-dir "$OUT" --run-id "$id" --interval 0.1 --watch-pid "$b" "$@"
+  f="$OUT/resources-$id.csv"
+  while [[ -e "$f" ]]; do f="$OUT/resources-$id-$k.csv" && k=$((k + 1)); done
+  brief_build "$f"
+  run -0 --separate-stderr rm-monitor --out-dir "$OUT" --run-id "$id" --interval 0.1 --watch-pid "$BUILD" "$@"
 }
 
 # bats test_tags=slow
@@ -603,8 +615,8 @@ print(" ".join(sorted({r["stage"] for r in csv.DictReader(open(sys.argv[1]))})))
 }
 
 @test "rm-monitor --seed-columns passes it to rm-sample; the summary reads the file as a seed CSV" {
-  sleep 1 &
-  run -0 rm-monitor --out-dir "$OUT" --run-id sc --interval 0.2 --seed-columns --watch-pid "$!"
+  brief_build "$OUT/resources-sc.csv"
+  run -0 rm-monitor --out-dir "$OUT" --run-id sc --interval 0.2 --seed-columns --watch-pid "$BUILD"
   run -0 head -n 1 "$OUT/resources-sc.csv"
   [ "$output" = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context" ]
   [ "$(csv_cols "$OUT/resources-sc.csv")" = 14 ]
@@ -623,9 +635,9 @@ writes_by_name() {
 
 @test "rm-monitor never opens, chmods or links a name in its out-dir by path: rm-out makes them through the directory's descriptor, handed on open" {
   command -v strace >/dev/null || skip "no strace"
-  sleep 1 &
+  brief_build "$OUT/resources-g1.csv"
   run -0 strace -f -qq -o "$BATS_TEST_TMPDIR/trace" -e trace=open,openat,creat,chmod,fchmodat,chown,fchownat,lchown,link,linkat,symlink,symlinkat,truncate,mknodat \
-    rm-monitor --out-dir "$OUT" --run-id g1 --interval 0.2 --watch-pid $!
+    rm-monitor --out-dir "$OUT" --run-id g1 --interval 0.2 --watch-pid "$BUILD"
   run writes_by_name "$BATS_TEST_TMPDIR/trace" "$OUT"
   echo "$output"
   [ -z "$output" ]
@@ -694,8 +706,8 @@ writes_by_name() {
   holder=$!
   BG_PIDS="${BG_PIDS:-} $holder"
   wait_for 20 bash -c '! flock -n "$1" true' _ "$live/lock"
-  sleep 1 &
-  run -0 env TMPDIR="$t" rm-monitor --out-dir "$OUT" --run-id r6 --interval 0.2 --watch-pid $!
+  brief_build "$OUT/resources-r6.csv"
+  run -0 env TMPDIR="$t" rm-monitor --out-dir "$OUT" --run-id r6 --interval 0.2 --watch-pid "$BUILD"
   [ -f "$live/status.01" ]
   [ ! -e "$dead" ]
   # Our own is gone at the end.
@@ -712,8 +724,8 @@ writes_by_name() {
     done
   done
   for f in rm-monitor rm-out rm-sample rm-tree rm-summarize; do ln -sf "$(command -v "$f")" "$p/$f"; done
-  sleep 1 &
-  PATH="$p" run -0 rm-monitor --out-dir "$OUT" --run-id nf --interval 0.2 --watch-pid $!
+  brief_build "$OUT/resources-nf.csv"
+  PATH="$p" run -0 rm-monitor --out-dir "$OUT" --run-id nf --interval 0.2 --watch-pid "$BUILD"
   [[ "$output" != *flock* ]]
   [ -s "$OUT/resources-nf.summary.txt" ]
 }
