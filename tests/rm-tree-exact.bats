@@ -13,6 +13,9 @@ setup() {
 }
 
 teardown() {
+  if ((${#IDLE_PIDS[@]})); then
+    kill "${IDLE_PIDS[@]}" 2>/dev/null || true
+  fi
   if [[ -n "${RENAMER:-}" ]]; then
     kill "$RENAMER" 2>/dev/null || true
   fi
@@ -174,6 +177,47 @@ ticked() {
   [ "$(py_rows "$d/log.csv" 'r["comm"] == "liveout" and r["scope"] == "out" and r["end_s"] == ""')" -eq 1 ]
   # the selection's own row is in scope
   [ "$(py_rows "$d/log.csv" 'r["comm"] == "sleep" and r["scope"] == "in"')" -eq 1 ]
+}
+
+# Exact mode reads the outsiders' statm in a sweep of /proc for
+# --elsewhere: a sweep read every process's in one tick (every tenth), so
+# a tick's cost grew with the host's idle processes (2x at 10,000 in
+# make bench).  Now a tick reads at most 64 and the sweep goes on at the
+# next; a heavy outsider started once the sweep is under way is still
+# found, its command line read while it lives.
+@test "exact: --elsewhere reads at most 64 statm files a tick with 1,000 idle processes on the host, and still finds a heavy outsider's command line" {
+  need_exact
+  local d=$BATS_TEST_TMPDIR hog n max i
+  # Idle processes of our own, their descriptors not bats' (teardown kills them).
+  IDLE_PIDS=()
+  for ((i = 0; i < 1000; i++)); do
+    sleep 600 </dev/null >/dev/null 2>&1 3>&- &
+    IDLE_PIDS+=($!)
+  done
+  # shellcheck disable=SC2016
+  strace -y -o "$d/st" -e trace=openat,write rm-tree -i 0.1 --elsewhere=20000 --timeline "$d/tl.csv" \
+    --log "$d/log.csv" --exec -- sh -c 'while [ ! -e "$1/stop" ]; do sleep 0.1; done' _ "$d" 2>/dev/null &
+  local rt=$!
+  wait_for 30 ticked "$d/tl.csv" 2
+  "$MEMHOG" -n bigout -m 30 -t 600 -r "$d/hog-up" -- marker-arg 3>&- &
+  hog=$!
+  wait_for 30 test -e "$d/hog-up"
+  # Two whole sweeps after it started: 1,100 processes at 64 a tick.
+  n=$(wc -l <"$d/tl.csv")
+  wait_for 120 ticked "$d/tl.csv" $((n + 40))
+  kill "$hog"
+  wait "$hog" || true
+  n=$(wc -l <"$d/tl.csv")
+  wait_for 30 ticked "$d/tl.csv" $((n + 2))
+  touch "$d/stop"
+  wait "$rt"
+  # The most statm files of the listing (by path under /proc, not a
+  # member's directory) opened between two timeline rows (one a tick).
+  max=$(awk '/^write\([0-9]+<[^>]*tl\.csv>/ { if (c > m) m = c; c = 0 }
+    /^openat\([0-9]+<\/proc>, "[0-9]+\/statm"/ { c++ } END { if (c > m) m = c; print m + 0 }' "$d/st")
+  echo "# at most $max statm reads a tick; $(grep -c '/statm"' "$d/st") in all" >&3
+  ((max > 0 && max <= 64))
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "bigout" and r["scope"] == "out" and "marker-arg" in r["cmd"]')" -eq 1 ]
 }
 
 @test "sampled: as nobody, the fallback says so once and works" {

@@ -1193,21 +1193,45 @@ static int renew(struct rm_pnode *n)
 /*
  * Exact mode: the heavy outsiders' command lines and users, read while
  * they live (their rows come from exit records, which carry no command
- * line).  Every tenth tick a listing of /proc reads each outsider's
- * statm and, once its resident size reached the --elsewhere threshold,
- * its status (VmHWM, Uid) and command line, once: the cost is a listing
- * and a statm per process per ten ticks, never a read per exec on the
- * host.  Only heavy ones get a node; finalize writes their rows with it.
+ * line).  A sweep lists /proc and reads each outsider's statm and, once
+ * its resident size reached the --elsewhere threshold, its status
+ * (VmHWM, Uid) and command line, once: never a read per exec on the host.
+ * A sweep starts at most every tenth tick and reads at most SWEEP_EACH
+ * statm files a tick, going on from where it stopped at the next: on a
+ * host of N processes a sweep takes max(10, N / SWEEP_EACH) ticks, so a
+ * tick's cost does not grow with the host's idle processes (an outsider
+ * that ended before the sweep came to it has a row without a command
+ * line).  Only heavy ones get a node; finalize writes their rows with it.
  */
+enum { SWEEP_EACH = 64, SWEEP_TICKS = 10 };
+
+static struct {
+	struct rm_procscan ps;
+	int on;                  /* a sweep is under way */
+	long started;            /* E.ticks at its start, -1 before the first */
+} X = { .started = -1 };
+
+static void sweep_end(void)
+{
+	if (X.on)
+		rm_procscan_close(&X.ps);
+	X.on = 0;
+}
+
 static void exact_outsiders(void)
 {
 	const struct opts *o = E.h.o;
-	struct rm_procscan ps;
-	int pid;
+	int pid, reads = 0;
 
-	if (rm_procscan_open(&ps) < 0)
-		return;
-	while ((pid = rm_procscan_next(&ps)) > 0) {
+	if (!X.on) {
+		if (X.started >= 0 && E.ticks - X.started < SWEEP_TICKS)
+			return;
+		if (rm_procscan_open(&X.ps) < 0)
+			return;
+		X.on = 1;
+		X.started = E.ticks;
+	}
+	while (reads < SWEEP_EACH && (pid = rm_procscan_next(&X.ps)) > 0) {
 		struct rm_pnode *n = table_find(pid);
 		struct rm_pstatus pst;
 		struct rm_pstat st;
@@ -1219,6 +1243,7 @@ static void exact_outsiders(void)
 			continue;
 		/* statm first (its resident size): a fraction of what status
 		 * costs the kernel to write, for every process on the host. */
+		reads++;
 		if (rm_pstatm_resident_kib(pid, &res_kib) < 0 || res_kib < o->elsewhere_kib)
 			continue;
 		if (rm_pfile_read(NULL, pid, "status", buf, sizeof(buf), 0) <= 0 ||
@@ -1238,7 +1263,8 @@ static void exact_outsiders(void)
 		}
 		read_cmd(n);
 	}
-	rm_procscan_close(&ps);
+	if (reads < SWEEP_EACH)
+		sweep_end();  /* the listing's end */
 }
 
 void events_elsewhere_scan(double el, int final)
@@ -1249,11 +1275,13 @@ void events_elsewhere_scan(double el, int final)
 
 	if (!o->elsewhere)
 		return;
-	if (!final && E.exact) {
-		if (E.ticks++ % 10 == 0)
-			exact_outsiders();
+	if (E.exact && !final) {
+		exact_outsiders();
+		E.ticks++;
 		return;
 	}
+	if (E.exact)
+		sweep_end();
 	if (!final && E.ticks++ % 10 != 0)
 		return;
 	while ((n = table_next(&it)) != NULL) {
