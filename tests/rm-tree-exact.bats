@@ -46,6 +46,22 @@ ticked() {
   [[ -e "$1" ]] && (($(wc -l <"$1") > $2))
 }
 
+# more_ticks FILE N SECS: waits up to SECS s until the timeline FILE has N
+# rows more than now.
+more_ticks() {
+  local n
+  n=$(wc -l <"$1")
+  wait_for "$3" ticked "$1" $((n + $2 - 1))
+}
+
+# listing_ticks: the ticks within which exact mode's --elsewhere listing
+# meets every process on the host now (one starts every tenth tick and
+# reads 64 a tick), and two more.
+listing_ticks() {
+  local p=(/proc/[0-9]*)
+  echo $((10 + ${#p[@]} / 64 + 3))
+}
+
 @test "exact: every one of 30 processes of 0.05 s has a row at the default interval, source exact" {
   need_exact
   run -0 --separate-stderr rm-tree --exec --log "$BATS_TEST_TMPDIR/log.csv" -- \
@@ -164,7 +180,8 @@ ticked() {
   "$MEMHOG" -n liveout -m 40 -t 30 -r "$d/ready" &
   local live=$!
   wait_for 20 test -e "$d/ready"
-  rm-tree -i 0.2 -n 30 --elsewhere=30000 --timeline "$d/tl.csv" --log "$d/log.csv" "$sp" 2>/dev/null &
+  # Long enough for a whole listing to meet liveout (it needs a node for its row at the end).
+  rm-tree -i 0.2 -n $(($(listing_ticks) + 20)) --elsewhere=30000 --timeline "$d/tl.csv" --log "$d/log.csv" "$sp" 2>/dev/null &
   local rt=$!
   wait_for 20 ticked "$d/tl.csv" 2
   "$MEMHOG" -n bigout -m 40 -t 0.05
@@ -187,7 +204,7 @@ ticked() {
 # found, its command line read while it lives.
 @test "exact: --elsewhere reads at most 64 statm files a tick with 1,000 idle processes on the host, and still finds a heavy outsider's command line" {
   need_exact
-  local d=$BATS_TEST_TMPDIR hog n max i
+  local d=$BATS_TEST_TMPDIR hog max i
   # Idle processes of our own, their descriptors not bats' (teardown kills them).
   IDLE_PIDS=()
   for ((i = 0; i < 1000; i++)); do
@@ -202,13 +219,11 @@ ticked() {
   "$MEMHOG" -n bigout -m 30 -t 600 -r "$d/hog-up" -- marker-arg 3>&- &
   hog=$!
   wait_for 30 test -e "$d/hog-up"
-  # Two whole sweeps after it started: 1,100 processes at 64 a tick.
-  n=$(wc -l <"$d/tl.csv")
-  wait_for 120 ticked "$d/tl.csv" $((n + 40))
+  # A whole listing after it started.
+  more_ticks "$d/tl.csv" "$(listing_ticks)" 120
   kill "$hog"
   wait "$hog" || true
-  n=$(wc -l <"$d/tl.csv")
-  wait_for 30 ticked "$d/tl.csv" $((n + 2))
+  more_ticks "$d/tl.csv" 2 30
   touch "$d/stop"
   wait "$rt"
   # The most statm files of the listing (by path under /proc, not a
@@ -408,7 +423,7 @@ PY
 # zombies" test; every run here.
 @test "exact: children ended while unread, reaped by rm-tree as orphaned zombies, have one row each" {
   need_exact
-  local T="$BATS_TEST_TMPDIR" rt perl n
+  local T="$BATS_TEST_TMPDIR" rt perl
   # shellcheck disable=SC2016
   rm-tree --exec -i 0.05 --log "$T/log.csv" --job "$T/job.csv" --timeline "$T/tl.csv" -- perl -e '
     select(undef, undef, undef, 0.05) until -e "$ARGV[0]/go";
@@ -423,8 +438,7 @@ PY
   wait_for 30 sh -c '[ "$(ps --ppid "$1" -o stat= | grep -c Z)" -eq 5 ]' _ "$perl"
   kill -CONT "$rt"
   # Two ticks after: their forks and records are read.
-  n=$(wc -l <"$T/tl.csv")
-  wait_for 30 sh -c '[ "$(wc -l <"$1")" -ge "$2" ]' _ "$T/tl.csv" "$((n + 2))"
+  more_ticks "$T/tl.csv" 2 30
   touch "$T/end"
   wait "$rt"
   cat "$T/log.csv"
@@ -594,7 +608,7 @@ print(" ".join("%s:%s" % (r["comm"], r["exit"]) for r in csv.DictReader(open(sys
 
 @test "exact: another user's heavy processes are named by user and command under Elsewhere; their command lines only with rm-summarize --elsewhere-cmdlines" {
   need_exact
-  local d n0 i
+  local d i
   # a directory nobody can write its ready files in (BATS_TEST_TMPDIR's
   # parents are not)
   d=$(mktemp -d)
@@ -610,14 +624,12 @@ print(" ".join("%s:%s" % (r["comm"], r["exit"]) for r in csv.DictReader(open(sys
     hogs+=($!)
   done
   wait_for 20 test -e "$d/ready1" -a -e "$d/ready2"
-  # Outsiders' command lines are read by a listing every tenth tick:
-  # twelve ticks after both are ready, one has met them.
-  n0=$(wc -l <"$d/tl.csv")
-  wait_for 60 ticked "$d/tl.csv" $((n0 + 12))
+  # Outsiders' command lines are read by a listing: a whole one after
+  # both are ready has met them.
+  more_ticks "$d/tl.csv" "$(listing_ticks)" 60
   kill "${hogs[@]}"
   wait "${hogs[@]}" || true
-  n0=$(wc -l <"$d/tl.csv")
-  wait_for 20 ticked "$d/tl.csv" $((n0 + 3))
+  more_ticks "$d/tl.csv" 3 20
   kill "$rt"
   wait "$rt" || true
   kill "$sp"
