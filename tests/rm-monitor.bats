@@ -100,6 +100,7 @@ brief_build() {
   local d="$BATS_TEST_TMPDIR/d"
   mkdir -m 0755 "$d" && mkdir -m 1777 "$d/shared"
   run -0 --separate-stderr rm-monitor --out-dir "$OUT" --run-id p --interval 0.2 --prom-dir "$d/prom/sub" -- true
+  echo "stderr: $stderr"
   [ -z "$stderr" ]
   [ -d "$d/prom/sub" ] && has_rows "$OUT/resources-p.csv" && [ -s "$OUT/resources-p.summary.txt" ]
   # Another user may write the parent: no name made there, the build monitored all the same.
