@@ -241,6 +241,57 @@ listing_ticks() {
   [ "$(py_rows "$d/log.csv" 'r["comm"] == "bigout" and r["scope"] == "out" and "marker-arg" in r["cmd"]')" -eq 1 ]
 }
 
+# The wake-up filter.  While no member forks or execs, rm-tree is woken
+# by a second connector socket whose kernel filter passes only the
+# members' events, not by every fork on the host.
+@test "exact: while its build is quiet, rm-tree is not woken by other processes' forks" {
+  need_exact
+  local d=$BATS_TEST_TMPDIR rt v0 v1 t0 t1 i woke bound
+  mkfifo "$d/never"
+  # A build that waits on a FIFO, forking nothing.
+  # shellcheck disable=SC2016
+  rm-tree -i 1 --log "$d/log.csv" --timeline "$d/tl.csv" --exec -- \
+    bash -c 'exec 3<>"$1"; read -r -u 3 _' _ "$d/never" 2>/dev/null 3>&- &
+  rt=$!
+  wait_for 30 ticked "$d/tl.csv" 2
+  v0=$(awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$rt/status")
+  t0=$EPOCHREALTIME
+  for ((i = 0; i < 300; i++)); do /bin/true; done
+  v1=$(awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$rt/status")
+  t1=$EPOCHREALTIME
+  echo x >"$d/never"
+  wait "$rt"
+  woke=$((v1 - v0))
+  # A tick or two a second, however long the 300 forks took; woken by
+  # each, it would be one a fork or more (2 ms apart at the most).
+  bound=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", 3 + 3 * (b - a) }')
+  echo "# woken $woke times in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s of 300 forks elsewhere (at most $bound)" >&3
+  ((woke <= bound))
+}
+
+# Attaching a filter costs about 60 us here (the kernel compiles it).
+# Going hot used to attach a pass-nothing filter, and going cold the
+# members' list, with the short process whose record was not read yet,
+# then without it: up to three attaches for each process the build
+# started (44 and 60 for 20 here).  Now the filter stays while hot, the records are read
+# before going cold, and the filter is attached again only when a member
+# it does not pass lives on.
+@test "exact: a build of 20 short processes, one at a time, attaches the wake-up filter a few times, not three times a process" {
+  need_exact
+  local d=$BATS_TEST_TMPDIR n
+  mkfifo "$d/never"
+  # 20 short processes 0.3 s apart, the shell waiting without a child;
+  # ticks at 0.1 s find the build quiet in between.
+  # shellcheck disable=SC2016
+  strace -o "$d/st" -e trace=setsockopt rm-tree -i 0.1 --log "$d/log.csv" --exec -- \
+    bash -c 'exec 3<>"$1"; for i in {1..20}; do /bin/true; read -r -t 0.3 -u 3 _; done; exit 0' _ "$d/never" 2>/dev/null
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "true"')" -eq 20 ]
+  # Two of them are the sockets' own filters, attached as they open.
+  n=$(grep -c SO_ATTACH_FILTER "$d/st")
+  echo "# $n attaches for 20 processes" >&3
+  ((n <= 10))
+}
+
 @test "sampled: as nobody, the fallback says so once and works" {
   local d
   d=$(mktemp -d)

@@ -149,7 +149,13 @@ static int read_delayacct(void)
  * member's own events, which wake us: then the events socket wakes us
  * again ("hot") until a pump sees none.  Only tree selections (PIDs,
  * --exec) go cold: --match, --in-cgroup and "every process" take
- * members from anyone's exec.
+ * members from anyone's exec.  An attach costs about 60 us (the kernel
+ * compiles the filter), so the filter is attached again only when a
+ * member it does not pass lives on: it stays while hot, and passing a
+ * member that ended costs nothing until its PID comes round (then the
+ * wake-up for nothing attaches the members alone).  A build of short
+ * processes one at a time attaches it once or twice in all, not three
+ * times a process.
  */
 static void wake_start(void)
 {
@@ -177,11 +183,13 @@ static void go_hot(void)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 
+	/* The wake-up socket keeps its filter: its copies of the members'
+	 * events are read and dropped by each pump, and the filter is still
+	 * right when we go cold again with the same members (a setsockopt
+	 * that attaches one costs about 60 us here: JIT compiled). */
 	ev.data.fd = E.cn;
-	if (epoll_ctl(E.ep, EPOLL_CTL_ADD, E.cn, &ev) == 0 || errno == EEXIST) {
+	if (epoll_ctl(E.ep, EPOLL_CTL_ADD, E.cn, &ev) == 0 || errno == EEXIST)
 		E.hot = 1;
-		rm_pe_filter_tgids(E.cw, NULL, -1);
-	}
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -213,42 +221,66 @@ static int member_list(int *tg)
 	return n;
 }
 
-static int filt[255], nfilt;
+/* The TGIDs the wake-up socket's filter passes, sorted; -1: it passes
+ * nothing. */
+static int filt[255], nfilt = -1;
 
-/* Let only the members' events wake us: 0, or -1 (stay as we are). */
-static int set_cold_filter(void)
+/* Does the filter pass every one of these N sorted TGIDs?  The ones it
+ * passes beyond them (members that ended since) cost at most a wake-up
+ * for nothing, should their PIDs come round: cheaper than an attach. */
+static int filt_covers(const int *tg, int n)
 {
-	int tg[255], n = member_list(tg);
+	int j = 0;
 
-	if (n < 0 || rm_pe_filter_tgids(E.cw, tg, n) < 0)
-		return -1;
-	memcpy(filt, tg, sizeof(*tg) * (size_t)n);
-	nfilt = n;
-	return 0;
-}
-
-static int go_cold(void)
-{
-	if (set_cold_filter() < 0)
-		return -1;
-	if (epoll_ctl(E.ep, EPOLL_CTL_DEL, E.cn, NULL) < 0) {
-		rm_pe_filter_tgids(E.cw, NULL, -1);
-		return -1;
+	for (int i = 0; i < n; i++) {
+		while (j < nfilt && filt[j] < tg[i])
+			j++;
+		if (j == nfilt || filt[j] != tg[i])
+			return 0;
 	}
-	E.hot = 0;
-	return 0;
+	return nfilt >= 0;
 }
 
-/* Cold: members a scan added (or that ended) change the filter. */
-static int cold_changed(void)
+/* Let only the members' events wake us: 0 (the filter passes them
+ * already, and only them if EXACT), 1 (attached now), or -1 (more
+ * members than the filter takes, or the attach failed: stay as we
+ * are). */
+static int set_cold_filter(int exact)
 {
 	int tg[255], n = member_list(tg);
 
 	if (n < 0)
 		return -1;
-	if (n == nfilt && memcmp(tg, filt, sizeof(*tg) * (size_t)n) == 0)
+	if (exact ? n == nfilt && memcmp(tg, filt, sizeof(*tg) * (size_t)n) == 0 : filt_covers(tg, n))
 		return 0;
-	return set_cold_filter() < 0 ? -1 : 1;
+	if (rm_pe_filter_tgids(E.cw, tg, n) < 0) {
+		/* the old filter stays, which the members may have outgrown */
+		rm_pe_filter_tgids(E.cw, NULL, -1);
+		nfilt = -1;
+		return -1;
+	}
+	memcpy(filt, tg, sizeof(*tg) * (size_t)n);
+	nfilt = n;
+	return 1;
+}
+
+static int go_cold(void)
+{
+	if (set_cold_filter(0) < 0)
+		return -1;
+	if (epoll_ctl(E.ep, EPOLL_CTL_DEL, E.cn, NULL) < 0)
+		return -1;
+	E.hot = 0;
+	return 0;
+}
+
+/* Cold: members a scan added change the filter; so does a wake-up for
+ * nothing (WOKE: the PID of a member that ended came round), which
+ * attaches the members' list alone: 0 unchanged, 1 changed, -1 stay
+ * hot. */
+static int cold_changed(int woke)
+{
+	return set_cold_filter(woke);
 }
 
 /* The epoll set the tick waits on: the connector and what woke it
@@ -1095,30 +1127,6 @@ void events_pump(double el)
 	 * 100 bytes, a taskstats message (a task's record and its
 	 * process's aggregate) about 1 KiB. */
 	drain_cn(&lost);
-	if (E.cw >= 0) {
-		/* The wake-up socket's events are copies: dropped. */
-		while (rm_nl_recvm(E.cw, rbuf, CN_EACH, BATCH, lens) == BATCH)
-			;
-		if (E.hot && !E.mev && !lost && !E.resync) {
-			/* Cold from now; what came before the filter did is
-			 * read once more. */
-			if (go_cold() == 0) {
-				drain_cn(&lost);
-				if (E.mev || lost)
-					go_hot();
-			}
-		} else if (!E.hot) {
-			int c = E.mev || lost ? -1 : cold_changed();
-			if (c < 0) {
-				go_hot();
-			} else if (c > 0) {
-				drain_cn(&lost);
-				if (E.mev || lost)
-					go_hot();
-			}
-		}
-		E.mev = 0;
-	}
 	for (; E.ts >= 0;) {
 		int got = rm_nl_recvm(E.ts, rbuf, TS_EACH, BATCH, lens);
 		if (got < 0 && errno == ENOBUFS) {
@@ -1139,6 +1147,42 @@ void events_pump(double el)
 		}
 		if (got < BATCH)
 			break;
+	}
+	/* Hot or cold, once the records are read: a member whose record
+	 * came is not one the filter needs. */
+	if (E.cw >= 0) {
+		/* The wake-up socket's events are copies: dropped. */
+		int woke = 0, got;
+
+		while ((got = rm_nl_recvm(E.cw, rbuf, CN_EACH, BATCH, lens)) > 0) {
+			woke = 1;
+			if (got < BATCH)
+				break;
+		}
+		if (E.hot && !E.mev && !lost && !E.resync) {
+			/* Cold from now; what came before the filter did is
+			 * read once more. */
+			if (go_cold() == 0) {
+				drain_cn(&lost);
+				if (E.mev || lost)
+					go_hot();
+			}
+		} else if (!E.hot) {
+			int c;
+
+			/* Woken: its event may have come after the drain. */
+			if (woke && !E.mev && !lost)
+				drain_cn(&lost);
+			c = E.mev || lost ? -1 : cold_changed(woke);
+			if (c < 0) {
+				go_hot();
+			} else if (c > 0) {
+				drain_cn(&lost);
+				if (E.mev || lost)
+					go_hot();
+			}
+		}
+		E.mev = 0;
 	}
 	if (lost) {
 		E.lost++;
