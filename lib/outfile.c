@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -186,16 +187,14 @@ static int tmp_at(int dirfd, const char *name, char *tmp, size_t tn)
 	int fd = -1;
 
 	for (int tries = 0; tries < 100; tries++) {
-		int rfd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
 		struct timespec ts;
 
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		for (int i = 0; i < 6; i++)
-			r[i] = (unsigned char)((ts.tv_nsec >> (i * 5)) ^ (getpid() >> i) ^ tries);
-		if (rfd >= 0) {
-			if (read(rfd, r, sizeof(r)) < 0)
-				r[0] ^= 1;
-			close(rfd);
+		/* One system call (no descriptor), and a name from the clock
+		 * where the kernel has no randomness to give yet. */
+		if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			for (int i = 0; i < 6; i++)
+				r[i] = (unsigned char)((ts.tv_nsec >> (i * 5)) ^ (getpid() >> i) ^ tries);
 		}
 		snprintf(tmp, tn, ".%s.%c%c%c%c%c%c", name, set[r[0] % 62], set[r[1] % 62],
 			 set[r[2] % 62], set[r[3] % 62], set[r[4] % 62], set[r[5] % 62]);

@@ -74,6 +74,7 @@ static struct {
 	double el;
 	int resync;
 	int got;                 /* datagrams read by the last pump */
+	pid_t me;                /* getpid(), asked once, not per process listed */
 	struct events_host h;    /* the stream's (events_start) */
 } E = { .cn = -1, .ts = -1, .ep = -1, .cw = -1, .delayacct = -1 };
 
@@ -357,7 +358,7 @@ void events_start(const struct events_host *h, int *wake_fd)
 	int memb = 0;
 
 	E.h = *h;
-
+	E.me = getpid();
 	E.delayacct = read_delayacct();
 	if (no && strcmp(no, "1") == 0) {
 		snprintf(E.why, sizeof(E.why), "RM_NO_EVENTS=1");
@@ -1282,7 +1283,7 @@ static void exact_outsiders(void)
 		uint64_t res_kib;
 		char buf[4096];
 
-		if (pid == E.h.self || pid == getpid() ||
+		if (pid == E.h.self || pid == E.me ||
 		    (n && (n->member || n->excluded || n->ended || n->outsider || n->cmd_read)))
 			continue;
 		/* statm first (its resident size): a fraction of what status
@@ -1329,7 +1330,7 @@ void events_elsewhere_scan(double el, int final)
 	if (!final && E.ticks++ % 10 != 0)
 		return;
 	while ((n = table_next(&it)) != NULL) {
-		if (n->member || n->excluded || n->ended || n->pid == getpid() ||
+		if (n->member || n->excluded || n->ended || n->pid == E.me ||
 		    n->state == 'Z' || n->state == 'X')
 			continue;
 		if (n->outsider) {
