@@ -276,7 +276,7 @@ listing_ticks() {
 # started (44 and 60 for 20 here).  Now the filter stays while hot, the records are read
 # before going cold, and the filter is attached again only when a member
 # it does not pass lives on.
-@test "exact: a build of 20 short processes, one at a time, attaches the wake-up filter a few times, not three times a process" {
+@test "exact: a build of 20 short processes, one at a time, attaches the wake-up filter at most once a process, not two or three times" {
   need_exact
   local d=$BATS_TEST_TMPDIR n
   mkfifo "$d/never"
@@ -287,9 +287,11 @@ listing_ticks() {
     bash -c 'exec 3<>"$1"; for i in {1..20}; do /bin/true; read -r -t 0.3 -u 3 _; done; exit 0' _ "$d/never" 2>/dev/null
   [ "$(py_rows "$d/log.csv" 'r["comm"] == "true"')" -eq 20 ]
   # Two of them are the sockets' own filters, attached as they open.
+  # Here 4 on an idle machine, 8 beside a benchmark: a process whose
+  # record has not come when the build goes quiet is still a member.
   n=$(grep -c SO_ATTACH_FILTER "$d/st")
   echo "# $n attaches for 20 processes" >&3
-  ((n <= 10))
+  ((n <= 20))
 }
 
 @test "sampled: as nobody, the fallback says so once and works" {

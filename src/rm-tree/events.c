@@ -39,10 +39,10 @@
  *
  * What an event does to a process it does through table.c's transitions
  * (the only writer of a process's state and of exit-log rows); this file
- * decides which.  It is long because it does four jobs for now: the
- * hot/cold wake-up filter, membership from fork and exec, taskstats
- * records into rows, and --elsewhere with --stats; the next split takes
- * the wake-up filter and --elsewhere out.
+ * decides which.  It is long because it does three jobs for now:
+ * membership from fork and exec, taskstats records into rows, and
+ * --elsewhere with --stats; the next split takes --elsewhere out (the
+ * wake-up filter is wake.c's).
  */
 #include <err.h>
 #include <errno.h>
@@ -61,8 +61,6 @@
 
 static struct {
 	int cn, ts, family, ep;
-	int cw;                  /* a second connector socket: the wake-up */
-	int hot;                 /* cn wakes us (else only cw's members' events) */
 	int mev;                 /* members' fork and exec events this pump */
 	int exact, on;
 	int memb;                /* sampled, but membership from the connector */
@@ -76,7 +74,7 @@ static struct {
 	int got;                 /* datagrams read by the last pump */
 	pid_t me;                /* getpid(), asked once, not per process listed */
 	struct events_host h;    /* the stream's (events_start) */
-} E = { .cn = -1, .ts = -1, .ep = -1, .cw = -1, .delayacct = -1 };
+} E = { .cn = -1, .ts = -1, .ep = -1, .delayacct = -1 };
 
 static unsigned char rbuf[64 * 4096] __attribute__((aligned(8)));
 /* Connector events, read while rbuf holds taskstats records. */
@@ -138,150 +136,14 @@ static int read_delayacct(void)
 	return b[0] == '1' ? 1 : b[0] == '0' ? 0 : -1;
 }
 
-/*
- * Waking up.  A fork or an exec of a member must wake us at once (a
- * command line is only there while the process lives), but every other
- * process on the host forks and execs too: on a busy host that is
- * hundreds of wake-ups a second for nothing.  So while no member forks
- * or execs ("cold"), the events socket is read only on the tick, and a
- * second connector socket wakes us, with a kernel filter that passes
- * only the forks, execs and comm changes of the members (at most 255;
- * more, and we stay "hot").  The member set changes only through a
- * member's own events, which wake us: then the events socket wakes us
- * again ("hot") until a pump sees none.  Only tree selections (PIDs,
- * --exec) go cold: --match, --in-cgroup and "every process" take
- * members from anyone's exec.  An attach costs about 60 us (the kernel
- * compiles the filter), so the filter is attached again only when a
- * member it does not pass lives on: it stays while hot, and passing a
- * member that ended costs nothing until its PID comes round (then the
- * wake-up for nothing attaches the members alone).  A build of short
- * processes one at a time attaches it once or twice in all, not three
- * times a process.
- */
-static void wake_start(void)
+/* Wake-ups (wake.c) for tree selections only: --match, --in-cgroup and
+ * "every process" take members from anyone's exec. */
+static void wake_begin(void)
 {
-	char why[160];
-	struct epoll_event ev = { .events = EPOLLIN };
 	const struct opts *o = E.h.o;
-	const char *no = getenv("RM_EV_HOT");
 
-	if (o->sel != SEL_PIDS && o->sel != SEL_EXEC)
-		return;
-	if (no && strcmp(no, "1") == 0)
-		return;
-	E.cw = rm_pe_open(1 << 20, RM_PE_WANT_FORK | RM_PE_WANT_EXEC | RM_PE_WANT_COMM, why,
-			  sizeof(why));
-	if (E.cw < 0)
-		return;
-	ev.data.fd = E.cw;
-	if (rm_pe_filter_tgids(E.cw, NULL, -1) < 0 || epoll_ctl(E.ep, EPOLL_CTL_ADD, E.cw, &ev) < 0) {
-		close(E.cw);
-		E.cw = -1;
-	}
-}
-
-static void go_hot(void)
-{
-	struct epoll_event ev = { .events = EPOLLIN };
-
-	/* The wake-up socket keeps its filter: its copies of the members'
-	 * events are read and dropped by each pump, and the filter is still
-	 * right when we go cold again with the same members (a setsockopt
-	 * that attaches one costs about 60 us here: JIT compiled). */
-	ev.data.fd = E.cn;
-	if (epoll_ctl(E.ep, EPOLL_CTL_ADD, E.cn, &ev) == 0 || errno == EEXIST)
-		E.hot = 1;
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The members' TGIDs (and our own, which forks --exec's command), sorted;
- * -1 when more than the filter takes. */
-static int member_list(int *tg)
-{
-	int n = 0;
-	pid_t self = E.h.self;
-	struct rm_pnode *m;
-	size_t it = 0;
-
-	if (self > 0)
-		tg[n++] = self;
-	while ((m = table_next(&it)) != NULL) {
-		if (!m->member || m->ended || m->excluded)
-			continue;
-		if (n == 255)
-			return -1;
-		tg[n++] = m->pid;
-	}
-	qsort(tg, (size_t)n, sizeof(*tg), cmp_int);
-	return n;
-}
-
-/* The TGIDs the wake-up socket's filter passes, sorted; -1: it passes
- * nothing. */
-static int filt[255], nfilt = -1;
-
-/* Does the filter pass every one of these N sorted TGIDs?  The ones it
- * passes beyond them (members that ended since) cost at most a wake-up
- * for nothing, should their PIDs come round: cheaper than an attach. */
-static int filt_covers(const int *tg, int n)
-{
-	int j = 0;
-
-	for (int i = 0; i < n; i++) {
-		while (j < nfilt && filt[j] < tg[i])
-			j++;
-		if (j == nfilt || filt[j] != tg[i])
-			return 0;
-	}
-	return nfilt >= 0;
-}
-
-/* Let only the members' events wake us: 0 (the filter passes them
- * already, and only them if EXACT), 1 (attached now), or -1 (more
- * members than the filter takes, or the attach failed: stay as we
- * are). */
-static int set_cold_filter(int exact)
-{
-	int tg[255], n = member_list(tg);
-
-	if (n < 0)
-		return -1;
-	if (exact ? n == nfilt && memcmp(tg, filt, sizeof(*tg) * (size_t)n) == 0 : filt_covers(tg, n))
-		return 0;
-	if (rm_pe_filter_tgids(E.cw, tg, n) < 0) {
-		/* the old filter stays, which the members may have outgrown */
-		rm_pe_filter_tgids(E.cw, NULL, -1);
-		nfilt = -1;
-		return -1;
-	}
-	memcpy(filt, tg, sizeof(*tg) * (size_t)n);
-	nfilt = n;
-	return 1;
-}
-
-static int go_cold(void)
-{
-	if (set_cold_filter(0) < 0)
-		return -1;
-	if (epoll_ctl(E.ep, EPOLL_CTL_DEL, E.cn, NULL) < 0)
-		return -1;
-	E.hot = 0;
-	return 0;
-}
-
-/* Cold: members a scan added change the filter; so does a wake-up for
- * nothing (WOKE: the PID of a member that ended came round), which
- * attaches the members' list alone: 0 unchanged, 1 changed, -1 stay
- * hot. */
-static int cold_changed(int woke)
-{
-	return set_cold_filter(woke);
+	if (o->sel == SEL_PIDS || o->sel == SEL_EXEC)
+		wake_start(E.ep, E.cn, E.h.self);
 }
 
 /* The epoll set the tick waits on: the connector and what woke it
@@ -304,7 +166,6 @@ static int ep_start(int *wake_fd)
 			return -1;
 	}
 	E.on = 1;
-	E.hot = 1;
 	*wake_fd = E.ep;
 	/* The batch buffers are touched now, not when a burst first fills
 	 * them: a run's resident size is then the same at its start as at
@@ -342,7 +203,7 @@ static void members_start(int *wake_fd)
 	}
 	E.memb = 1;
 	E.elsewhere = o->elsewhere;
-	wake_start();
+	wake_begin();
 }
 
 /* Does the regex of --match take this name? */
@@ -378,7 +239,7 @@ void events_start(const struct events_host *h, int *wake_fd)
 		E.on = 0;
 	} else {
 		E.exact = 1;
-		wake_start();
+		wake_begin();
 	}
 	/* Said once on stderr: with --exec unless --job (rm-run: its job
 	 * row says it, and stderr is CMD's); a stream says it only to a
@@ -1149,42 +1010,11 @@ void events_pump(double el)
 		if (got < BATCH)
 			break;
 	}
-	/* Hot or cold, once the records are read: a member whose record
-	 * came is not one the filter needs. */
-	if (E.cw >= 0) {
-		/* The wake-up socket's events are copies: dropped. */
-		int woke = 0, got;
-
-		while ((got = rm_nl_recvm(E.cw, rbuf, CN_EACH, BATCH, lens)) > 0) {
-			woke = 1;
-			if (got < BATCH)
-				break;
-		}
-		if (E.hot && !E.mev && !lost && !E.resync) {
-			/* Cold from now; what came before the filter did is
-			 * read once more. */
-			if (go_cold() == 0) {
-				drain_cn(&lost);
-				if (E.mev || lost)
-					go_hot();
-			}
-		} else if (!E.hot) {
-			int c;
-
-			/* Woken: its event may have come after the drain. */
-			if (woke && !E.mev && !lost)
-				drain_cn(&lost);
-			c = E.mev || lost ? -1 : cold_changed(woke);
-			if (c < 0) {
-				go_hot();
-			} else if (c > 0) {
-				drain_cn(&lost);
-				if (E.mev || lost)
-					go_hot();
-			}
-		}
-		E.mev = 0;
-	}
+	/* Hot or cold (wake.c), once the records are read. */
+	for (int w = wake_pumped(E.mev, lost, E.resync); w == WAKE_REDRAIN;
+	     w = wake_redrained(E.mev, lost))
+		drain_cn(&lost);
+	E.mev = 0;
 	if (lost) {
 		E.lost++;
 		E.resyncs++;

@@ -182,6 +182,17 @@ void table_drop_ghosts(void);
 /* Open the event sources as the options and privileges allow; say the
  * mode on stderr.  *wake_fd: the fd the tick waits on (in: the existing
  * one or -1; out: one that also wakes on events).  *h is copied. */
+/* wake.c: when the events wake us (the hot/cold wake-up filter). */
+enum { WAKE_DONE, WAKE_REDRAIN };
+/* Open the wake-up socket into epoll set EP, beside events socket CN,
+ * which is in EP (hot); SELF: --exec's rm-tree, else 0.  Nothing where
+ * RM_EV_HOT=1 or the socket is refused: always hot. */
+void wake_start(int ep, int cn, pid_t self);
+/* After a pump that saw MEV members' events (and LOST, RESYNC): hot or
+ * cold from now.  WAKE_REDRAIN: read CN once more, then wake_redrained. */
+int wake_pumped(int mev, int lost, int resync);
+int wake_redrained(int mev, int lost);
+
 void events_start(const struct events_host *h, int *wake_fd);
 int events_exact(void);                    /* exit rows come from the kernel */
 int events_on(void);                       /* any event source is open */
