@@ -292,6 +292,17 @@ EOF
   [ "$output" = '[1000000,true,0.5]' ]
 }
 
+# The summary JSON is rm-summarize --json --top 10: the exit log folded
+# as it is read, in memory bounded by what it lists (every compile unit,
+# the 10 heaviest processes), not one entry a process of a long build.
+@test "the summary JSON lists the 10 heaviest of 15 processes; .procs.csv has all 15" {
+  run -0 --separate-stderr rm-monitor --out-dir "$OUT" --run-id top --interval 0.1 -- \
+    sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14; do sleep 0.01; done'
+  run -0 jq -c '[.processes.count, (.processes.top | length)]' "$OUT/resources-top.summary.json"
+  [ "$output" = '[15,10]' ]
+  [ "$(tail -n +2 "$OUT/resources-top.procs.csv" | wc -l)" -eq 15 ]
+}
+
 # bats test_tags=slow
 @test "end to end: the demo build, monitored at --interval 0.5" {
   local d="$BATS_TEST_TMPDIR/demo"

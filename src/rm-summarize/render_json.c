@@ -581,7 +581,7 @@ static void json_filter(struct rm_buf *b, const struct report *r, const struct o
 }
 
 /* groups, compile_units and memory_per_job: the derived lists. */
-static void json_lists(struct rm_buf *b, int *f, const struct report *r, const struct opts *o)
+static void json_lists(struct rm_buf *b, int *f, const struct report *r)
 {
 	jkey(b, f, "groups");
 	rm_buf_addc(b, '[');
@@ -598,9 +598,10 @@ static void json_lists(struct rm_buf *b, int *f, const struct report *r, const s
 	rm_buf_addc(b, ']');
 	jkey(b, f, "compile_units");
 	rm_buf_addc(b, '[');
-	/* Every unit, as the process list has every process: comparing two
-	 * runs needs them all (--top N keeps to N). */
-	for (size_t i = 0; i < r->nunits && (!o->top_set || i < (size_t)o->top); i++) {
+	/* Every unit, whatever --top says of the processes: comparing two
+	 * runs needs them all, and a build has far fewer units than
+	 * processes (fold.c keeps each unit's figures, not its rows). */
+	for (size_t i = 0; i < r->nunits; i++) {
 		int g = 1;
 		rm_buf_adds(b, i ? ",{" : "{");
 		jkey_str(b, &g, "unit", r->units[i].name);
@@ -818,7 +819,7 @@ void print_json(struct rm_buf *b, const struct report *r, const struct opts *o)
 	json_processes(b, r, o);
 	jkey(b, &f, "filter");
 	json_filter(b, r, o);
-	json_lists(b, &f, r, o);
+	json_lists(b, &f, r);
 	jkey(b, &f, "memory_per_job");
 	json_perjob(b, r);
 	json_scope(b, &f, r, o);
