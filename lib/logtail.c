@@ -292,6 +292,23 @@ static int last_line_since(struct rm_logwatch *w, const char *path, uid_t owner,
 		from = w->base[i].size;
 		break;
 	}
+	if (w && w->tail_ok && w->tail.dev == st.st_dev && w->tail.ino == st.st_ino &&
+	    st.st_size >= w->tail.size) {
+		/* The log read last time: unchanged, nothing new (the caller
+		 * keeps the line it had); grown, its lines from the one that
+		 * was last then (it may have been cut short). */
+		if (st.st_size == w->tail.size && st.st_mtim.tv_sec == w->tail_mtime.tv_sec &&
+		    st.st_mtim.tv_nsec == w->tail_mtime.tv_nsec) {
+			close(fd);
+			return 0;
+		}
+		char c = 0;
+		/* Still a newline where the last line began: appended to,
+		 * not rewritten (else read as a new log). */
+		if (st.st_size > w->tail.size && w->tail_line > from &&
+		    pread(fd, &c, 1, w->tail_line - 1) == 1 && c == '\n')
+			from = w->tail_line;
+	}
 	if (st.st_size - from > RM_LOG_TAIL)
 		from = st.st_size - RM_LOG_TAIL;
 	if (from > 0)
@@ -300,6 +317,13 @@ static int last_line_since(struct rm_logwatch *w, const char *path, uid_t owner,
 	close(fd);
 	if (n < 0)
 		return -1;
+	if (w) {
+		const char *nl = memrchr(buf, '\n', (size_t)n);
+		w->tail_ok = 1;
+		w->tail = (struct rm_logbase){ st.st_dev, st.st_ino, from + n };
+		w->tail_mtime = st.st_mtim;
+		w->tail_line = nl ? from + (nl - buf) + 1 : from;
+	}
 	return rm_last_line(buf, (size_t)n, re, out, osize);
 }
 

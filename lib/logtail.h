@@ -72,6 +72,14 @@ struct rm_logwatch {
 	struct timespec since;
 	int nbase;            /* the logs of the first look, with their sizes */
 	struct rm_logbase base[RM_LOG_BASES];
+	/* The log rm_logwatch_last_line() read last: its size and change
+	 * time then, and where its last line began (what follows a newline
+	 * is new), so that an unchanged log is not read and a grown one only
+	 * from there. */
+	int tail_ok;
+	struct rm_logbase tail;
+	struct timespec tail_mtime;
+	off_t tail_line;
 };
 
 /* The run started at since (CLOCK_REALTIME, as file times are): call
@@ -98,7 +106,10 @@ int rm_log_last_line(const char *path, uid_t owner, const regex_t *re, char *out
 /*
  * rm_log_last_line() of what was written to path during the run: for a
  * log noted at w's first look, only the bytes after the size it had then
- * (0 when nothing was written since: no line).
+ * (0 when nothing was written since: no line).  Called again on the same
+ * log, only what was written since the last call (from the start of the
+ * line that was last then): 0 when nothing new matched, and the line the
+ * last call gave is still the last one (an unchanged log is not read).
  */
 int rm_logwatch_last_line(struct rm_logwatch *w, const char *path, uid_t owner,
 			  const regex_t *re, char *out, size_t osize);

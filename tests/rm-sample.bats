@@ -443,6 +443,44 @@ EOF
   grep -q ',build,\[1/9\] CXX src/new.cpp' "$out"
 }
 
+# The context is the newest log's last line: read from the end of the
+# log (its last 64 KiB) each tick, it cost a build log's worth of reads
+# and regexec(3) calls a tick however little the log had changed.  Now an
+# unchanged log is not read, and a grown one only from its last line on.
+@test "--stage-log-dir: an unchanged log is not read again each tick, a grown one only from its last line, a line written in two parts is whole" {
+  local d="$BATS_TEST_TMPDIR/logs" out="$BATS_TEST_TMPDIR/run.csv" s bytes
+  mkdir -p "$d"
+  # 80 KiB of build log, more than the 64 KiB read from its end.
+  for ((i = 0; i < 2000; i++)); do printf '[%d/2000] CXX src/file_%04d.cpp\n' "$i" "$i"; done >"$d/build.log"
+  echo "warning: the last warning" >>"$d/build.log"
+  echo "[2000/2000] LINK app" >>"$d/build.log"
+  strace -y -e trace=read -o "$BATS_TEST_TMPDIR/st" rm-sample -i 0.05 -n 40 --stage-log-dir "$d" \
+    --context-match '^warning' >"$out"
+  [ "$(csv_get "$out" context 40)" = "warning: the last warning" ]
+  bytes=$(awk -F' = ' '/^read\([0-9]+<[^>]*build\.log>/ { n += $NF } END { print n + 0 }' "$BATS_TEST_TMPDIR/st")
+  echo "# $bytes bytes of build.log read in 40 ticks" >&3
+  ((bytes > 0 && bytes <= 2 * 65537))
+  # A grown log: the line written in two parts is whole once it ends;
+  # lines that do not match keep the last one that did.
+  rm-sample -i 0.05 -n 600 --stage-log-dir "$d" >"$out" &
+  s=$!
+  KILL_PIDS+=("$s")
+  wait_for 30 last_context_is "$out" "[2000/2000] LINK app"
+  printf '[1/1] CXX src/pa' >>"$d/build.log"
+  wait_for 30 last_context_is "$out" "[1/1] CXX src/pa"
+  printf 'rt.cpp\n\n' >>"$d/build.log"
+  wait_for 30 last_context_is "$out" "[1/1] CXX src/part.cpp"
+  kill -TERM "$s"
+  wait "$s" || true
+}
+
+# last_context_is CSV TEXT: the last whole row's context is TEXT.
+last_context_is() {
+  [ "$("$PY" -c 'import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1], newline="")) if r.get("psi_cpu_some") is not None]
+print(rows[-1]["context"] if rows else "")' "$1")" = "$2" ]
+}
+
 # --watch-pid given more than once.
 
 # A row of data (not just the header) in a CSV.

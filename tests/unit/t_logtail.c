@@ -114,6 +114,29 @@ static void new_log_and_no_since(void)
 	rm_logwatch_close(&w);
 }
 
+/* Read again, a log gives what it gained since: nothing when unchanged
+ * (the caller keeps the line it had), a line ended since whole, and all
+ * of it when it was rewritten. */
+static void read_again_gives_what_is_new(void)
+{
+	struct rm_logwatch w = { .ifd = -1 };
+	char out[256];
+
+	put("build.log", "[1/3] CXX a.cpp\n[2/3] CXX b.cpp\n", 0);
+	CHECK_STR(context(&w, out, sizeof(out)), "[2/3] CXX b.cpp");
+	CHECK_STR(context(&w, out, sizeof(out)), "(empty)");
+	put("build.log", "[3/3] CXX c", 1);
+	CHECK_STR(context(&w, out, sizeof(out)), "[3/3] CXX c");
+	put("build.log", ".cpp\n\n", 1);
+	CHECK_STR(context(&w, out, sizeof(out)), "[3/3] CXX c.cpp");
+	put("build.log", "\n", 1);
+	CHECK_STR(context(&w, out, sizeof(out)), "(empty)");
+	/* rewritten longer between two reads: read whole */
+	put("build.log", "stage 2: a line longer than all of the stage 1 log\nlast\n", 0);
+	CHECK_STR(context(&w, out, sizeof(out)), "last");
+	rm_logwatch_close(&w);
+}
+
 static void reset(void)
 {
 	char p[512];
@@ -134,6 +157,8 @@ int main(void)
 	RUN(truncated_log_is_read_whole);
 	reset();
 	RUN(new_log_and_no_since);
+	reset();
+	RUN(read_again_gives_what_is_new);
 	reset();
 	rmdir(dir);
 	return tap_done();
