@@ -50,11 +50,14 @@ has_rows() { (($(rows "$1") >= $2)); }
   wait "$ush" || st=$?
   [ "$st" = 9 ]
   [ "$(cat "$D/got")" = term ]
-  # The summary, both forms, and CMD's row with its status.
+  # The summary, both forms, and CMD's row with its status: CMD's by its
+  # PID (in the namespace, as rm-tree there logs it), not by its name: a
+  # sampled reading of its child between fork and exec is an "sh" too.
   [ -s "$D/out/resources-t.summary.txt" ]
   run -0 jq -e . "$D/out/resources-t.summary.json"
-  run -0 awk -F, 'NR > 1 && $3 == "sh" { print $9 }' "$D/out/resources-t.procs.csv"
-  [ "$output" = 9 ]
+  run -0 awk -F, -v p="$(cat "$D/ready")" 'NR > 1 && $1 == p { print $3, $9 }' "$D/out/resources-t.procs.csv"
+  echo "# CMD's rows: $output"
+  [ "$output" = "sh 9" ]
   run -0 cat "$D/out/resources-t.summary.txt"
   [[ "$output" == *"Process data: sampled mode"* ]]
   [ ! -s "$D/stderr" ] || [[ "$(cat "$D/stderr")" != *"rm-monitor:"* ]]
