@@ -485,10 +485,10 @@ int rm_pe_filter_tgids(int fd, const int *tgids, int n)
 int rm_pe_open(int rcvbuf, unsigned events, char *why, size_t wsize)
 {
 	/* nlmsghdr, cn_msg (idx, val, seq, ack, len, flags), the op and,
-	 * since 6.6, the events wanted (struct proc_input): only fork, exec
-	 * and comm, so that exits (taskstats tells of those) and uid, sid,
-	 * ptrace... changes do not wake the listener.  An older kernel
-	 * ignores a request of that length: it gets the bare op. */
+	 * since 6.6, the events wanted (struct proc_input), so that the
+	 * others (uid, sid, ptrace... changes; exits, where not asked for)
+	 * do not wake the listener.  An older kernel ignores a request of
+	 * that length: it gets the bare op, and every event. */
 	unsigned char req[NLMSG_HDRLEN + 20 + 8];
 	struct nlmsghdr h;
 	uint32_t v;

@@ -59,6 +59,12 @@ struct rm_pnode {
 	unsigned has_start_el : 1;
 	unsigned has_kend : 1;   /* kend_el: its exit event's kernel time */
 	double kend_el;          /* seconds of the stream (CLOCK_MONOTONIC) */
+	/* rm-tree events.c: its fork event was read (a later one on its pid
+	 * is another process's), and the taskstats records on its pid that
+	 * are older processes', still to come: main threads' records, and
+	 * last records whose main thread's came before. */
+	unsigned forked : 1;
+	uint16_t older_lead, older_end;
 	unsigned emulated : 2;   /* rm-tree: 0 unknown, 1 no, 2 yes (emul.c) */
 	unsigned comm_ok : 1;    /* comm read from the process (its main thread)
 				  * since its last exec: rm-tree events.c */

@@ -665,6 +665,84 @@ print(" ".join("%s:%s" % (r["comm"], r["exit"]) for r in csv.DictReader(open(sys
   [[ "$output" == "sh:3 sh:5" ]]
 }
 
+# reuse_while_stopped ALIVE [FOREIGN...]: the build's process A ends on a
+# PID; while rm-tree is stopped (SIGSTOP), a foreign process (FOREIGN,
+# default a sleep) takes that PID and ends, then the build's B takes it;
+# rm-tree goes on with B still running (ALIVE=1) or ended (0).  The
+# records wait on the taskstats socket and B's fork on the connector:
+# A's and B's rows, and no foreign one.
+reuse_while_stopped() {
+  [[ $EUID -eq 0 ]] || skip_needs_root "sets kernel.ns_last_pid to reuse a PID" 21
+  [[ -w /proc/sys/kernel/ns_last_pid ]] || skip "kernel.ns_last_pid is not writable here"
+  need_exact
+  local d="$BATS_TEST_TMPDIR" b
+  cat >"$d/reuse.py" <<'PY'
+import os, sys
+want, prog = int(sys.argv[1]), sys.argv[2:]
+for _ in range(5000):
+    with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+        f.write(str(want - 1))
+    pid = os.fork()
+    if pid == 0:
+        os.execvp(prog[0], prog)
+    st = os.waitpid(pid, 0)[1]
+    if pid == want:
+        sys.exit(0)
+sys.exit("no child got PID %d" % want)
+PY
+  # shellcheck disable=SC2016
+  if (($1)); then b='touch "$0/B"; sleep 2; exit 5'; else b='touch "$0/B"; exit 5'; fi
+  # shellcheck disable=SC2016
+  rm-tree --exec -i 1 --log "$d/L" -- bash -c '
+    d=$1
+    sh -c "echo \$\$ >$d/A.tmp; exit 3"; mv "$d/A.tmp" "$d/A"
+    until [ -e "$d/go" ]; do sleep 0.05; done
+    "$2" "$d/reuse.py" "$(cat "$d/A")" sh -c "$3" "$d" || exit 1
+    touch "$d/Bdone"
+    until [ -e "$d/end" ]; do sleep 0.05; done' build "$d" "$PY" "$b" 2>"$d/err" &
+  local tree=$! a i
+  wait_for 30 test -e "$d/A"
+  a=$(cat "$d/A")
+  # A's record read (a member's sleep starts after it)
+  sleep 0.5
+  kill -STOP "$tree"
+  local alive=$1
+  shift
+  (($#)) || set -- sleep 0.2
+  "$PY" "$d/reuse.py" "$a" "$@"   # not a descendant of the build
+  touch "$d/go"
+  if ((alive)); then wait_for 30 test -e "$d/B"; else wait_for 30 test -e "$d/Bdone"; fi
+  kill -CONT "$tree"
+  wait_for 30 test -e "$d/Bdone"
+  sleep 0.5
+  touch "$d/end"
+  wait "$tree"
+  cat "$d/err"
+  [[ "$(head -1 "$d/err")" == "$MODE_EXACT" ]]
+  run -0 "$PY" -c 'import csv,sys
+print(" ".join("%s:%s" % (r["comm"], r["exit"]) for r in csv.DictReader(open(sys.argv[1], newline="")) if r["pid"] == sys.argv[2]))' "$d/L" "$a"
+  echo "# rows of PID $a: $output"
+  [[ "$output" == "sh:3 sh:5" ]]
+  # B's own readings: its exit record's, not the sleep's
+  [ "$(py_rows "$d/L" 'r["pid"] == "'"$a"'" and r["comm"] == "sh" and r["exit"] == "5" and r["source"] == "exact"')" -eq 1 ]
+}
+
+@test "exact: a foreign process's record read after the build's process took its PID is not that process's row (the process still runs)" {
+  reuse_while_stopped 1
+}
+
+@test "exact: a foreign process's record read after the build's process took its PID and ended is not that process's row, and the process's own row is written" {
+  reuse_while_stopped 0
+}
+
+@test "exact: the last record of a foreign process whose main thread ended first is not the row of the build's process that took its PID" {
+  # The main thread ends (pthread_exit), a thread ends the process 0.2 s
+  # later: its main thread's record, then its last one from the thread.
+  reuse_while_stopped 0 "$PY" -c 'import ctypes, os, threading, time
+threading.Thread(target=lambda: (time.sleep(0.2), os._exit(0))).start()
+ctypes.CDLL(None).pthread_exit(None)'
+}
+
 @test "exact: another user's heavy processes are named by user and command under Elsewhere; their command lines only with rm-summarize --elsewhere-cmdlines" {
   need_exact
   local d i

@@ -24,12 +24,24 @@
  * /proc/PID/stat's starttime (CLOCK_BOOTTIME ticks, see rows.c) where it
  * was read, else its fork event's timestamp_ns (ktime_get_ns,
  * CLOCK_MONOTONIC, the clock elapsed_s counts on, from the tick's start).
- * Before Linux 6.6 the connector sends every event, exits too, and an
- * exit event's timestamp, read before the records of each batch, is the
- * end; since 6.6 exits are not asked for (taskstats tells of them, and
- * they would wake us for nothing), so has_kend stays 0 there.  A start
- * known neither way is the end less ac_etime.  Only a row whose process
- * was never seen by an event keeps the time it was read.
+ * A main thread's exit event's timestamp, read before the records of each
+ * batch, is the end.  A start known neither way is the end less
+ * ac_etime.  Only a row whose process was never seen by an event keeps
+ * the time it was read.
+ *
+ * Which process a record is of: records name a PID, and a PID is given
+ * again once its process is reaped, but the two sockets are read one
+ * after the other: a fork read from the connector may be of a process
+ * that took the PID of one whose record is still unread (a foreign
+ * sleep's record read as the row of the build's process that took its
+ * PID, and that process's own record dropped).  Every main thread's end
+ * gives one exit event and one record with pid == tgid, each socket in
+ * the order they happened, so the exits of the whole host are asked for
+ * (read at the pump, they wake nothing while the build is quiet) and
+ * E.ends counts, per PID, those exits whose record is still to come (a)
+ * and whether a main thread's record came before its process's last one
+ * (b).  A process whose fork is read takes both as the records of older
+ * processes on its PID to pass over before its own (older()).
  *
  * Records come per exiting thread; the last one of a process carries
  * AGROUP, followed in the same message by the TGID aggregate when the
@@ -55,6 +67,7 @@
 #include <unistd.h>
 
 #include "outfile.h"
+#include "pidctr.h"
 #include "procev.h"
 #include "procfs.h"
 #include "tree.h"
@@ -74,6 +87,8 @@ static struct {
 	int got;                 /* datagrams read by the last pump */
 	pid_t me;                /* getpid(), asked once, not per process listed */
 	struct events_host h;    /* the stream's (events_start) */
+	struct rm_pidctr ends;   /* exact: records still to come, per PID */
+	uint32_t pumps;
 } E = { .cn = -1, .ts = -1, .ep = -1, .delayacct = -1 };
 
 static unsigned char rbuf[64 * 4096] __attribute__((aligned(8)));
@@ -229,8 +244,8 @@ void events_start(const struct events_host *h, int *wake_fd)
 	} else if ((E.ts = rm_ts_open(8 << 20, &E.family, why, sizeof(why))) < 0) {
 		snprintf(E.why, sizeof(E.why), "%s", why);
 		memb = 1;
-	} else if ((E.cn = rm_pe_open(8 << 20, RM_PE_WANT_FORK | RM_PE_WANT_EXEC | RM_PE_WANT_COMM,
-				     why, sizeof(why))) < 0) {
+	} else if ((E.cn = rm_pe_open(8 << 20, RM_PE_WANT_FORK | RM_PE_WANT_EXEC | RM_PE_WANT_COMM |
+					       RM_PE_WANT_EXIT, why, sizeof(why))) < 0) {
 		snprintf(E.why, sizeof(E.why), "%s", why);
 		close(E.ts);
 		E.ts = -1;
@@ -548,6 +563,40 @@ static int inherit_cmd(struct rm_pnode *n, const struct rm_pnode *p)
 	return 1;
 }
 
+/* n's fork event is read: the records on its pid still to come before
+ * its own are those of the processes whose exit was read before it. */
+static void forked(struct rm_pnode *n)
+{
+	const struct rm_pidctr_e *c = E.exact ? rm_pidctr_find(&E.ends, n->pid) : NULL;
+
+	n->forked = 1;
+	n->older_lead = c && c->a > 0 ? (uint16_t)(c->a < 0xffff ? c->a : 0xffff) : 0;
+	n->older_end = c && c->b;
+}
+
+/* Is this record (of a main thread: lead; its process's last: final)
+ * an older process's than n?  Passes it over in n's count if so. */
+static int older(struct rm_pnode *n, int lead, int final)
+{
+	if (!n || !n->forked)
+		return 0;
+	if (lead && n->older_lead) {
+		n->older_lead--;
+		/* A main thread that ended before its threads: its process's
+		 * last record is still to come. */
+		if (!final)
+			n->older_end++;
+		else if (n->older_end)
+			n->older_end--;
+		return 1;
+	}
+	if (!lead && final && n->older_end) {
+		n->older_end--;
+		return 1;
+	}
+	return 0;
+}
+
 static void on_fork(const struct rm_pe *e)
 {
 	const struct opts *o = E.h.o;
@@ -571,23 +620,26 @@ static void on_fork(const struct rm_pe *e)
 	member = member || (!excluded && self > 0 && e->ptgid == self) ||
 		 (job_of_monitor && o->sel != SEL_MATCH && o->sel != SEL_ALL);
 	n = table_find(e->pid);
-	if (n) {
+	if (n && !n->forked && !n->has_kend) {
 		struct rm_pstat st;
 		int gone = rm_pstat_read(e->pid, &st) < 0;
 		/* A scan may have met the child before its event came: the
 		 * same process (same start time, or gone by now) stays.  In
 		 * sampled mode only the members are read between listings: a
 		 * non-member not met by the last scan may be an old process
-		 * whose pid this one has taken.  A node whose exit event was
-		 * read is never the process a later fork event names: the
-		 * pid came round. */
-		if (!n->has_kend && ((gone && (E.exact || n->member || n->seen == table_gen())) ||
-				     (!gone && st.starttime == n->start))) {
+		 * whose pid this one has taken. */
+		if ((gone && (E.exact || n->member || n->seen == table_gen())) ||
+		    (!gone && st.starttime == n->start)) {
+			forked(n);
 			if (!n->member && !n->excluded && !n->ended && !n->outsider && member)
 				table_join(n);
 			return;
 		}
-		/* The pid was another process's, ended unnoticed. */
+	}
+	if (n) {
+		/* The pid was another process's, ended unnoticed: a node
+		 * whose fork or exit event was read is never the process a
+		 * later fork event names. */
 		table_reused(n, E.el);
 	}
 	if (!member && !excluded && o->sel != SEL_ALL && o->sel != SEL_CGROUP)
@@ -599,6 +651,7 @@ static void on_fork(const struct rm_pe *e)
 	if (lazy && npend == PEND_MAX)
 		fork_stat_pending();
 	n = add_node(e->pid, p, lazy);
+	forked(n);
 	if (lazy)
 		pend[npend++] = e->pid;
 	if (!n->start && !n->has_start_el && ev_el(e->ts_ns) >= 0) {
@@ -692,6 +745,16 @@ static void on_exit_event(const struct rm_pe *e)
 {
 	struct rm_pnode *n = table_parked_find(e->tgid);
 	double el = ev_el(e->ts_ns);
+
+	if (E.exact) {
+		struct rm_pidctr_e *c = rm_pidctr_get(&E.ends, e->tgid);
+		if (!c)
+			tree_oom();
+		c->a++;
+		c->stamp = E.pumps;
+		if (!c->a && !c->b)
+			rm_pidctr_del(&E.ends, e->tgid);
+	}
 
 	if (!n)
 		n = table_find(e->tgid);
@@ -884,15 +947,22 @@ static void put_row(struct rm_pnode *n, const struct acc *a, const struct rm_pno
 static void finalize(const struct acc *a, double el)
 {
 	const struct opts *o = E.h.o;
-	int tgid = (int)a->r.tgid;
+	int tgid = (int)a->r.tgid, lead = a->r.pid == a->r.tgid;
 	struct rm_pnode *n = table_find(tgid);
 	struct rm_pnode *p = table_parked_find(tgid);
 	struct rm_pnode *f = table_fold_find(tgid);
+	/* The record of a process older than the parked one, or than the
+	 * one met: of neither (n is then younger than p). */
+	int pold = older(p, lead, 1), nold = older(n, lead, 1);
 
+	if (p && pold)
+		p = n = NULL;
+	else if (nold && !p)
+		n = NULL;
 	if (p) {
 		put_row(p, a, f, el, 0);
 		table_parked_forget(p);
-		if (n && !n->member)
+		if (n && !n->member && !nold)
 			table_done(n);
 	} else if (n && n->member && !n->ended) {
 		n->end_el = 0;
@@ -940,18 +1010,65 @@ static void finalize(const struct acc *a, double el)
 		table_fold_forget(f);
 }
 
+/* A record of tgid's is read: E.ends counts it (see the top). */
+static void record_seen(int tgid, int lead, int final)
+{
+	struct rm_pidctr_e *c = rm_pidctr_find(&E.ends, tgid);
+
+	if (lead) {
+		if (!c && !(c = rm_pidctr_get(&E.ends, tgid)))
+			tree_oom();
+		c->a--;
+		c->stamp = E.pumps;
+		c->b = !final;
+	} else if (final && c) {
+		c->b = 0;
+	}
+	if (c && !c->a && !c->b)
+		rm_pidctr_del(&E.ends, tgid);
+}
+
 static void handle_msg(double el)
 {
 	for (int i = 0; i < nmsg; i++) {
 		struct acc *a = &msg[i];
+		int tgid = (int)a->r.tgid, lead = a->r.pid == a->r.tgid;
+		record_seen(tgid, lead, a->final);
 		if (a->final) {
 			finalize(a, el);
 		} else {
-			/* A thread of a live process: keep its share. */
-			fold_into(table_fold_get((int)a->r.tgid), &a->r);
+			/* A thread of a live process: keep its share.  A main
+			 * thread that ended before its threads may be an older
+			 * process's. */
+			if (lead) {
+				older(table_parked_find(tgid), 1, 0);
+				older(table_find(tgid), 1, 0);
+			}
+			fold_into(table_fold_get(tgid), &a->r);
 		}
 	}
 	nmsg = 0;
+}
+
+/* An exit whose record did not come by the end of the pump after the
+ * one that read it was lost with it (or came before we listened). */
+static int ends_keep(struct rm_pidctr_e *c, void *arg)
+{
+	(void)arg;
+	if (c->a && c->stamp + 1 < E.pumps)
+		c->a = 0;
+	return c->a || c->b;
+}
+
+/* Events were lost: what was counted no longer says which is which. */
+static void ends_forget(void)
+{
+	struct rm_pnode *n;
+	size_t it = 0;
+
+	rm_pidctr_clear(&E.ends);
+	while ((n = table_next(&it)) != NULL)
+		n->older_lead = n->older_end = 0;
 }
 
 enum { CN_EACH = 512, TS_EACH = 4096, BATCH = 64 };
@@ -984,6 +1101,7 @@ void events_pump(double el)
 	if (!E.on)
 		return;
 	E.el = el;
+	E.pumps++;
 	/* Forks first: a record's process was forked before it ended.
 	 * Up to 64 datagrams a system call: a connector event is about
 	 * 100 bytes, a taskstats message (a task's record and its
@@ -1019,6 +1137,9 @@ void events_pump(double el)
 		E.lost++;
 		E.resyncs++;
 		E.resync = 1;
+		ends_forget();
+	} else if (E.ends.n) {
+		rm_pidctr_sweep(&E.ends, ends_keep, NULL);
 	}
 	fork_stat_pending();
 	/* Members that ended before this pump and have no record: lost. */
