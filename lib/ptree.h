@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "pidctr.h"
 #include "proctab.h"
 
 struct rm_pnode {
@@ -61,10 +62,9 @@ struct rm_pnode {
 	double kend_el;          /* seconds of the stream (CLOCK_MONOTONIC) */
 	/* rm-tree events.c: its fork event was read (a later one on its pid
 	 * is another process's), and the taskstats records on its pid that
-	 * are older processes', still to come: main threads' records, and
-	 * last records whose main thread's came before. */
+	 * are older processes', still to come (lib/pidctr). */
 	unsigned forked : 1;
-	uint16_t older_lead, older_end;
+	struct rm_older older;
 	unsigned emulated : 2;   /* rm-tree: 0 unknown, 1 no, 2 yes (emul.c) */
 	unsigned comm_ok : 1;    /* comm read from the process (its main thread)
 				  * since its last exec: rm-tree events.c */

@@ -35,13 +35,18 @@
  * that took the PID of one whose record is still unread (a foreign
  * sleep's record read as the row of the build's process that took its
  * PID, and that process's own record dropped).  Every main thread's end
- * gives one exit event and one record with pid == tgid, each socket in
- * the order they happened, so the exits of the whole host are asked for
- * (read at the pump, they wake nothing while the build is quiet) and
- * E.ends counts, per PID, those exits whose record is still to come (a)
- * and whether a main thread's record came before its process's last one
- * (b).  A process whose fork is read takes both as the records of older
- * processes on its PID to pass over before its own (older()).
+ * gives one exit event and one record with pid == tgid, and every record
+ * of a process is queued before its PID is free, so the exits of the
+ * whole host are asked for (read at the pump, they wake nothing while a
+ * tree's build is quiet) and E.ends counts per PID the records still to
+ * come (lib/pidctr says how).  A process whose fork is read takes them as
+ * the records of older processes on its PID to pass over before its own
+ * (older()).  The fork
+ * of a process may still come before the exit event of the one whose
+ * PID it took (that one is reaped between its exit_notify and its exit
+ * event); the PID is then given again at once, which only
+ * kernel.ns_last_pid does, and the record may be taken for the new one.
+ * Without ac_tgid (taskstats before version 12) nothing is counted.
  *
  * Records come per exiting thread; the last one of a process carries
  * AGROUP, followed in the same message by the TGID aggregate when the
@@ -88,7 +93,7 @@ static struct {
 	pid_t me;                /* getpid(), asked once, not per process listed */
 	struct events_host h;    /* the stream's (events_start) */
 	struct rm_pidctr ends;   /* exact: records still to come, per PID */
-	uint32_t pumps;
+	int uncounted;           /* a record without ac_tgid: E.ends is off */
 } E = { .cn = -1, .ts = -1, .ep = -1, .delayacct = -1 };
 
 static unsigned char rbuf[64 * 4096] __attribute__((aligned(8)));
@@ -563,38 +568,27 @@ static int inherit_cmd(struct rm_pnode *n, const struct rm_pnode *p)
 	return 1;
 }
 
+/* E.ends's clock: milliseconds of the stream, as of the pump. */
+static uint32_t ends_now(void)
+{
+	return (uint32_t)(E.el * 1000);
+}
+
+static void ends_forget(void);
+
 /* n's fork event is read: the records on its pid still to come before
  * its own are those of the processes whose exit was read before it. */
 static void forked(struct rm_pnode *n)
 {
-	const struct rm_pidctr_e *c = E.exact ? rm_pidctr_find(&E.ends, n->pid) : NULL;
-
 	n->forked = 1;
-	n->older_lead = c && c->a > 0 ? (uint16_t)(c->a < 0xffff ? c->a : 0xffff) : 0;
-	n->older_end = c && c->b;
+	rm_older_take(&n->older, &E.ends, n->pid);
 }
 
-/* Is this record (of a main thread: lead; its process's last: final)
- * an older process's than n?  Passes it over in n's count if so. */
+/* Is this record (of a main thread: lead; its process's last: final) an
+ * older process's than n?  Passes it over in n's counts if so. */
 static int older(struct rm_pnode *n, int lead, int final)
 {
-	if (!n || !n->forked)
-		return 0;
-	if (lead && n->older_lead) {
-		n->older_lead--;
-		/* A main thread that ended before its threads: its process's
-		 * last record is still to come. */
-		if (!final)
-			n->older_end++;
-		else if (n->older_end)
-			n->older_end--;
-		return 1;
-	}
-	if (!lead && final && n->older_end) {
-		n->older_end--;
-		return 1;
-	}
-	return 0;
+	return n && n->forked && rm_older_pass(&n->older, lead, final);
 }
 
 static void on_fork(const struct rm_pe *e)
@@ -746,19 +740,13 @@ static void on_exit_event(const struct rm_pe *e)
 	struct rm_pnode *n = table_parked_find(e->tgid);
 	double el = ev_el(e->ts_ns);
 
-	if (E.exact) {
-		struct rm_pidctr_e *c = rm_pidctr_get(&E.ends, e->tgid);
-		if (!c)
-			tree_oom();
-		c->a++;
-		c->stamp = E.pumps;
-		if (!c->a && !c->b)
-			rm_pidctr_del(&E.ends, e->tgid);
-	}
+	if (E.exact && !E.uncounted && rm_pidctr_exit(&E.ends, e->tgid, ends_now()) < 0)
+		tree_oom();
 
 	if (!n)
 		n = table_find(e->tgid);
-	if (!n || el < 0 || n->has_kend || (!n->member && !n->was_member && !n->outsider))
+	/* Every node: a later fork event on its pid is another process's. */
+	if (!n || el < 0 || n->has_kend)
 		return;
 	n->kend_el = el;
 	n->has_kend = 1;
@@ -1010,30 +998,18 @@ static void finalize(const struct acc *a, double el)
 		table_fold_forget(f);
 }
 
-/* A record of tgid's is read: E.ends counts it (see the top). */
-static void record_seen(int tgid, int lead, int final)
-{
-	struct rm_pidctr_e *c = rm_pidctr_find(&E.ends, tgid);
-
-	if (lead) {
-		if (!c && !(c = rm_pidctr_get(&E.ends, tgid)))
-			tree_oom();
-		c->a--;
-		c->stamp = E.pumps;
-		c->b = !final;
-	} else if (final && c) {
-		c->b = 0;
-	}
-	if (c && !c->a && !c->b)
-		rm_pidctr_del(&E.ends, tgid);
-}
-
 static void handle_msg(double el)
 {
 	for (int i = 0; i < nmsg; i++) {
 		struct acc *a = &msg[i];
 		int tgid = (int)a->r.tgid, lead = a->r.pid == a->r.tgid;
-		record_seen(tgid, lead, a->final);
+		if (!a->r.has_tgid && !E.uncounted) {
+			/* Every record looks like a main thread's. */
+			E.uncounted = 1;
+			ends_forget();
+		}
+		if (!E.uncounted && rm_pidctr_record(&E.ends, tgid, lead, a->final, ends_now()) < 0)
+			tree_oom();
 		if (a->final) {
 			finalize(a, el);
 		} else {
@@ -1050,13 +1026,22 @@ static void handle_msg(double el)
 	nmsg = 0;
 }
 
-/* An exit whose record did not come by the end of the pump after the
- * one that read it was lost with it (or came before we listened). */
+/* A record is queued before its exit event, so one still to come a
+ * second after its exit event was read was lost (or sent before we
+ * listened); an exit event may trail its record by as long as the
+ * process takes to give back its memory and files, so one still to come
+ * is given half a minute; so is a main thread's record after its
+ * process's last.  A last record still to come after its main thread's
+ * waits as long as its process's threads live. */
 static int ends_keep(struct rm_pidctr_e *c, void *arg)
 {
+	uint32_t age = ends_now() - c->stamp;
+
 	(void)arg;
-	if (c->a && c->stamp + 1 < E.pumps)
+	if ((c->a > 0 && age > 1000) || (c->a < 0 && age > 30000))
 		c->a = 0;
+	if (c->b < 0 && age > 30000)
+		c->b = 0;
 	return c->a || c->b;
 }
 
@@ -1068,7 +1053,7 @@ static void ends_forget(void)
 
 	rm_pidctr_clear(&E.ends);
 	while ((n = table_next(&it)) != NULL)
-		n->older_lead = n->older_end = 0;
+		memset(&n->older, 0, sizeof(n->older));
 }
 
 enum { CN_EACH = 512, TS_EACH = 4096, BATCH = 64 };
@@ -1081,6 +1066,7 @@ static void drain_cn(int *lost)
 		int got = rm_nl_recvm(E.cn, cnbuf, CN_EACH, BATCH, lens);
 		if (got < 0 && errno == ENOBUFS) {
 			*lost = 1;
+			ends_forget();
 			continue;
 		}
 		if (got <= 0)
@@ -1101,7 +1087,6 @@ void events_pump(double el)
 	if (!E.on)
 		return;
 	E.el = el;
-	E.pumps++;
 	/* Forks first: a record's process was forked before it ended.
 	 * Up to 64 datagrams a system call: a connector event is about
 	 * 100 bytes, a taskstats message (a task's record and its
@@ -1110,7 +1095,10 @@ void events_pump(double el)
 	for (; E.ts >= 0;) {
 		int got = rm_nl_recvm(E.ts, rbuf, TS_EACH, BATCH, lens);
 		if (got < 0 && errno == ENOBUFS) {
+			/* Records lost: what was counted no longer holds, for
+			 * the records after them too. */
 			lost = 1;
+			ends_forget();
 			continue;
 		}
 		if (got <= 0)
@@ -1137,7 +1125,6 @@ void events_pump(double el)
 		E.lost++;
 		E.resyncs++;
 		E.resync = 1;
-		ends_forget();
 	} else if (E.ends.n) {
 		rm_pidctr_sweep(&E.ends, ends_keep, NULL);
 	}

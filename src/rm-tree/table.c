@@ -280,8 +280,7 @@ static int park(struct rm_pnode *n, double el)
 	c->kend_el = n->kend_el;
 	c->has_kend = n->has_kend;
 	c->forked = n->forked;
-	c->older_lead = n->older_lead;
-	c->older_end = n->older_end;
+	c->older = n->older;
 	return 1;
 }
 
