@@ -618,6 +618,19 @@ print(" ".join(sorted(r["comm"] for r in csv.DictReader(open(sys.argv[1], newlin
   job_before_exec
 }
 
+# builds_two_rows TREE D PID: rm-tree TREE (stderr D/err, exit log D/L)
+# ends, said exact mode, and logged on PID the build's two processes,
+# "sh" exit 3 then "sh" exit 5, and nothing else.
+builds_two_rows() {
+  wait "$1"
+  cat "$2/err"
+  [[ "$(head -1 "$2/err")" == "$MODE_EXACT" ]]
+  run -0 "$PY" -c 'import csv,sys
+print(" ".join("%s:%s" % (r["comm"], r["exit"]) for r in csv.DictReader(open(sys.argv[1], newline="")) if r["pid"] == sys.argv[2]))' "$2/L" "$3"
+  echo "# rows of PID $3: $output"
+  [[ "$output" == "sh:3 sh:5" ]]
+}
+
 # write_reuse_py FILE: a script "FILE PID PROG...": fork until a child gets
 # PID, and only that child runs PROG (kernel.ns_last_pid is the PID last
 # given; another fork on the host may take it first: the others end at
@@ -667,13 +680,7 @@ PY
   a=$(cat "$d/A")
   "$PY" "$d/reuse.py" "$a" sleep 0.3   # not a descendant of the build
   touch "$d/foreign"
-  wait "$tree"
-  cat "$d/err"
-  [[ "$(head -1 "$d/err")" == "$MODE_EXACT" ]]
-  run -0 "$PY" -c 'import csv,sys
-print(" ".join("%s:%s" % (r["comm"], r["exit"]) for r in csv.DictReader(open(sys.argv[1], newline="")) if r["pid"] == sys.argv[2]))' "$d/L" "$a"
-  echo "# rows of PID $a: $output"
-  [[ "$output" == "sh:3 sh:5" ]]
+  builds_two_rows "$tree" "$d" "$a"
 }
 
 # reuse_while_stopped ALIVE [FOREIGN...]: the build's process A ends on a
@@ -714,13 +721,7 @@ reuse_while_stopped() {
   wait_for 30 test -e "$d/Bdone"
   sleep 0.5
   touch "$d/end"
-  wait "$tree"
-  cat "$d/err"
-  [[ "$(head -1 "$d/err")" == "$MODE_EXACT" ]]
-  run -0 "$PY" -c 'import csv,sys
-print(" ".join("%s:%s" % (r["comm"], r["exit"]) for r in csv.DictReader(open(sys.argv[1], newline="")) if r["pid"] == sys.argv[2]))' "$d/L" "$a"
-  echo "# rows of PID $a: $output"
-  [[ "$output" == "sh:3 sh:5" ]]
+  builds_two_rows "$tree" "$d" "$a"
   # B's own readings: its exit record's, not the sleep's (unless the
   # kernel dropped events while rm-tree was stopped: then a sampled row)
   local lost
