@@ -24,7 +24,12 @@ monitor_race() {
   for at in "$@"; do
     for kind in symlink fifo dir; do
       rm -rf "${RACE:?}"/* "${RACE}"/.[!.]*
-      sleep 1 &
+      # The build: alive until the monitor has claimed its names (it
+      # refuses a build that is gone before it starts, which a loaded
+      # machine's start-up outlasted with a plain sleep 1), then 1 s more.
+      # shellcheck disable=SC2016  # expanded by the inner sh
+      sh -c 'i=0; while [ ! -e "$1/resources-r.csv" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+        sleep 1' _ "${RACE}" 3>&- &
       race_run "${at}" "${kind}" rm-monitor --out-dir "${RACE}" --run-id r --interval 0.2 --watch-pid $! || return 1
       echo "${at} ${kind}: rc ${RACE_RC}: $(cat "${RACE_ERR}")"
       victim_untouched || return 1
