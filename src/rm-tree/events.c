@@ -41,12 +41,12 @@
  * tree's build is quiet) and E.ends counts per PID the records still to
  * come (lib/pidctr says how).  A process whose fork is read takes them as
  * the records of older processes on its PID to pass over before its own
- * (older()).  The fork
- * of a process may still come before the exit event of the one whose
- * PID it took (that one is reaped between its exit_notify and its exit
- * event); the PID is then given again at once, which only
- * kernel.ns_last_pid does, and the record may be taken for the new one.
- * Without ac_tgid (taskstats before version 12) nothing is counted.
+ * (older()).  The fork of a process may still come before the exit event
+ * of the one whose PID it took (that one is reaped between its
+ * exit_notify and its exit event); the PID is then given again at once,
+ * which only kernel.ns_last_pid does, and the record may be taken for the
+ * new one.  Without ac_tgid (taskstats before version 12) nothing is
+ * counted.
  *
  * Records come per exiting thread; the last one of a process carries
  * AGROUP, followed in the same message by the TGID aggregate when the
