@@ -12,90 +12,31 @@
 #include "procfs.h"
 #include "proctab.h"
 
-static size_t hash(int pid, size_t cap)
-{
-	return ((size_t)(unsigned)pid * 2654435761u) & (cap - 1);
-}
-
-static int pset_grow(struct rm_pset *s)
-{
-	struct rm_pset t = { NULL, s->cap ? s->cap * 2 : 64, 0, 0 };
-
-	/* Only removed slots: the same size, rehashed. */
-	if (s->cap && s->n * 4 < s->cap)
-		t.cap = s->cap;
-	t.slot = calloc(t.cap, sizeof(*t.slot));
-	if (!t.slot)
-		return -1;
-	for (size_t i = 0; i < s->cap; i++)
-		if (s->slot[i] > 0) {
-			size_t h = hash(s->slot[i], t.cap);
-			while (t.slot[h])
-				h = (h + 1) & (t.cap - 1);
-			t.slot[h] = s->slot[i];
-			t.used++;
-			t.n++;
-		}
-	free(s->slot);
-	*s = t;
-	return 0;
-}
-
 int rm_pset_has(const struct rm_pset *s, int pid)
 {
-	if (!s->cap || pid <= 0)
-		return 0;
-	for (size_t h = hash(pid, s->cap);; h = (h + 1) & (s->cap - 1)) {
-		if (s->slot[h] == pid)
-			return 1;
-		if (!s->slot[h])
-			return 0;
-	}
+	return rm_pidctr_find(&s->m, pid) != NULL;
 }
 
 int rm_pset_add(struct rm_pset *s, int pid)
 {
-	size_t h;
-
-	if (pid <= 0 || rm_pset_has(s, pid))
+	if (pid <= 0)
 		return 0;
-	if ((s->used + 1) * 2 > s->cap && pset_grow(s) < 0)
-		return -1;
-	for (h = hash(pid, s->cap); s->slot[h] > 0; h = (h + 1) & (s->cap - 1))
-		;
-	if (!s->slot[h])
-		s->used++;
-	s->slot[h] = pid;
-	s->n++;
-	return 0;
+	return rm_pidctr_get(&s->m, pid) ? 0 : -1;
 }
 
 void rm_pset_del(struct rm_pset *s, int pid)
 {
-	if (!s->cap || pid <= 0)
-		return;
-	for (size_t h = hash(pid, s->cap);; h = (h + 1) & (s->cap - 1)) {
-		if (s->slot[h] == pid) {
-			s->slot[h] = -1;
-			s->n--;
-			return;
-		}
-		if (!s->slot[h])
-			return;
-	}
+	rm_pidctr_del(&s->m, pid);
 }
 
 void rm_pset_clear(struct rm_pset *s)
 {
-	if (s->used)
-		memset(s->slot, 0, s->cap * sizeof(*s->slot));
-	s->used = s->n = 0;
+	rm_pidctr_clear(&s->m);
 }
 
 void rm_pset_free(struct rm_pset *s)
 {
-	free(s->slot);
-	memset(s, 0, sizeof(*s));
+	rm_pidctr_free(&s->m);
 }
 
 void rm_pcount_init(struct rm_pcount *pc, const char *const *names, int n)
@@ -240,10 +181,10 @@ long rm_pcount_get(struct rm_pcount *pc, int events)
 			give_up(pc, n < 0 ? errno : ENOMEM);
 			return n;
 		}
-		return (long)pc->counted.n;
+		return (long)pc->counted.m.n;
 	}
-	for (it = 0; it < pc->pending.cap; it++) {
-		int pid = pc->pending.slot[it];
+	for (it = 0; it < pc->pending.m.cap; it++) {
+		int pid = pc->pending.m.slot[it].pid;
 		char comm[64];
 		ssize_t len;
 		if (pid <= 0)
@@ -261,7 +202,7 @@ long rm_pcount_get(struct rm_pcount *pc, int events)
 		}
 	}
 	rm_pset_clear(&pc->pending);
-	return (long)pc->counted.n;
+	return (long)pc->counted.m.n;
 }
 
 void rm_pcount_close(struct rm_pcount *pc)

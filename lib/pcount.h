@@ -19,9 +19,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pidctr.h"
+
+/* A set of PIDs: lib/pidctr's table, its counters unused. */
 struct rm_pset {
-	int *slot;               /* 0 empty, -1 removed, else a PID */
-	size_t cap, used, n;     /* slots, slots not empty, PIDs */
+	struct rm_pidctr m;      /* m.n: the PIDs in it */
 };
 
 struct rm_pcount {

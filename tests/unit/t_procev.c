@@ -295,18 +295,18 @@ static void test_pset(void)
 
 	for (int p = 1; p <= 1000; p++)
 		CHECK(rm_pset_add(&s, p * 7) == 0);
-	CHECK(s.n == 1000);
+	CHECK(s.m.n == 1000);
 	for (int p = 1; p <= 1000; p += 2)
 		rm_pset_del(&s, p * 7);
-	CHECK(s.n == 500);
+	CHECK(s.m.n == 500);
 	for (int p = 1; p <= 1000; p++)
 		if (rm_pset_has(&s, p * 7) != (p % 2 == 0))
 			ok = 0;
 	CHECK(ok);
 	CHECK(!rm_pset_has(&s, 3));
-	CHECK(rm_pset_add(&s, 14) == 0 && s.n == 500);  /* already there */
+	CHECK(rm_pset_add(&s, 14) == 0 && s.m.n == 500);  /* already there */
 	rm_pset_clear(&s);
-	CHECK(s.n == 0 && !rm_pset_has(&s, 14));
+	CHECK(s.m.n == 0 && !rm_pset_has(&s, 14));
 	rm_pset_free(&s);
 }
 
@@ -348,7 +348,7 @@ static void test_pcount(void)
 	CHECK(rm_pset_has(&pc.counted, 101));
 	/* a thread of it: nothing */
 	rm_pcount_apply(&pc, e, pe_make(e, fork, n, 1, 102, 100, 100, NULL));
-	CHECK(!rm_pset_has(&pc.counted, 102) && pc.counted.n == 2);
+	CHECK(!rm_pset_has(&pc.counted, 102) && pc.counted.m.n == 2);
 	/* the child execs: its name is read later */
 	rm_pcount_apply(&pc, e, pe_make(e, fork, n, 2, 101, 101, 0, NULL));
 	CHECK(!rm_pset_has(&pc.counted, 101) && rm_pset_has(&pc.pending, 101));
@@ -366,7 +366,7 @@ static void test_pcount(void)
 	rm_pcount_apply(&pc, e, pe_make(e, fork, n, 0x80000000u, 100, 100, 0, NULL));
 	CHECK(!rm_pset_has(&pc.counted, 100));
 	rm_pcount_apply(&pc, e, pe_make(e, fork, n, 0x80000000u, 101, 101, 0, NULL));
-	CHECK(!rm_pset_has(&pc.pending, 101) && pc.counted.n == 0);
+	CHECK(!rm_pset_has(&pc.pending, 101) && pc.counted.m.n == 0);
 	rm_pcount_close(&pc);
 }
 
