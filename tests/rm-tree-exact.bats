@@ -725,7 +725,7 @@ reuse_while_stopped() {
   # B's own readings: its exit record's, not the sleep's (unless the
   # kernel dropped events while rm-tree was stopped: then a sampled row)
   local lost
-  lost=$(awk -F, 'NR == 2 { print $2 }' "$d/stats")
+  lost=$(csv_get "$d/stats" events_lost)
   echo "# events lost: $lost"
   if [[ "$lost" == 0 ]]; then
     [ "$(py_rows "$d/L" 'r["pid"] == "'"$a"'" and r["comm"] == "sh" and r["exit"] == "5" and r["source"] == "exact"')" -eq 1 ]
