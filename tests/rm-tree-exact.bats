@@ -13,6 +13,7 @@ setup() {
 }
 
 teardown() {
+  resume_stopped
   if ((${#IDLE_PIDS[@]})); then
     kill "${IDLE_PIDS[@]}" 2>/dev/null || true
   fi
@@ -445,11 +446,11 @@ PY
   t0=$("$B")
   RM_T0=$t0 rm-tree --exec --log "$T/log.csv" -- bash -c \
     'while [ ! -e "$1/go" ]; do sleep 0.05; done; for i in 1 2 3; do "$2" 0.$i "$1/end.$i" & done; wait' \
-    _ "$T" "$B" 2>"$T/err" &
+    _ "$T" "$B" 2>"$T/err" 3>&- &
   rt=$!
   wait_for 10 pgrep -P "$rt" bash
   sleep 0.5
-  kill -STOP "$rt"
+  stop_pid "$rt"
   touch "$T/go"
   wait_for 20 test -s "$T/end.3"
   wait_for 20 test -s "$T/end.1"
@@ -457,7 +458,7 @@ PY
   # Stopped while they end and for 3 s after: their records and exit
   # events wait in the sockets.
   sleep 3
-  kill -CONT "$rt"
+  resume_pid "$rt"
   wait "$rt"
   for i in 1 2 3; do
     run -0 "$PY" - "$T/log.csv" "$(cat "$T/end.$i")" "$t0" "0.$i" <<'PY'
@@ -487,15 +488,15 @@ PY
   rm-tree --exec -i 0.05 --log "$T/log.csv" --job "$T/job.csv" --timeline "$T/tl.csv" -- perl -e '
     select(undef, undef, undef, 0.05) until -e "$ARGV[0]/go";
     for (1..5) { exec "/bin/true" if fork() == 0 }
-    select(undef, undef, undef, 0.05) until -e "$ARGV[0]/end"' "$T" 2>"$T/err" &
+    select(undef, undef, undef, 0.05) until -e "$ARGV[0]/end"' "$T" 2>"$T/err" 3>&- &
   rt=$!
   wait_for 20 pgrep -P "$rt" perl
   perl=$(pgrep -P "$rt" perl)
   wait_for 20 ticked "$T/tl.csv" 1
-  kill -STOP "$rt"
+  stop_pid "$rt"
   touch "$T/go"
   wait_for 30 sh -c '[ "$(ps --ppid "$1" -o stat= | grep -c Z)" -eq 5 ]' _ "$perl"
-  kill -CONT "$rt"
+  resume_pid "$rt"
   # Two ticks after: their forks and records are read.
   more_ticks "$T/tl.csv" 2 30
   touch "$T/end"
@@ -589,9 +590,9 @@ job_before_exec() {
   cp /bin/sleep "$d/rmjob"
   # shellcheck disable=SC2016
   (sleep 0.3; "$d/rm-tree" -c '(echo "$BASHPID" >"$1/job.tmp"; mv "$1/job.tmp" "$1/job"
-      kill -STOP "$BASHPID"; exec "$1/rmjob" 0.5); sleep 0.2' --exec "$d"; "$d/rmjob" 0.2) &
+      kill -STOP "$BASHPID"; exec "$1/rmjob" 0.5); sleep 0.2' --exec "$d"; "$d/rmjob" 0.2) 3>&- &
   local orch=$!
-  rm-tree -i 0.2 --watch-pid "$orch" --timeline "$d/tl.csv" "$orch" >"$d/procs.csv" 2>/dev/null &
+  rm-tree -i 0.2 --watch-pid "$orch" --timeline "$d/tl.csv" "$orch" >"$d/procs.csv" 2>/dev/null 3>&- &
   local tree=$!
   wait_for 30 test -s "$d/job"
   wait_for 30 stopped "$(cat "$d/job")"
@@ -704,20 +705,20 @@ reuse_while_stopped() {
     until [ -e "$d/go" ]; do sleep 0.05; done
     "$2" "$d/reuse.py" "$(cat "$d/A")" sh -c "$3" "$d" || exit 1
     touch "$d/Bdone"
-    until [ -e "$d/end" ]; do sleep 0.05; done' build "$d" "$PY" "$b" 2>"$d/err" &
+    until [ -e "$d/end" ]; do sleep 0.05; done' build "$d" "$PY" "$b" 2>"$d/err" 3>&- &
   local tree=$! a i
   wait_for 30 test -e "$d/A"
   a=$(cat "$d/A")
   # A's record read (a member's sleep starts after it)
   sleep 0.5
-  kill -STOP "$tree"
+  stop_pid "$tree"
   local alive=$1
   shift
   (($#)) || set -- sleep 0.2
   "$PY" "$d/reuse.py" "$a" "$@"   # not a descendant of the build
   touch "$d/go"
   if ((alive)); then wait_for 30 test -e "$d/B"; else wait_for 30 test -e "$d/Bdone"; fi
-  kill -CONT "$tree"
+  resume_pid "$tree"
   wait_for 30 test -e "$d/Bdone"
   sleep 0.5
   touch "$d/end"

@@ -15,6 +15,7 @@ setup() {
 }
 
 teardown() {
+  resume_stopped
   if [[ -n "${SLEEPERS:-}" ]]; then
     kill -TERM -- "-$SLEEPERS" 2>/dev/null || true
   fi
@@ -196,17 +197,19 @@ print(" ".join("%s:%s" % (r["comm"], r["exit"]) for r in rows))' "$output" "$a"
   # shellcheck disable=SC2016
   setpriv --reuid=nobody --regid=nogroup --clear-groups "$RM_TOP/bin/rm-tree" --exec -i 0.5 \
     --log "$D/l.csv" -- \
-    sh -c 'until [ -e "$1/go" ]; do sleep 0.05; done
+    sh -c ': >"$1/started"; until [ -e "$1/go" ]; do sleep 0.05; done
       sh -c "\"\$0\" -n orphan -t 2.5 & echo \$! >$1/orphan" "$0" "$1"
-      sleep 3' "$MEMHOG" "$D" 2>"$D/err" &
+      sleep 3' "$MEMHOG" "$D" 2>"$D/err" 3>&- &
   local tree=$!
-  wait_for 30 test -s "$D/l.csv"    # the header: its event listener is open
-  kill -STOP "$tree"
+  # CMD runs: rm-tree has its event listener open and has started CMD (its
+  # header alone comes before CMD's fork: stopped then, CMD never ran).
+  wait_for 30 test -e "$D/started"
+  stop_pid "$tree"
   touch "$D/go"
   wait_for 30 test -s "$D/orphan"
   # The parent has ended: the orphan is rm-tree's child now.
   wait_for 30 sh -c "awk '{ exit \$4 != $tree }' /proc/$(cat "$D/orphan")/stat"
-  kill -CONT "$tree"
+  resume_pid "$tree"
   wait "$tree"
   cat "$D/err"
   run -0 "$PY" -c 'import csv,sys

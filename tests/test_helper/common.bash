@@ -97,6 +97,37 @@ wait_for() {
   return 1
 }
 
+# stop_pid PID: SIGSTOP PID, a child of the test started in the
+# background with fd 3 closed.  resume_pid PID sends it SIGCONT when the
+# test is done with it.  A test that fails in between (a wait_for that
+# timed out) leaves it stopped, holding the test's pipes: bats then waits
+# for it until the suite's timeout kills every file beside it.  So each
+# file's teardown calls resume_stopped, which resumes and TERMs what is
+# still stopped.  A PID is only listed while it is the test's unwaited
+# child, so it is never another process's by then.
+STOPPED_PIDS=()
+stop_pid() {
+  STOPPED_PIDS+=("$1")
+  kill -STOP "$1"
+}
+resume_pid() {
+  local p keep=()
+  for p in "${STOPPED_PIDS[@]}"; do
+    [[ "${p}" == "$1" ]] || keep+=("${p}")
+  done
+  STOPPED_PIDS=("${keep[@]}")
+  kill -CONT "$1"
+}
+resume_stopped() {
+  local p
+  for p in "${STOPPED_PIDS[@]}"; do
+    kill -CONT "${p}" 2>/dev/null
+    kill -TERM "${p}" 2>/dev/null
+  done
+  STOPPED_PIDS=()
+  return 0
+}
+
 # skip_needs_root REASON [CAP]: skip a test that cannot run without root,
 # saying REASON.  Where it runs as root under CI (CI=true, as .ci/run sets
 # it) the test fails instead: there root has what the test needs, and a
