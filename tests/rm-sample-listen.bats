@@ -28,8 +28,11 @@ under_valgrind() {
 }
 
 # start_server ARGS...: rm-sample ARGS --listen 127.0.0.1:0 in the
-# background; PORT is the port it chose (from its stderr).
+# background; PORT is the port it chose (from its stderr).  The file is
+# removed first: the background child truncates it only once it runs, so
+# a second server's wait could read the first one's line (and port).
 start_server() {
+  rm -f "$BATS_TEST_TMPDIR/srv.err"
   rm-sample "$@" 2>"$BATS_TEST_TMPDIR/srv.err" &
   SRV_PID=$!
   wait_for 30 grep -q 'listening on' "$BATS_TEST_TMPDIR/srv.err"
