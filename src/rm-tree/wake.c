@@ -15,12 +15,17 @@
  * cold: --match, --in-cgroup and "every process" take members from
  * anyone's exec.
  *
- * An attach costs about 60 us (the kernel compiles the filter), so the
- * filter is attached again only when a member it does not pass lives on:
- * it stays while hot, and passing a member that ended costs nothing until
- * its PID comes round (then the wake-up for nothing attaches the members
- * alone).  A build of short processes one at a time attaches it once or
- * twice in all, not three times a process.
+ * An attach costs about 60 us (the kernel compiles the filter, and frees
+ * the old one's image with a TLB flush: a quarter of exact mode's CPU
+ * under a fork loop when it was done for one short process in four), so
+ * the filter is attached again only when a member it does not pass lives
+ * on: it stays while hot, and passing a member that ended costs nothing
+ * until its PID comes round (then the wake-up for nothing attaches the
+ * members alone).  And a member it does not pass is most often a short
+ * process whose record comes a pump or two later: we stay hot for up to
+ * POSTPONE pumps (a few us each) before attaching for it.  A build of
+ * short processes one at a time attaches it once or twice in all, not
+ * three times a process.
  *
  * After each pump events.c asks wake_pumped what to do; WAKE_REDRAIN
  * means "read the events socket once more and tell me" (wake_redrained):
@@ -47,9 +52,11 @@ static struct {
 	int after;      /* what the redrain is for: AFTER_* */
 	int filt[255];  /* the TGIDs cw's filter passes, sorted */
 	int nfilt;      /* -1: it passes nothing */
+	int postponed;  /* pumps in a row that stayed hot instead of attaching */
 } W = { .cw = -1, .ep = -1, .cn = -1, .nfilt = -1 };
 
 enum { AFTER_NONE, AFTER_WOKE, AFTER_FILTER };
+enum { POSTPONE = 3 };
 
 /* Copies of the members' events, read to be dropped. */
 static unsigned char wbuf[BATCH * CN_EACH] __attribute__((aligned(8)));
@@ -138,8 +145,8 @@ static int filt_covers(const int *tg, int n)
 
 /* Let only the members' events wake us: 0 (the filter passes them
  * already, and only them if EXACT), 1 (attached now), or -1 (more
- * members than the filter takes, or the attach failed: stay as we
- * are). */
+ * members than the filter takes, the attach postponed, or the attach
+ * failed: stay as we are, or go hot). */
 static int set_cold_filter(int exact)
 {
 	int tg[255], n = member_list(tg);
@@ -147,8 +154,15 @@ static int set_cold_filter(int exact)
 	if (n < 0)
 		return -1;
 	if (exact ? n == W.nfilt && memcmp(tg, W.filt, sizeof(*tg) * (size_t)n) == 0 :
-		    filt_covers(tg, n))
+		    filt_covers(tg, n)) {
+		W.postponed = 0;
 		return 0;
+	}
+	if (W.postponed < POSTPONE) {
+		W.postponed++;
+		return -1;
+	}
+	W.postponed = 0;
 	if (rm_pe_filter_tgids(W.cw, tg, n) < 0) {
 		/* the old filter stays, which the members may have outgrown */
 		rm_pe_filter_tgids(W.cw, NULL, -1);
