@@ -619,9 +619,6 @@ print(" ".join(sorted(r["comm"] for r in csv.DictReader(open(sys.argv[1], newlin
   job_before_exec
 }
 
-# builds_two_rows TREE D PID: rm-tree TREE (stderr D/err, exit log D/L)
-# ends, said exact mode, and logged on PID the build's two processes,
-# "sh" exit 3 then "sh" exit 5, and nothing else.
 # reuse_held FILE: skip the test when FILE (a reuse.py's stderr) says no
 # child got the PID: another process on the host held it for 60 s, and
 # the case cannot be set up.  Otherwise nothing.
@@ -631,6 +628,9 @@ reuse_held() {
   skip "${why}: another process on the host held it for 60 s"
 }
 
+# builds_two_rows TREE D PID: rm-tree TREE (stderr D/err, exit log D/L)
+# ends, said exact mode, and logged on PID the build's two processes,
+# "sh" exit 3 then "sh" exit 5, and nothing else.
 builds_two_rows() {
   wait "$1"
   cat "$2/err"
