@@ -41,7 +41,7 @@ bare_path() {
   [ ! -e "$OUT" ]
   # And it really monitors from there: one run, its summary written.
   run -0 env PATH="$(bare_path)" bash linux/scripts/01-core/resource-monitor.sh \
-    --out-dir "$OUT" --run-id rm1 --interval 0.1 --watch-pid "$(sleep 0.5 & echo $!)"
+    --out-dir "$OUT" --run-id rm1 --interval 0.1 --watch-pid "$(watched_until "$OUT/resources-rm1.csv")"
   [ -s "$OUT/resources-rm1.summary.txt" ]
 }
 

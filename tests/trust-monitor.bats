@@ -197,8 +197,7 @@ rows_lost_at_least() {
   command -v strace >/dev/null || skip "strace is not installed"
   local d="${BATS_TEST_TMPDIR}/out" pid
   mkdir -p "${d}"
-  sleep 2 &
-  pid=$!
+  pid=$(watched_until "${d}/resources-atom.csv")
   strace -f -qq -y -e trace=open,openat,creat,rename,renameat,renameat2,link,linkat \
     -o "${BATS_TEST_TMPDIR}/trace" \
     rm-monitor --out-dir "${d}" --run-id atom --interval 0.1 --watch-pid "${pid}" \
