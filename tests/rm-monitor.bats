@@ -771,13 +771,17 @@ writes_by_name() {
 @test "rm-tree killed under the monitor is restarted like rm-sample: the summary gives the gap, calls the process data incomplete, not every process, later processes are logged, exit 1" {
   local d="$BATS_TEST_TMPDIR/g9" t n
   mkdir -p "$d"
-  # The build: 20 short shells one after another, each at least 0.6 s;
-  # after the third it waits for the restarted rm-tree (on a loaded host
-  # a restart may take longer than a few shells: seen in CI).
-  (for i in $(seq 20); do
+  # The build: 20 short shells one after another, each at least 0.6 s,
+  # begun once rm-tree has written its header (it follows from then: a
+  # monitor slow to start, loaded or under ASan, missed the first three
+  # and the wait below saw no row); after the third it waits for the
+  # restarted rm-tree (on a loaded host a restart may take longer than a
+  # few shells: seen in CI).
+  (wait_for 60 test -s "$OUT/resources-g9.procs.csv"
+  for i in $(seq 20); do
     sh -c 'sleep 0.6'
     if ((i == 3)); then until [ -e "$d/restarted" ]; do sleep 0.1; done; fi
-  done) &
+  done) 3>&- &
   local w=$!
   BG_PIDS="${BG_PIDS:-} $w"
   rm-monitor --out-dir "$OUT" --run-id g9 --interval 0.2 --watch-pid "$w" 2>"$d/err" &
@@ -785,7 +789,7 @@ writes_by_name() {
   BG_PIDS="${BG_PIDS:-} $m"
   # Once rows come, the rm-tree is the one writing them (an rm-tree met
   # before may be the monitor's start-up --check, gone a moment later).
-  wait_for 30 bash -c '(($(grep -c "sh -c sleep 0.6" "$1") >= 2))' _ "$OUT/resources-g9.procs.csv"
+  wait_for 60 bash -c '(($(grep -c "sh -c sleep 0.6" "$1") >= 2))' _ "$OUT/resources-g9.procs.csv"
   t=$(pgrep -P "$m" -x rm-tree)
   kill -KILL "$t"
   wait_for 60 bash -c 'p=$(pgrep -P "$1" -x rm-tree) && [ "$p" != "$2" ]' _ "$m" "$t"
