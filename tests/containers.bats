@@ -586,7 +586,7 @@ print(sorted((k.startswith("rmct"), sorted(v)) for k, v in rows.items()))' "$T/c
 }
 
 # bats test_tags=slow
-@test "docker: --label K=V and --name tie through the engine's API, also through a docker context; the same label on a container created before the client, or another value, never ties" {
+@test "docker: --label K=V and --name tie through the engine's API, also through a docker context, also a container created 2 s before its start (named as docker named it); the same label on a container created before the client, or another value, never ties" {
   docker_start
   mkdir -p "$T/w"
   local wait_stop='until [ -e /w/stop ]; do sleep 0.1; done' nb
@@ -602,27 +602,39 @@ docker run --rm --label rm-tools.run=r1 -v "$T/w:/w" rmtest:1 sh -c '$wait_stop'
 docker run --rm --name "stage-$$" -v "$T/w:/w" rmtest:1 sh -c '$wait_stop' &
 (unset DOCKER_HOST; HOME=$T/dhome exec docker --context "rmctx-$$" run --rm --label rm-tools.run=ctx \
   -v "$T/w:/w" rmtest:1 sh -c '$wait_stop') &
+(id=\$(docker create --label rm-tools.run=cr -v "$T/w:/w" rmtest:1 sh -c '$wait_stop') &&
+  sleep 2 && exec docker start -a "\$id") &
 wait
 EOF
   bash "$T/orch.sh" 2>"$T/orch.err" & ORCH=$!
   rm-tree -i 0.2 --watch-pid "$ORCH" --containers "$T/c.csv" "$ORCH" >"$T/procs.csv" 2>"$T/tree.err" &
   TREE_PID=$!
-  wait_for 120 eval '[ "$(dk_ids | wc -l)" -eq 4 ]'
+  wait_for 120 eval '[ "$(dk_ids | wc -l)" -eq 5 ]'
   docker run -d --label rm-tools.run=r2 -v "$T/w:/w" rmtest:1 sh -c "$wait_stop" >"$T/nb-other"
-  LB=$(docker ps -q --no-trunc --filter label=rm-tools.run=r1 | grep -vx "$(cat "$T/nb-early")")
-  NM=$(docker ps -q --no-trunc --filter "name=^stage-$$\$")
-  CX=$(docker ps -q --no-trunc --filter label=rm-tools.run=ctx)
-  [ -n "$LB" ] && [ -n "$NM" ] && [ -n "$CX" ]
+  # -a: the five are counted once created, and one may not run yet.
+  LB=$(docker ps -aq --no-trunc --filter label=rm-tools.run=r1 | grep -vx "$(cat "$T/nb-early")")
+  NM=$(docker ps -aq --no-trunc --filter "name=^stage-$$\$")
+  CX=$(docker ps -aq --no-trunc --filter label=rm-tools.run=ctx)
+  CR=$(docker ps -aq --no-trunc --filter label=rm-tools.run=cr)
+  [ -n "$LB" ]
+  [ -n "$NM" ]
+  [ -n "$CX" ]
+  [ -n "$CR" ]
   LBNAME=$(docker inspect -f '{{.Name}}' "$LB" | sed 's,^/,,')
+  CRNAME=$(docker inspect -f '{{.Name}}' "$CR" | sed 's,^/,,')
   wait_for 60 tied_is "$T/c.csv" "$LB" label
   wait_for 60 tied_is "$T/c.csv" "$CX" label
   wait_for 60 tied_is "$T/c.csv" "$NM" name
+  wait_for 60 tied_is "$T/c.csv" "$CR" label
   wait_for 60 has_row "$T/c.csv" "$(cat "$T/nb-other")"
   touch "$T/w/stop"
   wait "$TREE_PID"
   [ "$(ct "$T/c.csv" "$NM" name)" = "stage-$$" ]
   # a container tied by its label has the name docker gave it
   [ "$(ct "$T/c.csv" "$LB" name)" = "$LBNAME" ]
+  # so has one the engine listed before its cgroup was made (created, not
+  # started yet, when its client's label was asked about)
+  [ "$(ct "$T/c.csv" "$CR" name)" = "$CRNAME" ]
   for nb in "$(cat "$T/nb-early")" "$(cat "$T/nb-other")"; do
     run -0 "$PY" -c 'import csv,sys
 print(sorted(set(r["tied"] for r in csv.DictReader(open(sys.argv[1], newline="")) if r["id"] == sys.argv[2])))' "$T/c.csv" "$nb"

@@ -59,6 +59,12 @@
 #define ENGINE_PER_TICK 8    /* questions asked per tick at most */
 #define ENGINE_BACKOFF 30.0  /* seconds before asking an engine that failed again */
 
+/* A container the engine listed for a name or label tie. */
+struct engine_ct {
+	char id[RM_CT_ID_LEN + 1];
+	char name[256];          /* the engine's name for it, sanitized */
+};
+
 /* A tying fact from a container client of the tree. */
 struct tie {
 	int pid;
@@ -74,7 +80,7 @@ struct tie {
 				  * line; -1 once the ID is read or the client
 				  * is gone without writing it */
 	char *sock;              /* name, label: the engine's socket */
-	char (*ids)[RM_CT_ID_LEN + 1];  /* name, label: the IDs the engine gave */
+	struct engine_ct *ids;   /* name, label: the containers the engine gave */
 	size_t nids;
 	double retry_at;         /* name, label: an engine that failed: not before */
 	int said;                /* its failure was said */
@@ -522,21 +528,22 @@ static int member_inside(const char *dir, int depth)
 	return hit;
 }
 
-static int engine_said(const struct tie *x, const char *id)
+static const struct engine_ct *engine_said(const struct tie *x, const char *id)
 {
 	for (size_t k = 0; k < x->nids; k++)
-		if (strcmp(x->ids[k], id) == 0)
-			return 1;
-	return 0;
+		if (strcmp(x->ids[k].id, id) == 0)
+			return &x->ids[k];
+	return NULL;
 }
 
 static void tie_of(struct ct *c)
 {
 	for (size_t i = 0; i < C.nties && !c->tied[0]; i++) {
 		struct tie *x = &C.ties[i];
+		const struct engine_ct *e = NULL;
 		int hit;
 		if (x->sock)
-			hit = engine_said(x, c->id);
+			hit = (e = engine_said(x, c->id)) != NULL;
 		else if (strcmp(x->kind, "cidfile") == 0)
 			hit = strcmp(x->id, c->id) == 0;
 		else
@@ -547,6 +554,11 @@ static void tie_of(struct ct *c)
 				: strcmp(x->kind, "cidfile") == 0 ? "cidfile" : "cgroup-parent";
 			if (x->name && !c->name[0])
 				rm_sanitize(x->name, strlen(x->name), c->name, sizeof(c->name));
+			/* Listed before its cgroup was made (docker create,
+			 * or a run asked about between its create and its
+			 * start): the name the engine gave then. */
+			if (e && !c->name[0])
+				memcpy(c->name, e->name, sizeof(c->name));
 		}
 	}
 	if (!c->tied[0] && member_inside(c->dir, 0))
@@ -669,7 +681,9 @@ static void engine_id(const char *id, const char *name, void *arg)
 			tree_oom();
 		x->ids = v;
 	}
-	memcpy(x->ids[x->nids++], id, RM_CT_ID_LEN + 1);
+	memcpy(x->ids[x->nids].id, id, RM_CT_ID_LEN + 1);
+	rm_sanitize(name, strlen(name), x->ids[x->nids].name, sizeof(x->ids[x->nids].name));
+	x->nids++;
 }
 
 /* A JSON string of s (quotes included) into out: 0, or -1 when too long. */
