@@ -86,7 +86,10 @@ strace() {
   fi
 }
 
-# wait_for TIMEOUT_S CMD ARGS...: poll every 20 ms until CMD succeeds.
+# wait_for TIMEOUT_S CMD ARGS...: poll every 20 ms until CMD succeeds,
+# TIMEOUT_S * 50 tries: at least TIMEOUT_S seconds, more where CMD itself
+# is slow (a python reading of a long CSV: 0.1-0.2 s a try makes 60 "s"
+# six to ten minutes before a failure is reported).
 wait_for() {
   local i limit=$(( $1 * 50 ))
   shift
