@@ -131,12 +131,13 @@ brief_build() {
 }
 
 @test "the watched PID's end gives a summary within a second, even at --interval 15" {
-  sleep 2 &
-  local build=$! t0 t1
-  BG_PIDS="$build"
-  start_monitor --out-dir "$OUT" --run-id w --interval 15 --watch-pid "$build"
-  wait_for 5 has_rows "$OUT/resources-w.csv"
-  wait "$build" || true
+  local t0 t1
+  # The build ends once the first row is written: under ASan beside busy
+  # loops the monitor took over 5 s to write it, after a fixed sleep 2.
+  brief_build "$OUT/resources-w.csv"
+  start_monitor --out-dir "$OUT" --run-id w --interval 15 --watch-pid "$BUILD"
+  wait_for 60 has_rows "$OUT/resources-w.csv"
+  wait "$BUILD" || true
   t0=$(date +%s.%N)
   wait_for 10 test -s "$OUT/resources-w.summary.json"
   t1=$(date +%s.%N)
@@ -844,6 +845,9 @@ stopped_at_end() {
   BG_PIDS="${BG_PIDS:-} $build"
   start_monitor --out-dir "$OUT" --run-id tkill --interval 0.1 --watch-pid "$build"
   wait_for 20 has_rows "$OUT/resources-tkill.csv"
+  # rm-tree has started (its header comes after its stats): stopped
+  # before, it has written no stats and the summary cannot name its mode.
+  wait_for 60 test -s "$OUT/resources-tkill.procs.csv"
   stopped_at_end rm-tree
   grep -Eq '^rm-monitor: rm-tree was killed at the end: processes still running at \+[0-9:]+ have no row in ' "$BATS_TEST_TMPDIR/mon.err"
   grep -Eq '^Process data: [a-z]+ mode, INCOMPLETE: the process log \(rm-tree\) has a gap' "$OUT/resources-tkill.summary.txt"
