@@ -267,11 +267,15 @@ brief_build() {
   cat >"$BATS_TEST_TMPDIR/orch.sh" <<'EOF'
 set -e
 setsid rm-monitor --out-dir "$1" --run-id orch --interval 0.2 --watch-pid $$ </dev/null >/dev/null 2>&1 &
+# The monitor refuses a build already gone at its start: the stand-in
+# build lives until it has claimed its CSV (at most 60 s), then 1.5 s.
+i=0
+until [ -e "$1/resources-orch.csv" ] || [ "$i" -ge 600 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 1.5
 exit 7
 EOF
   run -7 bash "$BATS_TEST_TMPDIR/orch.sh" "$OUT"
-  wait_for 5 test -s "$OUT/resources-orch.summary.json"
+  wait_for 60 test -s "$OUT/resources-orch.summary.json"
   jq -e '.system.samples >= 1' "$OUT/resources-orch.summary.json" >/dev/null
 }
 
