@@ -199,6 +199,13 @@ oom_in_cgroup() {
   wait "$OOM_PID" || true
 }
 
+# monitor_up CSV: the monitor has written a row of CSV (at most 60 s).  A
+# kill or a compile the test needs seen comes after it: a monitor slow to
+# start (loaded, or under ASan) would miss what came before.
+monitor_up() {
+  wait_for 60 bash -c '[ "$(wc -l 2>/dev/null <"$1" || echo 0)" -ge 2 ]' _ "$1"
+}
+
 # bats test_tags=slow
 @test "real: a build inside a limited cgroup: its kill names victim and stage, worded as the cgroup's limit" {
   new_memcg build 64
@@ -207,11 +214,14 @@ oom_in_cgroup() {
   cat >"$BATS_TEST_TMPDIR/orch.sh" <<'EOS'
 echo oomtest >"$3/stage"
 echo "running the allocator" >"$3/oomtest.log"
+# once the monitor has written a row (at most 60 s), then 0.6 s
+i=0
+while [ "$(wc -l 2>/dev/null <"$4" || echo 0)" -lt 2 ] && [ "$i" -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
 sleep 0.6
 bash -c 'echo $BASHPID >"$1/cgroup.procs" && exec "$2" 256 2' _ "$1" "$2" || echo "allocator ended: $?"
 sleep 1
 EOS
-  bash "$BATS_TEST_TMPDIR/orch.sh" "$CG" "$RM_BUILD/tests/oomer" "$logs" &
+  bash "$BATS_TEST_TMPDIR/orch.sh" "$CG" "$RM_BUILD/tests/oomer" "$logs" "$OUT/resources-memcg.csv" &
   local orch=$!
   BG_PIDS="$orch"
   run -0 rm-monitor --out-dir "$OUT" --run-id memcg --interval 0.2 --watch-pid "$orch" \
@@ -231,14 +241,17 @@ EOS
 @test "real: a kill in an unrelated cgroup while the monitor watches another build is not the build's" {
   need_scope_tree
   new_memcg other 64
-  sleep 4 &
+  sleep 120 &
   local build=$!
   BG_PIDS="$build"
   rm-monitor --out-dir "$OUT" --run-id other --interval 0.2 --watch-pid "$build" &
   local mon=$!
   BG_PIDS="$build $mon"
+  monitor_up "$OUT/resources-other.csv"
   sleep 1
   oom_in_cgroup "$CG"
+  sleep 2
+  kill "$build"
   wait "$mon"
   local cgname=${CG#/sys/fs/cgroup/memory}
   run -0 cat "$OUT/resources-other.summary.txt"
@@ -278,13 +291,16 @@ EOS
   setsid bash "$BATS_TEST_TMPDIR/neighbour/build.sh" "$BATS_TEST_TMPDIR/neighbour" 200 3 \
     neighbour/n1.cpp neighbour/n2.cpp neighbour/n3.cpp neighbour/n4.cpp </dev/null >/dev/null 2>&1 &
   local nb=$!
-  bash "$BATS_TEST_TMPDIR/watched/build.sh" "$BATS_TEST_TMPDIR/watched" 120 2 \
-    watched/w1.cpp watched/w2.cpp watched/w3.cpp watched/w4.cpp watched/w5.cpp watched/w6.cpp &
+  # The watched build compiles once the monitor has written a row.
+  (monitor_up "$OUT/resources-two.csv"
+  exec bash "$BATS_TEST_TMPDIR/watched/build.sh" "$BATS_TEST_TMPDIR/watched" 120 2 \
+    watched/w1.cpp watched/w2.cpp watched/w3.cpp watched/w4.cpp watched/w5.cpp watched/w6.cpp) 3>&- &
   local build=$!
   BG_PIDS="$nb $build"
   rm-monitor --out-dir "$OUT" --run-id two --interval 0.5 --procs-interval 0.2 --watch-pid "$build" &
   local mon=$!
   BG_PIDS="$nb $build $mon"
+  monitor_up "$OUT/resources-two.csv"
   sleep 2
   oom_in_cgroup "$CG"
   wait "$mon"
