@@ -625,9 +625,8 @@ print(" ".join(sorted({r["stage"] for r in csv.DictReader(open(sys.argv[1]))})))
   [ "$output" = "clean build" ]
   # A stage file that is written: no fallback, no note (0 in the JSON).
   printf 'base\n' >"$d/stage"
-  sleep 0.5 &
   run -0 rm-monitor --out-dir "$OUT" --run-id fb2 --interval 0.1 --stage-file "$d/stage" \
-    --stage-log-dir "$d/logs" --watch-pid "$!"
+    --stage-log-dir "$d/logs" --watch-pid "$(watched_until "$OUT/resources-fb2.csv")"
   run -1 grep -c "stage from the newest log" "$OUT/resources-fb2.summary.txt"
   [ "$(jq '.stage_fallback_rows' "$OUT/resources-fb2.summary.json")" = 0 ]
   # Without a stage file there is nothing to fall back from: null.
