@@ -100,14 +100,17 @@ wait_for() {
   return 1
 }
 
-# watched_until FILE: start a stand-in build that lives until FILE exists
-# (at most 60 s), then 0.5 s more, and print its PID.  rm-monitor refuses
-# a build already gone when it starts, and its start-up (the --check runs
-# of its binaries) can outlast a fixed sleep on a loaded host or under
-# ASan: wait for a file the monitor writes instead.
+# watched_until CSV: start a stand-in build that lives until CSV has a
+# row under its header (at most 60 s), and print its PID.  rm-monitor
+# refuses a build already gone when it starts, and its start-up (the
+# --check runs of its binaries) can outlast a fixed sleep on a loaded host
+# or under ASan: wait for the monitor's sampler to have written instead.
 watched_until() {
-  sh -c 'i=0; while [ ! -e "$1" ] && [ "$i" -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done; sleep 0.5' \
-    _ "$1" </dev/null >/dev/null 2>&1 3>&- &
+  sh -c 'i=0
+    while [ "$(wc -l 2>/dev/null <"$1" || echo 0)" -lt 2 ] && [ "$i" -lt 1200 ]; do
+      sleep 0.05
+      i=$((i + 1))
+    done' _ "$1" </dev/null >/dev/null 2>&1 3>&- &
   echo "$!"
 }
 
