@@ -591,6 +591,20 @@ static int older(struct rm_pnode *n, int lead, int final)
 	return n && n->forked && rm_older_pass(&n->older, lead, final);
 }
 
+/*
+ * Did a scan meet n as a zombie?  (Of an outsider neither excluded nor
+ * ended, the other reason is a kernel thread, which no member forks.)  A
+ * scan takes a zombie for a member's only when its parent is one already;
+ * when the parent's own fork event was not read yet either (a chain of
+ * shells forked during the first scan, under load), the zombie was left
+ * out and its record dropped.  Its fork event, from a member, says whose
+ * it is.
+ */
+static int met_zombie(const struct rm_pnode *n)
+{
+	return n->state == 'Z' || n->state == 'X';
+}
+
 static void on_fork(const struct rm_pe *e)
 {
 	const struct opts *o = E.h.o;
@@ -625,7 +639,8 @@ static void on_fork(const struct rm_pe *e)
 		if ((gone && (E.exact || n->member || n->seen == table_gen())) ||
 		    (!gone && st.starttime == n->start)) {
 			forked(n);
-			if (!n->member && !n->excluded && !n->ended && !n->outsider && member)
+			if (!n->member && !n->excluded && !n->ended && member &&
+			    (!n->outsider || met_zombie(n)))
 				table_join(n);
 			return;
 		}

@@ -270,7 +270,9 @@ static struct rm_pnode *meet(struct stream *s, int pid, double el)
 	 * still the job's: it joins and the reaper writes its row.  So is a
 	 * member's zombie child, met by a scan before its fork event was
 	 * read (a loaded machine): as an outsider it would never join, and
-	 * its exit record would be dropped (rows lost). */
+	 * its exit record would be dropped (rows lost).  One whose parent is
+	 * not a member yet (its fork event unread too) joins at its own
+	 * fork event (events.c, met_zombie). */
 	struct rm_pnode *parent = table_find(st.ppid);
 	int members_zombie = parent && parent->member && !parent->ended;
 	if ((st.flags & RM_PF_KTHREAD) ||

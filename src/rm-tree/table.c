@@ -21,7 +21,10 @@
  *   member        plain node        outsider [+ excluded [+ monitor_in]]
  *     |           (an --elsewhere   never joins; what an excluded node
  *     |            row at most:     forks is excluded too, except the
- *     |            table_elsewhere_row)  job of an rm-tree the build ran
+ *     |            table_elsewhere_row)  job of an rm-tree the build ran;
+ *     |                             a zombie a scan met before its
+ *     |                             fork event joins at that event
+ *     |                             when the parent is a member
  *     | it ends
  *     +-- sampled: table_end writes its row now
  *     +-- exact:   table_end parks a copy (table_park: ended, awaiting
