@@ -418,6 +418,10 @@ bad = [r for r in rows
        or (r["comm"] == "cat" and r["cmd"] and not r["cmd"].startswith("cat"))]
 for r in bad:
     print("#", r["pid"], r["comm"], r["start_s"], r["end_s"], r["cmd"])
+if len(rows) != 11:
+    print("#", len(rows), "rows, not 11 (the shell, five subshells, five cats):")
+    for r in rows:
+        print("#", r["pid"], r["ppid"], r["comm"], r["start_s"], r["end_s"], r["source"], r["cmd"])
 sys.exit(1 if bad or len(rows) != 11 else 0)
 PY
     then

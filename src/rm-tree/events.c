@@ -592,17 +592,18 @@ static int older(struct rm_pnode *n, int lead, int final)
 }
 
 /*
- * Did a scan meet n as a zombie?  (Of an outsider neither excluded nor
- * ended, the other reason is a kernel thread, which no member forks.)  A
- * scan takes a zombie for a member's only when its parent is one already;
- * when the parent's own fork event was not read yet either (a chain of
- * shells forked during the first scan, under load), the zombie was left
- * out and its record dropped.  Its fork event, from a member, says whose
- * it is.
+ * Is n an outsider only because a scan met it as a zombie?  A scan takes
+ * a zombie for a member's only when its parent is one already; when the
+ * parent's own fork event was not read yet either (a chain of shells
+ * forked during the first scan, under load), the zombie was left out and
+ * its record dropped.  Its fork event, from a member, says whose it is.
+ * Not a member that a scan found gone (was_member: its copy is parked
+ * for its record; joining again gave it a second, sampled row at the
+ * end), nor a kernel thread, which no member forks.
  */
 static int met_zombie(const struct rm_pnode *n)
 {
-	return n->state == 'Z' || n->state == 'X';
+	return (n->state == 'Z' || n->state == 'X') && !n->was_member;
 }
 
 static void on_fork(const struct rm_pe *e)
