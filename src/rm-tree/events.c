@@ -56,10 +56,10 @@
  *
  * What an event does to a process it does through table.c's transitions
  * (the only writer of a process's state and of exit-log rows); this file
- * decides which.  It is long because it does three jobs for now:
- * membership from fork and exec, taskstats records into rows, and
- * --elsewhere with --stats; the next split takes --elsewhere out (the
- * wake-up filter is wake.c's).
+ * decides which.  It is long because it does two jobs: membership from
+ * fork and exec, and taskstats records into rows (with which process a
+ * record is of, above); the --stats file is written here too.  The
+ * wake-up filter is wake.c's, the --elsewhere sweep elsewhere.c's.
  */
 #include <err.h>
 #include <errno.h>
@@ -82,15 +82,12 @@ static struct {
 	int mev;                 /* members' fork and exec events this pump */
 	int exact, on;
 	int memb;                /* sampled, but membership from the connector */
-	int elsewhere;           /* --elsewhere: outsiders read every 10th tick */
 	char why[160];
 	uint64_t lost, resyncs;
 	int delayacct;           /* /proc/sys/kernel/task_delayacct, -1 unknown */
-	long ticks;
 	double el;
 	int resync;
 	int got;                 /* datagrams read by the last pump */
-	pid_t me;                /* getpid(), asked once, not per process listed */
 	struct events_host h;    /* the stream's (events_start) */
 	struct rm_pidctr ends;   /* exact: records still to come, per PID */
 	int uncounted;           /* a record without ac_tgid: E.ends is off */
@@ -131,11 +128,12 @@ void events_coalesce(void)
 
 int events_members_only(void)
 {
-	if (E.exact)
-		return 1;
-	/* Sampled: --elsewhere reads the outsiders every tenth tick (see
-	 * events_elsewhere_scan), from a listing of /proc. */
-	return E.memb && !(E.elsewhere && E.ticks % 10 == 0);
+	return E.exact || E.memb;
+}
+
+int events_from_connector(void)
+{
+	return E.memb;
 }
 
 int events_resync_due(void)
@@ -222,7 +220,6 @@ static void members_start(int *wake_fd)
 		return;
 	}
 	E.memb = 1;
-	E.elsewhere = o->elsewhere;
 	wake_begin();
 }
 
@@ -239,7 +236,6 @@ void events_start(const struct events_host *h, int *wake_fd)
 	int memb = 0;
 
 	E.h = *h;
-	E.me = getpid();
 	E.delayacct = read_delayacct();
 	if (no && strcmp(no, "1") == 0) {
 		snprintf(E.why, sizeof(E.why), "RM_NO_EVENTS=1");
@@ -361,7 +357,7 @@ int events_monitor_job(struct rm_pnode *p)
 
 /* What a stat read says of n: parent, group, state, name (its main
  * thread's, as comm's). */
-static void take_stat(struct rm_pnode *n, const struct rm_pstat *st)
+void events_take_stat(struct rm_pnode *n, const struct rm_pstat *st)
 {
 	n->ppid = st->ppid;
 	n->pgrp = st->pgrp;
@@ -372,7 +368,7 @@ static void take_stat(struct rm_pnode *n, const struct rm_pstat *st)
 
 /* A node for pid, read from /proc now (start 0 when it is already gone),
  * or, lazy, not read: a member's child at its fork (fork_stat). */
-static struct rm_pnode *add_node(int pid, const struct rm_pnode *parent, int lazy)
+struct rm_pnode *events_add_node(int pid, const struct rm_pnode *parent, int lazy)
 {
 	struct rm_pstat st;
 	struct rm_pnode *n, *pp;
@@ -380,7 +376,7 @@ static struct rm_pnode *add_node(int pid, const struct rm_pnode *parent, int laz
 
 	n = table_meet_decided(pid, ok ? st.starttime : 0);
 	if (ok) {
-		take_stat(n, &st);
+		events_take_stat(n, &st);
 	} else if (parent) {
 		/* A fork's child is named as its parent, until it execs. */
 		n->ppid = parent->pid;
@@ -446,7 +442,7 @@ static int fork_stat(struct rm_pnode *n)
 	if (at < n->start_el - 0.5 || at > n->start_el + 0.5)
 		return 0;
 	n->start = st.starttime;
-	take_stat(n, &st);
+	events_take_stat(n, &st);
 	return 1;
 }
 
@@ -479,7 +475,7 @@ static void read_comm(struct rm_pnode *n)
  * first: empty, the process is gone or a zombie (its memory freed), and
  * its name is its exit record's, so comm is not read for nothing (at a
  * high fork rate most short processes are gone by their exec event). */
-static void read_cmd(struct rm_pnode *n)
+void events_read_cmd(struct rm_pnode *n)
 {
 	char buf[4096];
 	ssize_t len;
@@ -520,11 +516,11 @@ void events_adopt(int pid)
 	if (n && (n->start != st.starttime || n->ended || n->outsider))
 		return;  /* (a reused PID: the next scan settles it) */
 	if (!n)
-		n = add_node(pid, table_find(st.ppid), 0);
+		n = events_add_node(pid, table_find(st.ppid), 0);
 	if (n->excluded)
 		return;
 	table_join(n);
-	read_cmd(n);
+	events_read_cmd(n);
 	E.mev++;
 }
 
@@ -660,7 +656,7 @@ static void on_fork(const struct rm_pe *e)
 	       p->pid != self && ev_el(e->ts_ns) >= 0;
 	if (lazy && npend == PEND_MAX)
 		fork_stat_pending();
-	n = add_node(e->pid, p, lazy);
+	n = events_add_node(e->pid, p, lazy);
 	forked(n);
 	if (lazy)
 		pend[npend++] = e->pid;
@@ -676,7 +672,7 @@ static void on_fork(const struct rm_pe *e)
 	if (member || selected(n)) {
 		table_join(n);
 		if (!inherit_cmd(n, p))
-			read_cmd(n);
+			events_read_cmd(n);
 		E.mev++;
 	}
 }
@@ -703,7 +699,7 @@ static void on_exec(const struct rm_pe *e)
 		n->cmd = NULL;
 		if (e->what == RM_PE_EXEC)
 			n->comm_ok = 0;
-		read_cmd(n);
+		events_read_cmd(n);
 		/* The main thread renamed itself (PR_SET_NAME): the event
 		 * says to what, whenever it is read. */
 		if (e->what == RM_PE_COMM) {
@@ -723,7 +719,7 @@ static void on_exec(const struct rm_pe *e)
 	    E.h.o->sel != SEL_ALL)
 		return;
 	if (!n)
-		n = add_node(e->tgid, NULL, 0);
+		n = events_add_node(e->tgid, NULL, 0);
 	else if (n->state == 'Z' || n->state == 'X')
 		return;
 	if (n->excluded)
@@ -745,7 +741,7 @@ static void on_exec(const struct rm_pe *e)
 	if (selected(n)) {
 		table_join(n);
 		if (!n->cmd_read)
-			read_cmd(n);
+			events_read_cmd(n);
 	}
 }
 
@@ -1147,189 +1143,6 @@ void events_pump(double el)
 	fork_stat_pending();
 	/* Members that ended before this pump and have no record: lost. */
 	table_parked_rows();
-}
-
-/* An outsider's readings for --elsewhere: VmHWM and its command. */
-static void outsider_read(struct rm_pnode *n)
-{
-	char buf[4096];
-	struct rm_pstatus pst;
-
-	if (rm_pfile_read(NULL, n->pid, "status", buf, sizeof(buf), 0) > 0 &&
-	    rm_pstatus_parse(buf, &pst) == 0 && pst.has_hwm) {
-		n->hwm_kib = pst.hwm_kib;
-		n->has_hwm = 1;
-		if (pst.has_uid) {
-			n->uid = pst.uid;
-			n->has_uid = 1;
-		}
-	}
-}
-
-/* Sampled mode with membership from events lists /proc only now and
- * then: an outsider met by an earlier listing may have ended since, and
- * its pid be another process's.  The node becomes that process's (the
- * old one owed no row: it was not heavy).  0 when the pid is gone. */
-static int renew(struct rm_pnode *n)
-{
-	struct rm_pstat st;
-
-	if (rm_pstat_read(n->pid, &st) < 0)
-		return 0;
-	if (st.starttime == n->start)
-		return 1;
-	n->start = st.starttime;
-	take_stat(n, &st);
-	free(n->cmd);
-	n->cmd = NULL;
-	n->cmd_read = 0;
-	n->emulated = RM_EMU_UNKNOWN;
-	n->has_ticks = 0;
-	n->rmtree_known = 0;
-	return 1;
-}
-
-/*
- * Exact mode: the heavy outsiders' command lines and users, read while
- * they live (their rows come from exit records, which carry no command
- * line).  A sweep lists /proc and reads each outsider's statm and, once
- * its resident size reached the --elsewhere threshold, its status
- * (VmHWM, Uid) and command line, once: never a read per exec on the host.
- * A sweep starts at most every tenth tick and reads at most SWEEP_EACH
- * statm files a tick, going on from where it stopped at the next: on a
- * host of N processes a sweep takes max(10, N / SWEEP_EACH) ticks, so a
- * tick's cost does not grow with the host's idle processes (an outsider
- * that ended before the sweep came to it has a row without a command
- * line).  Only heavy ones get a node; finalize writes their rows with it.
- */
-enum { SWEEP_EACH = 64, SWEEP_TICKS = 10 };
-
-static struct {
-	struct rm_procscan ps;
-	int on;                  /* a sweep is under way */
-	long started;            /* E.ticks at its start, -1 before the first */
-} X = { .started = -1 };
-
-static void sweep_end(void)
-{
-	if (X.on)
-		rm_procscan_close(&X.ps);
-	X.on = 0;
-}
-
-static void exact_outsiders(void)
-{
-	const struct opts *o = E.h.o;
-	int pid, reads = 0;
-
-	if (!X.on) {
-		if (X.started >= 0 && E.ticks - X.started < SWEEP_TICKS)
-			return;
-		if (rm_procscan_open(&X.ps) < 0)
-			return;
-		X.on = 1;
-		X.started = E.ticks;
-	}
-	while (reads < SWEEP_EACH && (pid = rm_procscan_next(&X.ps)) > 0) {
-		struct rm_pnode *n = table_find(pid);
-		struct rm_pstatus pst;
-		struct rm_pstat st;
-		uint64_t res_kib;
-		char buf[4096];
-
-		if (pid == E.h.self || pid == E.me ||
-		    (n && (n->member || n->excluded || n->ended || n->outsider || n->cmd_read)))
-			continue;
-		/* statm first (its resident size): a fraction of what status
-		 * costs the kernel to write, for every process on the host. */
-		reads++;
-		if (rm_pstatm_resident_kib(pid, &res_kib) < 0 || res_kib < o->elsewhere_kib)
-			continue;
-		if (rm_pfile_read(NULL, pid, "status", buf, sizeof(buf), 0) <= 0 ||
-		    rm_pstatus_parse(buf, &pst) < 0 || !pst.has_hwm || pst.hwm_kib < o->elsewhere_kib)
-			continue;
-		if (rm_pstat_read(pid, &st) < 0)
-			continue;
-		if (n && n->start != st.starttime) {
-			table_forget(n);  /* its pid is another process's now */
-			n = NULL;
-		}
-		if (!n && (!(n = add_node(pid, NULL, 0))->start || n->excluded))
-			continue;
-		if (pst.has_uid) {
-			n->uid = pst.uid;
-			n->has_uid = 1;
-		}
-		read_cmd(n);
-	}
-	if (reads < SWEEP_EACH)
-		sweep_end();  /* the listing's end */
-}
-
-void events_elsewhere_scan(double el, int final)
-{
-	const struct opts *o = E.h.o;
-	struct rm_pnode *n;
-	size_t it = 0;
-
-	if (!o->elsewhere)
-		return;
-	if (E.exact && !final) {
-		exact_outsiders();
-		E.ticks++;
-		return;
-	}
-	if (E.exact)
-		sweep_end();
-	if (!final && E.ticks++ % 10 != 0)
-		return;
-	while ((n = table_next(&it)) != NULL) {
-		if (n->member || n->excluded || n->ended || n->pid == E.me ||
-		    n->state == 'Z' || n->state == 'X')
-			continue;
-		if (n->outsider) {
-			/* kernel threads have no memory of their own */
-			char b[8];
-			if (rm_pfile_read(NULL, n->pid, "statm", b, sizeof(b), 0) <= 0 || b[0] == '0')
-				continue;
-		}
-		outsider_read(n);
-		if (!n->has_hwm || n->hwm_kib < o->elsewhere_kib)
-			continue;
-		if (E.memb && !renew(n)) {
-			n->has_hwm = 0;
-			continue;
-		}
-		if (!n->cmd_read)
-			read_cmd(n);
-		if (final) {
-			struct rm_pstat st;
-			n->peak_kib = n->hwm_kib;
-			n->has_peak = 1;
-			n->peak_at = -1;
-			if (rm_pstat_read(n->pid, &st) == 0 && st.starttime == n->start) {
-				n->ticks = st.utime + st.stime;
-				n->has_ticks = 1;
-			}
-			table_elsewhere_row(n, -1);
-			n->has_peak = 0;
-		}
-	}
-	(void)el;
-}
-
-/* Sampled mode: an outsider the scan no longer sees. */
-void events_outsider_gone(struct rm_pnode *n, double el)
-{
-	const struct opts *o = E.h.o;
-
-	if (!o->elsewhere || E.exact || n->excluded || n->ended || !n->has_hwm ||
-	    n->hwm_kib < o->elsewhere_kib)
-		return;
-	n->peak_kib = n->hwm_kib;
-	n->has_peak = 1;
-	n->peak_at = -1;
-	table_elsewhere_row(n, el);
 }
 
 void events_decide(struct rm_pnode **v, size_t nv)

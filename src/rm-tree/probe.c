@@ -510,7 +510,7 @@ void scan(struct stream *s, double el)
 		if (n->member)
 			table_end(n, el);
 		else
-			events_outsider_gone(n, el);
+			elsewhere_outsider_gone(n, el);
 		table_forget(n);
 	}
 	drop_bystanders(s);
@@ -558,7 +558,7 @@ void scan_members(struct stream *s, double el)
 			if (kill(n->pid, 0) < 0 && errno == ESRCH)
 				table_forget(n);
 		} else if (rm_pstat_read(n->pid, &st) < 0 || st.starttime != n->start) {
-			events_outsider_gone(n, el);
+			elsewhere_outsider_gone(n, el);
 			table_forget(n);
 		}
 	}

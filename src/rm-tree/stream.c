@@ -76,6 +76,7 @@ static int stream_start(struct stream *s, const struct opts *o)
 		.o = o, .self = s->exec ? s->self : 0, .t0 = &s->tick.start, .boot0 = &s->boot0,
 	};
 	events_start(&host, &s->tick.extra_fd);
+	elsewhere_start(o, host.self);
 	s->exact = events_exact();
 	events_stats(0);
 	containers_start(o);
@@ -134,13 +135,14 @@ static void stream_ticks(struct stream *s)
 			}
 		}
 		el = rm_tick_elapsed(&s->tick);
-		if (events_members_only() && !s->first_scan && !events_resync_due())
+		if (events_members_only() && !elsewhere_lists_now() && !s->first_scan &&
+		    !events_resync_due())
 			scan_members(s, el);
 		else
 			scan(s, el);
 		events_pump(el);
 		table_drop_ghosts();
-		events_elsewhere_scan(el, 0);
+		elsewhere_scan(el, 0);
 		totals(s, el, 1);
 		containers_tick(el);
 		adopt_containers();
@@ -170,7 +172,7 @@ static int stream_finish(struct stream *s)
 	if (s->exec && s->root_done)
 		tell_orphans(s);
 	table_survivors();
-	events_elsewhere_scan(el, 1);
+	elsewhere_scan(el, 1);
 	events_stats(1);
 	containers_finish(el);
 	live_end(s);

@@ -196,8 +196,9 @@ int wake_redrained(int mev, int lost);
 void events_start(const struct events_host *h, int *wake_fd);
 int events_exact(void);                    /* exit rows come from the kernel */
 int events_on(void);                       /* any event source is open */
-/* May this tick read the members only, not list /proc?  Exact mode, and
- * sampled mode with membership from the connector (a tree selection). */
+/* May a tick read the members only, not list /proc?  Exact mode, and
+ * sampled mode with membership from the connector (a tree selection),
+ * whose --elsewhere lists /proc now and then (elsewhere_lists_now). */
 int events_members_only(void);
 /* Events were lost: the next tick lists /proc (once; clears the flag). */
 int events_resync_due(void);
@@ -214,15 +215,33 @@ int events_excluded_pid(const struct opts *o, int pid);
 int events_monitor_job(struct rm_pnode *p);
 int events_in_cgroup(const struct opts *o, int pid);
 void events_adopt(int pid);          /* a tied container's process joins */
-/* --elsewhere in sampled mode: readings of outsiders every 10th tick,
- * rows for those that ended; at the end (final) for the live ones. */
-void events_elsewhere_scan(double el, int final);
-void events_outsider_gone(struct rm_pnode *n, double el);
+/* Sampled mode with membership from the connector (a tree selection
+ * without taskstats). */
+int events_from_connector(void);
+/* For elsewhere.c: a node for pid read from /proc now (lazy: a member's
+ * child at its fork, read at the pump's end), what a stat read says of
+ * a node, and a live process's command line and name. */
+struct rm_pnode *events_add_node(int pid, const struct rm_pnode *parent, int lazy);
+void events_take_stat(struct rm_pnode *n, const struct rm_pstat *st);
+void events_read_cmd(struct rm_pnode *n);
 /* Sampled membership of the processes a scan met: --exclude-tree,
  * --in-cgroup. */
 void events_decide(struct rm_pnode **v, size_t nv);
 /* The --stats file and the stderr line about lost events. */
 void events_stats(int final);
+
+/* elsewhere.c: --elsewhere, the heavy processes outside the selection.
+ * Exact mode: each tick reads a bounded share of a sweep of /proc for
+ * them (their rows come from their exit records, events.c).  Sampled
+ * mode: readings of outsiders every 10th tick, rows for those that ended
+ * (elsewhere_outsider_gone); at the end (final) for the live ones. */
+void elsewhere_start(const struct opts *o, pid_t self);
+void elsewhere_scan(double el, int final);
+void elsewhere_outsider_gone(struct rm_pnode *n, double el);
+/* Does this tick list /proc for --elsewhere?  Sampled mode with
+ * membership from the connector lists it every tenth tick for the
+ * outsiders' readings. */
+int elsewhere_lists_now(void);
 
 /* containers.c: --containers FILE, a row per container cgroup per tick,
  * tied to the build by its clients' command lines. */
