@@ -198,10 +198,12 @@ rows_lost_at_least() {
   local d="${BATS_TEST_TMPDIR}/out" pid
   mkdir -p "${d}"
   pid=$(watched_until "${d}/resources-atom.csv")
+  # Its stderr says why, should it fail (a loaded make check SAN=1 saw
+  # it exit non-zero once, with nothing to tell why).
   strace -f -qq -y -e trace=open,openat,creat,rename,renameat,renameat2,link,linkat \
     -o "${BATS_TEST_TMPDIR}/trace" \
     rm-monitor --out-dir "${d}" --run-id atom --interval 0.1 --watch-pid "${pid}" \
-    2>"${BATS_TEST_TMPDIR}/mon.err"
+    2>"${BATS_TEST_TMPDIR}/mon.err" || { cat "${BATS_TEST_TMPDIR}/mon.err"; false; }
   [[ -s "${d}/resources-atom.summary.txt" && -s "${d}/resources-atom.summary.json" ]]
   run -0 "${PY}" - "${BATS_TEST_TMPDIR}/trace" "${d}" <<'PYEOF'
 import re, sys
@@ -242,9 +244,18 @@ PYEOF
     skip_needs_root "cannot mount a tmpfs here: $(cat "${BATS_TEST_TMPDIR}/mount.err")" 21
   fi
   fill
-  # 5 s: an ASan build takes up to 2 s to start its samplers (SAN=1 lost
-  # one row in 2 s)
-  sleep 5 &
+  # The build lives 3 s past the start of the monitor's sampler (found by
+  # its --watch-pid, the monitor's PID), at most 60 s: a fixed 5 s was
+  # too short for an ASan build's start under load (a loaded make check
+  # SAN=1 lost one row, not two).
+  sh -c 'i=0
+    while [ "$i" -lt 600 ]; do
+      m=$(pgrep -f -- "rm-monitor --out-dir $1 --run-id full" | head -n 1)
+      [ -n "$m" ] && pgrep -f -- "rm-sample .*--watch-pid $m " >/dev/null && break
+      sleep 0.1
+      i=$((i + 1))
+    done
+    sleep 3' _ "${MNT}" </dev/null >/dev/null 2>&1 3>&- &
   local w=$!
   run -1 --separate-stderr rm-monitor --out-dir "${MNT}" --run-id full --interval 0.1 --watch-pid "${w}"
   echo "${stderr}"
