@@ -365,6 +365,28 @@ listing_ticks() {
   ((bad == 0))
 }
 
+# held_listing WHEN PATTERN N JOB: rm-tree --exec --log $T/c.csv (stderr
+# $T/err) of sh -c JOB under strace, which holds rm-tree's getdents64
+# calls numbered WHEN (strace's when=) 3 s each: the first scan's listing
+# of /proc.  JOB's shells may wait on the FIFO "$GO" (the read builtin: no
+# wait reaps their children); it is opened once N lines of the trace
+# match PATTERN (at most 60 s).  Prints the log and stderr; fails when the
+# trace never got there (the test then proves nothing).
+held_listing() {
+  local when=$1 pat=$2 n=$3 job=$4 rt held=0
+  mkfifo "$T/go"
+  GO="$T/go" strace -qq -o "$T/trace" -e trace=getdents64 \
+    -e inject=getdents64:delay_enter=3000000:when="$when" \
+    rm-tree --exec --log "$T/c.csv" -- sh -c "$job" 2>"$T/err" 3>&- &
+  rt=$!
+  wait_for 60 sh -c '[ -e "$1" ] && [ "$(grep -c -- "$2" "$1")" -ge "$3" ]' _ "$T/trace" "$pat" "$n" &&
+    held=1
+  timeout 60 sh -c ': >"$1"' _ "$T/go" || true
+  wait "$rt"
+  cat "$T/c.csv" "$T/err"
+  ((held))
+}
+
 # The first scan lists /proc while the build forks on: it met a zombie
 # whose parent's fork event was not read yet, took it for an outsider, and
 # the zombie's fork event (from a member) then left it out, so its record
@@ -376,19 +398,11 @@ listing_ticks() {
   need_exact
   under_valgrind && skip "strace of the valgrind stand-in"
   command -v strace >/dev/null || skip "no strace"
-  local T="$BATS_TEST_TMPDIR" rt listed=0
-  mkfifo "$T/go"
+  local T="$BATS_TEST_TMPDIR"
+  # Released once the first call has returned: the listing is done.
   # shellcheck disable=SC2016
-  GO="$T/go" strace -qq -o "$T/trace" -e trace=getdents64 \
-    -e inject=getdents64:delay_enter=3000000:when=1 \
-    rm-tree --exec --log "$T/c.csv" -- \
-    sh -c 'sleep 1; sh -c "cat /dev/null & read x <\"\$GO\"; exit 0"; true' 2>"$T/err" 3>&- &
-  rt=$!
-  wait_for 60 grep -qs 'getdents64(.*) = ' "$T/trace" && listed=1
-  timeout 60 sh -c ': >"$1"' _ "$T/go" || true
-  wait "$rt"
-  cat "$T/c.csv" "$T/err"
-  ((listed))
+  held_listing 1 'getdents64(.*) = ' 1 \
+    'sleep 1; sh -c "cat /dev/null & read x <\"\$GO\"; exit 0"; true'
   [ "$(py_rows "$T/c.csv" 'r["comm"] == "cat" and r["source"] == "exact"')" -eq 1 ]
   # Its parent is the shell that waited, the root's child (by PID: that
   # shell's command line may be unread, as a loaded make check SAN=1 had it).
@@ -414,20 +428,10 @@ PY
   need_exact
   under_valgrind && skip "strace of the valgrind stand-in"
   command -v strace >/dev/null || skip "no strace"
-  local T="$BATS_TEST_TMPDIR" rt second=0
-  mkfifo "$T/go"
+  local T="$BATS_TEST_TMPDIR"
+  # Released once the second call has begun: cat was met.
   # shellcheck disable=SC2016
-  GO="$T/go" strace -qq -o "$T/trace" -e trace=getdents64 \
-    -e inject=getdents64:delay_enter=3000000:when=1..2 \
-    rm-tree --exec --log "$T/c.csv" -- \
-    sh -c 'sleep 1; cat /dev/null & read x <"$GO"; wait; exit 0' 2>"$T/err" 3>&- &
-  rt=$!
-  # The first call returned and the second began: cat was met.
-  wait_for 60 sh -c '[ -e "$1" ] && [ "$(grep -c getdents64 "$1")" -ge 2 ]' _ "$T/trace" && second=1
-  timeout 60 sh -c ': >"$1"' _ "$T/go" || true
-  wait "$rt"
-  cat "$T/c.csv" "$T/err"
-  ((second))
+  held_listing 1..2 'getdents64' 2 'sleep 1; cat /dev/null & read x <"$GO"; wait; exit 0'
   [ "$(py_rows "$T/c.csv" 'r["comm"] == "cat"')" -eq 1 ]
   [ "$(py_rows "$T/c.csv" 'r["comm"] == "cat" and r["source"] == "exact"')" -eq 1 ]
   [ "$(py_rows "$T/c.csv" 'True')" -eq 3 ]
