@@ -52,6 +52,17 @@ stop_server() {
 
 fd_count() { find "/proc/$SRV_PID/fd" -mindepth 1 -maxdepth 1 | wc -l; }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$SRV_PID/status"; }
+# fd_count_is N: the server has N descriptors open now (counted afresh on
+# each call, so wait_for can poll it).
+fd_count_is() { [[ "$(fd_count)" -eq "$1" ]]; }
+# fds_back_to N [TRIES]: wait until the server is back to N descriptors
+# (its connections drain after their answers); if it is not, list them.
+fds_back_to() {
+  wait_for "${2:-10}" fd_count_is "$1" && return 0
+  echo "descriptors: $(fd_count), expected $1:"
+  ls -l "/proc/$SRV_PID/fd"
+  return 1
+}
 
 # free_port: a port nothing listens on now, for a program that cannot
 # take port 0 (Prometheus).
@@ -227,8 +238,7 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.clos
   [[ "$output" == *" errors 0 "* ]]
   rss1=$(rss_kib)
   # Connections drain after their answers: wait for the last ones.
-  wait_for 10 test "$(fd_count)" -eq "$fd0"
-  [[ "$(fd_count)" -eq "$fd0" ]]
+  fds_back_to "$fd0"
   echo "RSS after warm-up ${rss0} KiB, after 1,000 more ${rss1} KiB"
   if ! under_san && ! under_valgrind; then
     [[ $((rss1 - rss0)) -le 64 && $((rss0 - rss1)) -le 64 ]]
@@ -328,7 +338,7 @@ EOF
   run -0 "$HTTPLOAD" -c 32 -n 20000 -t 300 -p /metrics -p "/usage?pid=$$" -p /healthz "$PORT"
   echo "$output" >&3
   [[ "$output" == "requests 20000 ok 20000 errors 0 "* ]]
-  wait_for 10 test "$(fd_count)" -eq "$fd0"
+  fds_back_to "$fd0"
   stop_server
 }
 
@@ -490,7 +500,7 @@ for _ in range(64):
     cs.append(c)
 time.sleep(3)
 for c in cs: c.close()' "$PORT"
-  wait_for 30 test "$(fd_count)" -eq "$fd0"
+  fds_back_to "$fd0" 30
   rss1=$(rss_kib)
   echo "answer ${size} bytes; RSS ${rss0} KiB before 64 unread answers, ${rss1} KiB after they closed"
   (( size > 150000 ))
