@@ -354,6 +354,15 @@ main() {
   failed=$(grep -cE '^not ok' "${tmp}/log")
   skipped=$(grep -cE '^ok .*# skip' "${tmp}/log")
   passed=$((passed - skipped))
+  # The failures again, each with the first lines of its diagnostics, just
+  # above the count: a log cut to its tail (CI's) still names them.
+  if ((failed > 0)); then
+    echo "# the failed tests again:"
+    awk '/^not ok/ { n = 0; keep = 1; print; next }
+         /^(ok|not ok) / { keep = 0 }
+         keep && /^#/ && n < 8 { print; n++; next }
+         !/^#/ { keep = 0 }' "${tmp}/log"
+  fi
   echo "${passed} passed, ${failed} failed, ${skipped} skipped"
   ((failed == 0 && passed > 0))
 }

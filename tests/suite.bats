@@ -27,6 +27,21 @@ suite() {
   grep -q '^check-long:' Makefile
 }
 
+@test "the failed tests are listed again above the count, each with its first diagnostics" {
+  run -1 suite bash tests/run.sh "$S/fails.bats"
+  # A log cut to its tail, as CI's, still names what failed and why.
+  local -a tail=("${lines[@]: -8}")
+  printf '%s\n' "${tail[@]}"
+  [ "${lines[-1]}" = "1 passed, 2 failed, 0 skipped" ]
+  local i
+  for i in "${!lines[@]}"; do [[ "${lines[i]}" == "# the failed tests again:" ]] && break; done
+  [[ "${lines[i]}" == "# the failed tests again:" ]]
+  [[ "${lines[i + 1]}" == "not ok 1 fails with a reason" ]]
+  [[ "${lines[*]:i + 2}" == *"# the reason it failed"* ]]
+  [[ "${lines[*]:i + 1}" == *"not ok 3 fails quietly"* ]]
+  [[ "${lines[*]:i}" != *"passes between"* && "${lines[*]:i}" != *"nothing to say"* ]]
+}
+
 @test "a test that hangs is killed after RM_TEST_TIMEOUT seconds, reported failed, and the suite goes on" {
   local t0=$SECONDS
   run -1 suite RM_TEST_TIMEOUT=3 RM_WATCHDOG_GRACE=3 bash tests/run.sh "$S/hang.bats"
@@ -115,4 +130,12 @@ suite() {
       [[ "$serial" == *" $name "* ]]
     fi
   done
+}
+
+@test "no wait_for polls a test whose operands were expanded once, before the first try" {
+  # A test of a command substitution as wait_for's command expands it once, so
+  # it waits for a constant: poll a function that counts afresh instead.
+  run grep -nE 'wait_for +[0-9]+ +(test|\[) [^|;]*\$\(' "$RM_TOP"/tests/*.bats "$RM_TOP"/tests/test_helper/*.bash
+  echo "$output"
+  [ "$status" -eq 1 ]
 }
