@@ -704,6 +704,13 @@ reuse_held() {
   skip "${why}: another process on the host held it for 60 s"
 }
 
+# release FIFO: open FIFO for writing and write one line, which a build
+# blocked in "read -r _ <FIFO" (bash's builtin: no fork) takes; at most
+# 60 s, for a build that never reads it.
+release() {
+  timeout 60 sh -c 'echo go >"$1"' _ "$1"
+}
+
 # builds_two_rows TREE D PID: rm-tree TREE (stderr D/err, exit log D/L)
 # ends, said exact mode, and logged on PID the build's two processes,
 # "sh" exit 3 then "sh" exit 5, and nothing else.
@@ -754,12 +761,16 @@ PY
   local d="$BATS_TEST_TMPDIR"
   write_reuse_py "$d/reuse.py"
   # The build: A (sh, exit 3) ends; a foreign sleep takes A's PID while the
-  # build waits; then the build's own B (sh, exit 5) takes it again.
+  # build waits; then the build's own B (sh, exit 5) takes it again.  The
+  # build waits in bash's read, not a loop of sleeps: a sleep forked between
+  # the foreign reuse.py's write of ns_last_pid and its fork would be the
+  # build's own process on A's PID, a third row rightly logged.
+  mkfifo "$d/foreign"
   # shellcheck disable=SC2016
   rm-tree --exec -i 1 --log "$d/L" -- bash -c '
     d=$1
     sh -c "echo \$\$ >$d/A.tmp; exit 3"; mv "$d/A.tmp" "$d/A"
-    until [ -e "$d/foreign" ]; do sleep 0.05; done
+    read -r _ <"$d/foreign"
     "$2" "$d/reuse.py" "$(cat "$d/A")" sh -c "exit 5" || exit 1
     sleep 0.5' build "$d" "$PY" 2>"$d/err" &
   local tree=$!
@@ -770,7 +781,7 @@ PY
   a=$(cat "$d/A")
   "$PY" "$d/reuse.py" "$a" sleep 0.3 2>"$d/foreign.err" ||   # not a descendant of the build
     { cat "$d/foreign.err"; reuse_held "$d/foreign.err"; false; }
-  touch "$d/foreign"
+  release "$d/foreign"
   builds_two_rows "$tree" "$d" "$a"
 }
 
@@ -788,18 +799,21 @@ reuse_while_stopped() {
   write_reuse_py "$d/reuse.py"
   # shellcheck disable=SC2016
   if (($1)); then b='touch "$0/B"; sleep 2; exit 5'; else b='touch "$0/B"; exit 5'; fi
+  # The build waits in bash's read, never forking while the foreign process
+  # takes A's PID (a sleep forked then could take it: the build's own row).
+  mkfifo "$d/go" "$d/end"
   # shellcheck disable=SC2016
   rm-tree --exec -i 1 --log "$d/L" --stats "$d/stats" -- bash -c '
     d=$1
     sh -c "echo \$\$ >$d/A.tmp; exit 3"; mv "$d/A.tmp" "$d/A"
-    until [ -e "$d/go" ]; do sleep 0.05; done
+    read -r _ <"$d/go"
     "$2" "$d/reuse.py" "$(cat "$d/A")" sh -c "$3" "$d" || exit 1
     touch "$d/Bdone"
-    until [ -e "$d/end" ]; do sleep 0.05; done' build "$d" "$PY" "$b" 2>"$d/err" 3>&- &
+    read -r _ <"$d/end"' build "$d" "$PY" "$b" 2>"$d/err" 3>&- &
   local tree=$! a i
   wait_for 30 test -e "$d/A"
   a=$(cat "$d/A")
-  # A's record read (a member's sleep starts after it)
+  # time for rm-tree to read A's record before it is stopped
   sleep 0.5
   stop_pid "$tree"
   local alive=$1
@@ -807,7 +821,7 @@ reuse_while_stopped() {
   (($#)) || set -- sleep 0.2
   "$PY" "$d/reuse.py" "$a" "$@" 2>"$d/foreign.err" ||   # not a descendant of the build
     { cat "$d/foreign.err"; reuse_held "$d/foreign.err"; false; }
-  touch "$d/go"
+  release "$d/go"
   # B runs once the build's reuse.py got the PID (within its 60 s).
   local want=Bdone
   ((alive)) && want=B
@@ -815,7 +829,7 @@ reuse_while_stopped() {
   resume_pid "$tree"
   wait_for 30 test -e "$d/Bdone"
   sleep 0.5
-  touch "$d/end"
+  release "$d/end"
   builds_two_rows "$tree" "$d" "$a"
   # B's own readings: its exit record's, not the sleep's (unless the
   # kernel dropped events while rm-tree was stopped: then a sampled row)
