@@ -8,8 +8,9 @@
  *   - per compile unit: its heaviest row's peak, name, time and emulated;
  *   - every compiler's peak, peak time, start and end (the p95 per stage,
  *     the compilers alive at once): 40 bytes a compiler;
- *   - every shown row's pid, parent, start and unit (a unit's compiles
- *     are counted once per driver, by walking the parents): 23 bytes a row;
+ *   - a unit's runs (its compiles counted once per driver, by walking
+ *     the parents as the rows come: unitwalk.c), bounded by the units and
+ *     the processes awaited, not by the rows;
  *   - whole rows only for the top N, the top 5 by write, read and reclaim
  *     stall, the largest, the largest ended, the survivors and killed
  *     compilers.
@@ -35,6 +36,7 @@
 #include "cu.h"
 #include "fmt.h"
 #include "fold.h"
+#include "unitwalk.h"
 
 enum { R_TOP = 1, R_LARGEST = 2, R_ENDED = 4, R_KEEP = 8, R_IO = 16 /* 16, 32, 64 */ };
 enum { D_RECLAIM = 3 };
@@ -69,20 +71,6 @@ struct fcomp {
 	int emulated;
 };
 
-/* A shown row's link to its parent, 22 bytes: the start in whole
- * milliseconds (rm-tree writes 3 decimals, and ms / 1000.0 is then the
- * very double read), else ANC_SIDE and an index into side[]. */
-struct __attribute__((packed)) fanc {
-	int pid, ppid;
-	uint32_t start;
-	int32_t unit;          /* -1 none; ANC_COUNTED: it has a peak, so counts */
-	uint16_t comm;         /* the command's index (65535: beyond) */
-	uint32_t seq;          /* read order */
-};
-#define ANC_SIDE 0x80000000u
-#define ANC_COUNTED 0x40000000
-#define ANC_UNIT(a) ((a)->unit < 0 ? -1 : (a)->unit & ~ANC_COUNTED)
-
 /* A bounded heap of kept rows, the worst at the root: by peak (key -1,
  * model.c's by_peak) or by write, read or reclaim stall (scopeout.c's
  * by_key), read order where they tie. */
@@ -107,11 +95,7 @@ struct fold {
 	struct shash hu;
 	struct fcomp *cp;
 	size_t ncp, capcp;
-	struct fanc *anc;
-	size_t nanc, capanc;
-	double *side;           /* starts not in whole milliseconds */
-	size_t nside, capside;
-	int *rank;              /* a command's rank by name, for the sort */
+	struct uwalk *uw;       /* the units' runs (unitwalk.c) */
 	struct kheap top, io[3];   /* the top N shown; the top 5 by write, read, reclaim */
 	struct fkeep *largest, *ended;
 	struct fkeep **keep;
@@ -327,23 +311,6 @@ static struct fkeep *heap_offer(struct kheap *h, struct fkeep *k, const struct p
 	return k;
 }
 
-static uint32_t anc_key(struct fold *f, double start)
-{
-	if (start >= 0 && start < 2e6) {
-		uint32_t ms = (uint32_t)llround(start * 1000);
-		if ((double)ms / 1000.0 == start)
-			return ms;
-	}
-	GROW(f->side, f->nside, f->capside, 16);
-	f->side[f->nside] = start;
-	return ANC_SIDE | (uint32_t)f->nside++;
-}
-
-static double anc_start(const struct fold *f, const struct fanc *a)
-{
-	return a->start & ANC_SIDE ? f->side[a->start & ~ANC_SIDE] : (double)a->start / 1000.0;
-}
-
 static int regmatch(const regex_t *re, const struct proc *p)
 {
 	return regexec(re, p->comm, 0, NULL, 0) == 0 || regexec(re, p->cmd, 0, NULL, 0) == 0 ||
@@ -452,6 +419,7 @@ static struct fold *fold_new(struct report *r)
 	for (int i = 0; i < 3; i++)
 		f->io[i] = (struct kheap){ .cap = FOLD_IO_TOP, .key = i, .role = R_IO << i };
 	f->off = report_tree_off(r);
+	f->uw = uwalk_new();
 	/* Every stage is known: the system CSV was read first. */
 	fold_io_init(&f->fio, r->nstages);
 	return f;
@@ -549,12 +517,8 @@ void fold_row(struct report *r, struct proc *p)
 			}
 		}
 	}
-	if (p->shown) {
-		GROW(f->anc, f->nanc, f->capanc, 1024);
-		f->anc[f->nanc++] = (struct fanc){ p->pid, p->ppid, anc_key(f, p->start_s),
-						   ui < 0 ? -1 : ui | (isnan(p->peak_kib) ? 0 : ANC_COUNTED),
-						   (uint16_t)(ci < 65535 ? ci : 65535), (uint32_t)seq };
-	}
+	if (p->shown)
+		uwalk_row(f->uw, p->pid, p->ppid, p->start_s, p->end_s, ui, !isnan(p->peak_kib));
 	if (p->compiler && (!isnan(p->peak_kib) || !isnan(p->start_s))) {
 		GROW(f->cp, f->ncp, f->capcp, 256);
 		f->cp[f->ncp++] = (struct fcomp){ p->peak_kib, t, p->start_s, p->end_s, p->emulated };
@@ -628,121 +592,6 @@ int fold_has_uid(const struct report *r, long uid)
 	return 0;
 }
 
-/* model.c's by_pid over rows it had sorted by command name, both stably:
- * by PID, command name and read order, so that a search lands on the
- * same row of a reused PID. */
-static int anc_cmp(const struct fold *f, const struct fanc *x, const struct fanc *y)
-{
-	if (x->pid != y->pid)
-		return (x->pid > y->pid) - (x->pid < y->pid);
-	if (x->comm != y->comm)
-		return f->rank[x->comm] - f->rank[y->comm];
-	return (x->seq > y->seq) - (x->seq < y->seq);
-}
-
-static void anc_swap(struct fanc *a, struct fanc *b)
-{
-	struct fanc t = *a;
-	*a = *b;
-	*b = t;
-}
-
-/* Quicksort in place (median of three; the smaller side first, so the
- * stack stays short): the rows' links are most of the fold's memory, and
- * qsort(3) would take as much again for its merge.  The key (PID,
- * command, read order) is unique, so no order is left to chance. */
-static void anc_sort(const struct fold *f, struct fanc *v, size_t n)
-{
-	while (n > 12) {
-		size_t m = n / 2, i = 0, j = n - 1;
-		if (anc_cmp(f, &v[m], &v[0]) < 0)
-			anc_swap(&v[m], &v[0]);
-		if (anc_cmp(f, &v[n - 1], &v[0]) < 0)
-			anc_swap(&v[n - 1], &v[0]);
-		if (anc_cmp(f, &v[n - 1], &v[m]) < 0)
-			anc_swap(&v[n - 1], &v[m]);
-		struct fanc piv = v[m];
-		for (;;) {
-			while (anc_cmp(f, &v[i], &piv) < 0)
-				i++;
-			while (anc_cmp(f, &piv, &v[j]) < 0)
-				j--;
-			if (i >= j)
-				break;
-			anc_swap(&v[i++], &v[j--]);
-		}
-		/* v[0..j] <= pivot <= v[j+1..n) */
-		if (j + 1 < n - j - 1) {
-			anc_sort(f, v, j + 1);
-			v += j + 1;
-			n -= j + 1;
-		} else {
-			anc_sort(f, v + j + 1, n - j - 1);
-			n = j + 1;
-		}
-	}
-	for (size_t i = 1; i < n; i++)
-		for (size_t k = i; k > 0 && anc_cmp(f, &v[k], &v[k - 1]) < 0; k--)
-			anc_swap(&v[k], &v[k - 1]);
-}
-
-static const struct fanc *anc_find(const struct fanc *v, size_t n, int pid)
-{
-	/* bsearch(3)'s probes, as model.c's search made them. */
-	size_t l = 0, u = n;
-
-	while (l < u) {
-		size_t idx = (l + u) / 2;
-		if (pid < v[idx].pid)
-			u = idx;
-		else if (pid > v[idx].pid)
-			l = idx + 1;
-		else
-			return &v[idx];
-	}
-	return NULL;
-}
-
-static int below_own(const struct fold *f, const struct fanc *v, size_t n, const struct fanc *p)
-{
-	const struct fanc *c = p;
-
-	for (int depth = 0; depth < 64 && c->ppid > 0; depth++) {
-		const struct fanc *hit = anc_find(v, n, c->ppid);
-		if (!hit || hit == c || anc_start(f, hit) > anc_start(f, c))
-			return 0;
-		c = hit;
-		if (ANC_UNIT(c) == ANC_UNIT(p))
-			return 1;
-	}
-	return 0;
-}
-
-static const struct fold *rank_fold;
-
-static int by_name(const void *a, const void *b)
-{
-	return strcmp(rank_fold->c[*(const size_t *)a].comm, rank_fold->c[*(const size_t *)b].comm);
-}
-
-/* Each command's rank by name (65535: every one beyond, as stored). */
-static void comm_ranks(struct fold *f)
-{
-	size_t *v = xmalloc((f->nc ? f->nc : 1) * sizeof(*v));
-
-	for (size_t i = 0; i < f->nc; i++)
-		v[i] = i;
-	rank_fold = f;
-	qsort(v, f->nc, sizeof(*v), by_name);
-	f->rank = xmalloc(65536 * sizeof(*f->rank));
-	for (size_t i = 0; i < 65536; i++)
-		f->rank[i] = (int)f->nc;
-	for (size_t i = 0; i < f->nc; i++)
-		if (v[i] < 65535)
-			f->rank[v[i]] = (int)i;
-	free(v);
-}
-
 void fold_lists(struct report *r)
 {
 	struct fold *f = r->fd;
@@ -758,15 +607,10 @@ void fold_lists(struct report *r)
 	}
 	qsort(r->groups, r->ngroups, sizeof(*r->groups), report_group_cmp);
 
-	comm_ranks(f);
-	anc_sort(f, f->anc, f->nanc);
-	for (size_t i = 0; i < f->nanc; i++)
-		if (f->anc[i].unit >= 0 && (f->anc[i].unit & ANC_COUNTED) &&
-		    !below_own(f, f->anc, f->nanc, &f->anc[i]))
-			f->u[ANC_UNIT(&f->anc[i])].count++;
-	free(f->anc);
-	f->anc = NULL;
-	f->nanc = 0;
+	for (size_t i = 0; i < f->nu; i++)
+		f->u[i].count = (int)uwalk_runs(f->uw, (int)i);
+	uwalk_free(f->uw);
+	f->uw = NULL;
 	r->units = xmalloc((f->nu ? f->nu : 1) * sizeof(*r->units));
 	for (size_t i = 0; i < f->nu; i++) {
 		const struct funit *u = &f->u[i];
@@ -859,9 +703,7 @@ void fold_free(struct report *r)
 	free(f->u);
 	free(f->hu.slot);
 	free(f->cp);
-	free(f->anc);
-	free(f->side);
-	free(f->rank);
+	uwalk_free(f->uw);
 	free(f->fio.stage_reclaim);
 	free(f->uids);
 	free(f);

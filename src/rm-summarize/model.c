@@ -29,6 +29,7 @@
 #include "oom.h"
 #include "procs.h"
 #include "sys.h"
+#include "unitwalk.h"
 
 #define READ_BUF (1024 * 1024)
 
@@ -299,36 +300,39 @@ static int dbl_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int by_pid(const void *a, const void *b)
+/* Each unit of a shown row a number (uid[i] of row i, -1 none), then the
+ * walk over the rows in read order that counts the units' runs, as fold.c
+ * counts them (unitwalk.c).  byu: room for every row. */
+static struct uwalk *unit_runs(struct report *r, struct proc **byu, int *uid)
 {
-	const struct proc *x = *(struct proc *const *)a, *y = *(struct proc *const *)b;
-	return (x->pid > y->pid) - (x->pid < y->pid);
-}
+	struct uwalk *uw = uwalk_new();
+	size_t nu = 0;
 
-/* Whether p's parent or an ancestor above it (by pid, among the n processes
- * of byp sorted by pid, started no later than p) has p's unit: a gcc driver,
- * its collect2 and their ld are one link of one unit, counted once. */
-static int unit_below_own(struct proc **byp, size_t n, const struct proc *p)
-{
-	const struct proc *c = p;
-
-	for (int depth = 0; depth < 64 && c->ppid > 0; depth++) {
-		struct proc key = { .pid = c->ppid }, *kp = &key, **hit;
-		hit = bsearch(&kp, byp, n, sizeof(*byp), by_pid);
-		if (!hit || *hit == c || (*hit)->start_s > c->start_s)
-			return 0;
-		c = *hit;
-		if (c->unit && strcmp(c->unit, p->unit) == 0)
-			return 1;
+	for (size_t i = 0; i < r->nproc; i++) {
+		uid[i] = -1;
+		if (r->procs[i].shown && r->procs[i].unit)
+			byu[nu++] = &r->procs[i];
 	}
-	return 0;
+	qsort(byu, nu, sizeof(*byu), by_unit);
+	for (size_t i = 0, id = 0; i < nu; i++) {
+		if (i && strcmp(byu[i]->unit, byu[i - 1]->unit) != 0)
+			id++;
+		uid[byu[i] - r->procs] = (int)id;
+	}
+	for (size_t i = 0; i < r->nproc; i++)
+		if (r->procs[i].shown)
+			uwalk_row(uw, r->procs[i].pid, r->procs[i].ppid, r->procs[i].start_s,
+				  r->procs[i].end_s, uid[i], !isnan(r->procs[i].peak_kib));
+	return uw;
 }
 
 /* Groups by command name and compile units, over the shown processes. */
 static void derive_lists(struct report *r)
 {
 	struct proc **v = xmalloc((r->nproc ? r->nproc : 1) * sizeof(*v));
-	struct proc **byp = xmalloc((r->nproc ? r->nproc : 1) * sizeof(*byp));
+	struct proc **byu = xmalloc((r->nproc ? r->nproc : 1) * sizeof(*byu));
+	int *uid = xmalloc((r->nproc ? r->nproc : 1) * sizeof(*uid));
+	struct uwalk *uw;
 	size_t n = 0;
 
 	for (size_t i = 0; i < r->nproc; i++)
@@ -357,8 +361,7 @@ static void derive_lists(struct report *r)
 	}
 	qsort(r->groups, r->ngroups, sizeof(*r->groups), report_group_cmp);
 
-	memcpy(byp, v, n * sizeof(*v));
-	qsort(byp, n, sizeof(*byp), by_pid);
+	uw = unit_runs(r, byu, uid);
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++)
 		if (v[i]->unit && !isnan(v[i]->peak_kib))
@@ -372,12 +375,10 @@ static void derive_lists(struct report *r)
 			u->name = v[i]->unit;
 			u->comm = v[i]->comm;
 			u->peak_kib = -1;
-			u->count = 0;
+			u->count = (int)uwalk_runs(uw, uid[v[i] - r->procs]);
 			u->stage = -1;
 		}
 		u = &r->units[r->nunits - 1];
-		if (!unit_below_own(byp, n, v[i]))
-			u->count++;
 		if (v[i]->peak_kib > u->peak_kib) {
 			u->peak_kib = v[i]->peak_kib;
 			u->comm = v[i]->comm;
@@ -386,7 +387,9 @@ static void derive_lists(struct report *r)
 		}
 	}
 	qsort(r->units, r->nunits, sizeof(*r->units), report_unit_cmp);
-	free(byp);
+	uwalk_free(uw);
+	free(uid);
+	free(byu);
 	free(v);
 }
 
