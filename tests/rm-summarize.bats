@@ -241,14 +241,47 @@ exitlog_pair() {
     /usr/bin/time -f %M -o "$d/rss1" rm-summarize ${fmt:+"$fmt"} --top 10 "$d/sys.csv" "$d/$n.procs.csv" >/dev/null
     /usr/bin/time -f %M -o "$d/rss10" rm-summarize ${fmt:+"$fmt"} --top 10 "$d/sys.csv" "$d/$((10 * n)).procs.csv" >/dev/null
     read -r rss1 <"$d/rss1" && read -r rss10 <"$d/rss10"
-    # Ten times the rows cost under 24 bytes a row more (held: about 370;
-    # folded, 19 measured: the compilers' figures, 40 bytes each, one row
-    # in eight, and the arrays' doubling; a unit's runs are counted as the
-    # rows come, no longer from a 22-byte parent link kept for every row,
-    # which made it 31).
+    # Ten times the rows cost under 8 bytes a row more (held: about 370;
+    # folded, 5 measured: the compilers' figures, 16 bytes each, one row in
+    # eight.  It was 31 with a 22-byte parent link kept for every row and
+    # 40 bytes a compiler, then 19 with the links gone.)
     echo "${fmt:-text}: rss $rss1 KiB for $n rows, $rss10 KiB for $((10 * n))" >&3
-    (((rss10 - rss1) * 1024 < 24 * 9 * n))
+    (((rss10 - rss1) * 1024 < 8 * 9 * n))
   done
+}
+
+@test "folded compilers' figures that no whole millisecond or KiB holds, and survivors: the same p95, largest and most alive at once as held rows" {
+  local d=$BATS_TEST_TMPDIR held folded
+  exitlog_pair "$d" 2000
+  # Each cc1plus starts 0.4 ms before its clang (the next row, 1.75 s
+  # later, 2.1 s long) ends: the two are alive at once only to the tenth
+  # of a millisecond.  Peaks with a fraction; some compilers with no end
+  # (alive at the end of the run), some with no start.
+  local ends
+  for ends in all some; do
+    mawk -v ends="$ends" 'BEGIN { FS = OFS = "," } NR == 1 { print; next }
+      $3 == "cc1plus" { $4 = sprintf("%.4f", $4 + 2.8496); $5 = sprintf("%.4f", $4 + 1); $6 = $6 + 0.25 }
+      $3 == "cc1plus" && ends == "some" && NR % 7 == 0 { $5 = "" }
+      $3 == "cc1plus" && NR % 11 == 0 { $4 = "" }
+      { print }' "$d/2000.procs.csv" >"$d/odd-$ends.procs.csv"
+  done
+  [ "$(grep -c '^[^,]*,[^,]*,cc1plus,[^,]*\.[0-9]\{4\},' "$d/odd-all.procs.csv")" -gt 200 ]
+  local args
+  for ends in all some; do
+    for args in "--json --top 10" "" "--markdown"; do
+      # shellcheck disable=SC2086  # the options, word-split on purpose
+      held=$(rm-summarize --csv "$d/rows.csv" $args "$d/sys.csv" "$d/odd-$ends.procs.csv")
+      # shellcheck disable=SC2086
+      folded=$(rm-summarize $args "$d/sys.csv" "$d/odd-$ends.procs.csv")
+      [ "$held" = "$folded" ]
+    done
+  done
+  # The figures are there to compare: two compilers alive at once (the
+  # 0.4 ms), a p95.
+  folded=$(rm-summarize --json --top 10 "$d/sys.csv" "$d/odd-all.procs.csv")
+  jq -e '[.memory_per_job[] | .p95_rss_kib] | length > 0' <<<"$folded"
+  jq -c '[.system.stages[] | .max_build_compilers]' <<<"$folded"
+  [ "$(jq -c '[.system.stages[] | .max_build_compilers] | max' <<<"$folded")" = 2 ]
 }
 
 @test "a unit's runs on a log of reused PIDs: each compile once per driver, as a walk over every row counts them, held or folded" {

@@ -7,7 +7,7 @@
  *     and its heaviest row, shown or not (the filters' names);
  *   - per compile unit: its heaviest row's peak, name, time and emulated;
  *   - every compiler's peak, peak time, start and end (the p95 per stage,
- *     the compilers alive at once): 40 bytes a compiler;
+ *     the compilers alive at once): 16 bytes a compiler (comps.c);
  *   - a unit's runs (its compiles counted once per driver, by walking
  *     the parents as the rows come: unitwalk.c), bounded by the units and
  *     the processes awaited, not by the rows;
@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comps.h"
 #include "containers.h"
 #include "cu.h"
 #include "fmt.h"
@@ -66,10 +67,6 @@ struct funit {
 	int emulated, count, listed;
 };
 
-struct fcomp {
-	double peak, t, start, end;
-	int emulated;
-};
 
 /* A bounded heap of kept rows, the worst at the root: by peak (key -1,
  * model.c's by_peak) or by write, read or reclaim stall (scopeout.c's
@@ -93,8 +90,7 @@ struct fold {
 	struct funit *u;
 	size_t nu, capu;
 	struct shash hu;
-	struct fcomp *cp;
-	size_t ncp, capcp;
+	struct comps cp;        /* every compiler's figures (comps.c) */
 	struct uwalk *uw;       /* the units' runs (unitwalk.c) */
 	struct kheap top, io[3];   /* the top N shown; the top 5 by write, read, reclaim */
 	struct fkeep *largest, *ended;
@@ -520,8 +516,7 @@ void fold_row(struct report *r, struct proc *p)
 	if (p->shown)
 		uwalk_row(f->uw, p->pid, p->ppid, p->start_s, p->end_s, ui, !isnan(p->peak_kib));
 	if (p->compiler && (!isnan(p->peak_kib) || !isnan(p->start_s))) {
-		GROW(f->cp, f->ncp, f->capcp, 256);
-		f->cp[f->ncp++] = (struct fcomp){ p->peak_kib, t, p->start_s, p->end_s, p->emulated };
+		comps_add(&f->cp, p->peak_kib, t, p->start_s, p->end_s, p->emulated == 1);
 	}
 
 	if (p->shown)
@@ -627,30 +622,13 @@ void fold_cpeaks(struct report *r, double off)
 {
 	struct fold *f = r->fd;
 
-	for (size_t i = 0; f && i < f->ncp; i++) {
-		const struct fcomp *c = &f->cp[i];
-		int si;
-		if (isnan(c->peak))
-			continue;
-		si = stage_at(r, isnan(c->t) ? NAN : off + c->t);
-		stage_add_cpeak(r, si, c->peak, c->emulated == 1);
-	}
+	if (f)
+		comps_stage_peaks(&f->cp, r, off);
 }
 
-size_t fold_comp_times(const struct report *r, double **start, double **end)
+int fold_comp_next(struct report *r, double last, double *t, int *d)
 {
-	const struct fold *f = r->fd;
-	size_t n = 0;
-
-	*start = xmalloc(((f ? f->ncp : 0) + 1) * sizeof(double));
-	*end = xmalloc(((f ? f->ncp : 0) + 1) * sizeof(double));
-	for (size_t i = 0; f && i < f->ncp; i++) {
-		if (isnan(f->cp[i].start))
-			continue;
-		(*start)[n] = f->cp[i].start;
-		(*end)[n++] = f->cp[i].end;
-	}
-	return n;
+	return r->fd && comps_next(&r->fd->cp, last, t, d);
 }
 
 static int by_best(const void *a, const void *b)
@@ -702,7 +680,7 @@ void fold_free(struct report *r)
 	free(f->hc.slot);
 	free(f->u);
 	free(f->hu.slot);
-	free(f->cp);
+	comps_free(&f->cp);
 	uwalk_free(f->uw);
 	free(f->fio.stage_reclaim);
 	free(f->uids);

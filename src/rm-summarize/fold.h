@@ -43,10 +43,12 @@ void fold_row(struct report *r, struct proc *p);
 void fold_gather(struct report *r);
 /* Groups and units into r->groups and r->units (model.c's derive_lists). */
 void fold_lists(struct report *r);
-/* Each compiler's peak into its stage's cpeaks (model.c's derive_perjob). */
+/* Each stage's compiler count, p95 and largest peak (model.c's
+ * derive_perjob: cp_folded). */
 void fold_cpeaks(struct report *r, double off);
-/* The compilers' start and end for the sweep: n of each, malloc'd. */
-size_t fold_comp_times(const struct report *r, double **start, double **end);
+/* The compilers' starts and ends as the sweep's events, in time order:
+ * the next in *t and *d (+1, -1), 0 after the last (comps_next). */
+int fold_comp_next(struct report *r, double last, double *t, int *d);
 /* A uid of the build's rows (procs_hide_cmdlines). */
 int fold_has_uid(const struct report *r, long uid);
 /* The filter figures (fmt.c's filtered). */

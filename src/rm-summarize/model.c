@@ -457,14 +457,19 @@ static void derive_perjob(struct report *r, const struct opts *o)
 		size_t rank;
 		if (!st->ncp)
 			continue;
-		qsort(st->cpeaks, st->ncp, sizeof(double), dbl_cmp);
 		pj = &r->perjob[r->nperjob++];
 		pj->stage = i;
 		pj->n = st->ncp;
 		pj->nemu = st->ncp_emu;
-		rank = (size_t)ceil(0.95 * (double)st->ncp);
-		pj->p95_kib = st->cpeaks[(rank ? rank : 1) - 1];
-		pj->max_kib = st->cpeaks[st->ncp - 1];
+		if (st->cp_folded) {
+			pj->p95_kib = st->cp_p95;
+			pj->max_kib = st->cp_max;
+		} else {
+			qsort(st->cpeaks, st->ncp, sizeof(double), dbl_cmp);
+			rank = (size_t)ceil(0.95 * (double)st->ncp);
+			pj->p95_kib = st->cpeaks[(rank ? rank : 1) - 1];
+			pj->max_kib = st->cpeaks[st->ncp - 1];
+		}
 		pj->by_max = pj->max_kib > pj->p95_kib && stage_oom_killed(r, i);
 		pj->suggest_mb = ceil((pj->by_max ? pj->max_kib : pj->p95_kib) / 1024.0 / 64.0) * 64.0;
 		if (pj->suggest_mb < 64)
@@ -528,43 +533,37 @@ static void comp_max(struct report *r, int stage, int n)
 static void derive_build_comp(struct report *r, double off)
 {
 	const struct sys *s = r->sys;
-	struct cev *v;
+	struct cev *v = NULL, e;
 	size_t n = 0, j = 0;
 	int cur = 0;
 
 	if (!s || isnan(off) || !r->nexitlogs)
 		return;
 	r->has_build_comp = 1;
-	if (r->fold) {
-		double *t0, *t1;
-		size_t m = fold_comp_times(r, &t0, &t1);
-		v = xmalloc((2 * m + 1) * sizeof(*v));
-		for (size_t i = 0; i < m; i++) {
-			v[n++] = (struct cev){ t0[i], 1 };
-			v[n++] = (struct cev){ isnan(t1[i]) ? s->last_epoch - off : t1[i], -1 };
-		}
-		free(t0);
-		free(t1);
-	} else {
+	if (!r->fold) {
 		v = xmalloc((2 * r->nproc + 1) * sizeof(*v));
+		for (size_t i = 0; i < r->nproc; i++) {
+			const struct proc *p = &r->procs[i];
+			double end = isnan(p->end_s) ? s->last_epoch - off : p->end_s;
+			if (!p->compiler || isnan(p->start_s))
+				continue;
+			v[n++] = (struct cev){ p->start_s, 1 };
+			v[n++] = (struct cev){ end, -1 };
+		}
+		qsort(v, n, sizeof(*v), cev_cmp);
 	}
-	for (size_t i = 0; !r->fold && i < r->nproc; i++) {
-		const struct proc *p = &r->procs[i];
-		double end = isnan(p->end_s) ? s->last_epoch - off : p->end_s;
-		if (!p->compiler || isnan(p->start_s))
-			continue;
-		v[n++] = (struct cev){ p->start_s, 1 };
-		v[n++] = (struct cev){ end, -1 };
-	}
-	qsort(v, n, sizeof(*v), cev_cmp);
 	for (int i = 0; i < r->nstages; i++)
 		if (r->stages[i].samples)
 			r->stages[i].build_comp = 0;
-	for (size_t i = 0; i < n; i++) {
-		for (; j < s->nseg && s->segs[j].epoch <= off + v[i].t; j++)
+	/* A folded log's events come sorted from its compilers' arrays, in
+	 * the order cev_cmp gives (comps.c), without a copy of them. */
+	for (size_t i = 0; r->fold ? fold_comp_next(r, s->last_epoch - off, &e.t, &e.d) : i < n; i++) {
+		if (!r->fold)
+			e = v[i];
+		for (; j < s->nseg && s->segs[j].epoch <= off + e.t; j++)
 			comp_max(r, s->segs[j].stage, cur);
-		cur += v[i].d;
-		comp_max(r, stage_at(r, off + v[i].t), cur);
+		cur += e.d;
+		comp_max(r, stage_at(r, off + e.t), cur);
 	}
 	free(v);
 }

@@ -195,6 +195,8 @@ struct stage {
 	double *cpeaks;        /* compiler peaks (KiB) that fell in this stage */
 	size_t ncp, capcp;
 	size_t ncp_emu;        /* of them emulated (rm-tree's emulated = yes) */
+	int cp_folded;         /* a folded log's: cpeaks empty, its p95 and max */
+	double cp_p95, cp_max; /* computed (comps.c) */
 };
 
 struct seg {
