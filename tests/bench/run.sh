@@ -18,7 +18,7 @@ set -u
 err() { printf 'bench: %s\n' "$*" >&2; }
 
 # The knobs that shorten a run, with what BENCH_QUICK=1 sets them to.
-QUICK_KNOBS=(EV_SECONDS=15 EV_REPS=1 EV_UNITS=200 BENCH_RUNS=3 BENCH_TICKS=500 BENCH_HISTORY_RUNS=200 XR_SECONDS=5 XR_REPS=1 MON_END=80 TI_END=40)
+QUICK_KNOBS=(EV_SECONDS=15 EV_REPS=1 EV_UNITS=200 BENCH_RUNS=3 BENCH_TICKS=500 BENCH_HISTORY_RUNS=200 XR_SECONDS=5 XR_REPS=1 MON_END=80 TI_END=40 EXITLOG_10M=0)
 
 # shortened [SECTION]: the knobs set in the environment (those SECTION's
 # file reads, when given), "K=V ..." (empty: none).
@@ -27,6 +27,7 @@ shortened() {
   for kv in "${QUICK_KNOBS[@]}"; do
     k=${kv%%=*}
     [[ -n "${!k:-}" ]] || continue
+    [[ "$k" != EXITLOG_10M || "${!k}" == 0 ]] || continue  # 1: the default
     [[ -z "${1:-}" ]] || grep -q "$k" "$1" || continue
     out+=("$k=${!k}")
   done
