@@ -146,9 +146,9 @@ static void tab_del(struct tab *t, uint64_t k)
 
 struct uwalk *uwalk_new(void)
 {
-	struct uwalk *w = xmalloc(sizeof(*w));
+	/* calloc: back[]'s 2 MiB are touched only where PIDs fall. */
+	struct uwalk *w = xcalloc(1, sizeof(*w));
 
-	memset(w, 0, sizeof(*w));
 	w->free_head = NONE;
 	return w;
 }

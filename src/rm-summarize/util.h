@@ -17,6 +17,8 @@ extern const char prog[];
 /* Memory, or exit 1 with "out of memory". */
 void *xmalloc(size_t n);
 void *xrealloc(void *p, size_t n);
+/* Zeroed memory, its pages left untouched until written. */
+void *xcalloc(size_t n, size_t size);
 char *xstrndup(const char *s, size_t n);
 /* s[0..n) made safe to print (rm_sanitize), in new memory. */
 char *sanitized(const char *s, size_t n);
