@@ -9,8 +9,9 @@
 #   --long   `make check-long`: only the bats tests tagged slow
 #            (`# bats test_tags=slow` on the line before @test).
 #   --for NAME  `make check T=NAME`: tests/NAME.bats, and the unit tests
-#            of the lib modules NAME's command links (the command: the
-#            longest leading part of NAME that is one, so rm-tree-exact is
+#            of the lib modules NAME's command links and those that include
+#            a source of the command's own (the command: the longest
+#            leading part of NAME that is one, so rm-tree-exact is
 #            rm-tree's; none for a subject such as cli or trust).
 #   --units NAME  print the unit tests --for NAME runs, one a line, and exit.
 #   FILE...  only these bats files (no unit tests, no shellcheck).
@@ -136,6 +137,8 @@ units_for() {
       if [[ -f "lib/${p}.c" ]]; then
         echo "M t_${p} ${p}"
       elif [[ -f "tests/unit/t_${p}.c" ]]; then
+        # One that includes a source of the command's own (t_comps) is its.
+        grep -q "^#include \"\.\./\.\./src/${cmd}/" "tests/unit/t_${p}.c" && echo "M t_${p} @cmd"
         # Its source and the sources it includes (t_regress: the fuzz targets').
         local -a srcs=("tests/unit/t_${p}.c")
         while IFS= read -r o; do

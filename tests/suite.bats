@@ -97,6 +97,10 @@ suite() {
   [[ "$output" != *t_csvread* && "$output" != *t_kmsg* && "$output" != *t_procev* ]]
   run -0 suite bash tests/run.sh --units rm-summarize
   [[ "$output" == *t_csvread* && "$output" == *t_kmsg* && "$output" != *t_gpu* ]]
+  # A unit test of a command's own source (t_comps: src/rm-summarize's).
+  [[ "$output" == *t_comps* ]]
+  run -0 suite bash tests/run.sh --units rm-gpu
+  [[ "$output" != *t_comps* ]]
   # A command's other files are its: rm-tree-exact runs rm-tree's units.
   run -0 suite bash tests/run.sh --units rm-tree-exact
   [[ "$output" == *t_procev* && "$output" == *t_ptree* ]]

@@ -153,6 +153,8 @@ void comps_stage_peaks(struct comps *c, struct report *r, double off)
 {
 	size_t m = 0;
 
+	if (!c->peak)
+		return;  /* done, or no compiler */
 	/* Each compiler with a peak: its stage into t[], packed to the front. */
 	for (size_t i = 0; i < c->n; i++) {
 		double peak = dec(c, c->peak[i], 1), t = dec(c, c->t[i], 1000);
