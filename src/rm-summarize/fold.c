@@ -23,8 +23,10 @@
  * on a generated log).
  *
  * This file is long because each folded figure sits beside the replay of
- * the derivation it stands for (model.c's lists, order and unit counts,
- * scopeout.c's I/O sums), so that the two can be read side by side.
+ * the derivation it stands for (model.c's lists and order, scopeout.c's
+ * I/O sums), so that the two can be read side by side.  The units' runs
+ * (unitwalk.c, which the held rows count with too) and the compilers'
+ * figures (comps.c) have files of their own.
  */
 #include <math.h>
 #include <stdint.h>
@@ -66,7 +68,6 @@ struct funit {
 	double peak, t;
 	int emulated, count, listed;
 };
-
 
 /* A bounded heap of kept rows, the worst at the root: by peak (key -1,
  * model.c's by_peak) or by write, read or reclaim stall (scopeout.c's
@@ -515,9 +516,8 @@ void fold_row(struct report *r, struct proc *p)
 	}
 	if (p->shown)
 		uwalk_row(f->uw, p->pid, p->ppid, p->start_s, p->end_s, ui, !isnan(p->peak_kib));
-	if (p->compiler && (!isnan(p->peak_kib) || !isnan(p->start_s))) {
+	if (p->compiler && (!isnan(p->peak_kib) || !isnan(p->start_s)))
 		comps_add(&f->cp, p->peak_kib, t, p->start_s, p->end_s, p->emulated == 1);
-	}
 
 	if (p->shown)
 		fold_io_row(r, f, p);
