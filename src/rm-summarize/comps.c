@@ -202,7 +202,6 @@ int comps_next(struct comps *c, double last, double *t, int *d)
 			}
 		c->ns = k;
 		c->is = c->ie = 0;
-		c->last = last;
 		sort(&(struct by){ c, c->start, NULL, 1000, NAN }, 0, k);
 		sort(&(struct by){ c, c->end, NULL, 1000, last }, 0, k);
 		c->sorted = 1;
@@ -211,7 +210,7 @@ int comps_next(struct comps *c, double last, double *t, int *d)
 		return 0;
 	e = c->ie < c->ns ? dec(c, c->end[c->ie], 1000) : NAN;
 	if (c->ie < c->ns && isnan(e))
-		e = c->last;
+		e = last;
 	s = c->is < c->ns ? dec(c, c->start[c->is], 1000) : NAN;
 	/* An end before a start at the same time. */
 	if (c->is == c->ns || (c->ie < c->ns && e <= s)) {

@@ -21,7 +21,6 @@ struct comps {
 	size_t nside, capside;
 	size_t ns, is, ie;                  /* the sweep: its events of each kind, */
 	int sorted;                         /* the next start and end */
-	double last;                        /* a survivor's end */
 };
 
 /* A compiler's row: peak KiB, peak time, start and end (rm-tree's
@@ -34,7 +33,8 @@ void comps_stage_peaks(struct comps *c, struct report *r, double off);
 /* The compilers with a start, as a sweep's events in time order (an end
  * before a start at the same time; a survivor ends at last): each call
  * gives the next in *t and *d (+1 a start, -1 an end), 0 after the last.
- * The first call sorts the starts and ends in place. */
+ * The first call sorts the starts and ends in place; every call passes
+ * the same last. */
 int comps_next(struct comps *c, double last, double *t, int *d);
 void comps_free(struct comps *c);
 
