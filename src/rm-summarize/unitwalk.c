@@ -6,18 +6,22 @@
  * read already is looked up in back[], the last row of each PID modulo
  * 65,536 (every PID, where pid_max is at most that: the default on most
  * machines is 32,768 or 4,194,304); a row there that had ended before the
- * child started is an older process on that PID, and the walk waits.  A parent not read yet is waited for:
- * the walk becomes an entry keyed by (awaited PID, unit), merged with the
- * other walks of that unit waiting on that PID (a make's thousands of gcc
- * drivers are one entry per unit).  The next row of that PID resolves the
+ * child started is an older process on that PID, and the walk waits.
+ * A parent not read yet is waited for: the walk becomes an entry keyed by
+ * (awaited PID, unit), merged with the other walks of that unit waiting
+ * on that PID (a make's thousands of gcc drivers are one entry per unit);
+ * the entries waiting on a PID are a list from lib/pidctr's table, the
+ * PID's first in its counter a.  The next row of that PID resolves the
  * entries: below their own unit (dropped), a later process on a reused
  * PID (they count, as a parent that started after its child is not one),
  * or a link to climb on from.  What still waits at the end counts.
  */
+#include <err.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pidctr.h"
 #include "unitwalk.h"
 #include "util.h"
 
@@ -44,7 +48,8 @@ struct pend {
 	double min_start;       /* the earliest start of the rows they stand at */
 };
 
-/* Open addressing, linear probing, deletion by backward shift: its size
+/* (PID, unit) -> entry: open addressing, linear probing, deletion by
+ * backward shift as lib/pidctr does for a PID alone, so that its size
  * follows the entries alive, not those ever made. */
 struct tab {
 	uint64_t *key;          /* 0: empty (a key's PID is never 0) */
@@ -58,7 +63,7 @@ struct uwalk {
 	size_t ne, cape;
 	uint32_t free_head;
 	struct tab byk;         /* (pid, unit) -> its entry */
-	struct tab byp;         /* pid -> the first entry waiting on it */
+	struct rm_pidctr byp;   /* pid -> a: 1 + the first entry waiting on it */
 	long *runs;
 	size_t nruns;
 	int done;
@@ -167,7 +172,8 @@ static void add_runs(struct uwalk *w, int unit, long n)
 /* n walks of unit standing at a row started at start wait for pid's row. */
 static void wait_for_row(struct uwalk *w, int pid, int unit, long n, double start, int depth)
 {
-	uint32_t *v = tab_get(&w->byk, key_of(pid, unit)), *head, i;
+	uint32_t *v = tab_get(&w->byk, key_of(pid, unit)), i;
+	struct rm_pidctr_e *head;
 	struct pend *e;
 
 	if (v) {
@@ -189,9 +195,10 @@ static void wait_for_row(struct uwalk *w, int pid, int unit, long n, double star
 		}
 		i = (uint32_t)w->ne++;
 	}
-	head = tab_get(&w->byp, (uint64_t)(uint32_t)pid);
-	w->e[i] = (struct pend){ pid, unit, depth, head ? *head : NONE, n, start };
-	tab_put(&w->byp, (uint64_t)(uint32_t)pid, i);
+	if (!(head = rm_pidctr_get(&w->byp, pid)))
+		errx(RM_EXIT_FAIL, "out of memory");
+	w->e[i] = (struct pend){ pid, unit, depth, head->a ? (uint32_t)head->a - 1 : NONE, n, start };
+	head->a = (int)i + 1;
 	tab_put(&w->byk, key_of(pid, unit), i);
 }
 
@@ -226,11 +233,11 @@ static void climb(struct uwalk *w, int unit, long n, int pid, int ppid, double s
 void uwalk_row(struct uwalk *w, int pid, int ppid, double start_s, double end_s, int unit,
 	       int counted)
 {
-	uint32_t *head = pid > 0 ? tab_get(&w->byp, (uint64_t)(uint32_t)pid) : NULL;
+	struct rm_pidctr_e *head = pid > 0 ? rm_pidctr_find(&w->byp, pid) : NULL;
 
 	if (head) {
-		uint32_t i = *head;
-		tab_del(&w->byp, (uint64_t)(uint32_t)pid);
+		uint32_t i = (uint32_t)head->a - 1;
+		rm_pidctr_del(&w->byp, pid);
 		while (i != NONE) {
 			struct pend e = w->e[i];
 			tab_del(&w->byk, key_of(e.pid, e.unit));
@@ -268,8 +275,7 @@ void uwalk_free(struct uwalk *w)
 	free(w->e);
 	free(w->byk.key);
 	free(w->byk.val);
-	free(w->byp.key);
-	free(w->byp.val);
+	rm_pidctr_free(&w->byp);
 	free(w->runs);
 	free(w);
 }
