@@ -27,6 +27,7 @@
 struct rm_pnode {
 	int pid, ppid, pgrp;
 	uint64_t start;          /* stat (22): clock ticks after boot */
+	/* rm-tree's parts but table.c ask table.c for these three. */
 	unsigned member : 1;     /* followed (sticky) */
 	unsigned fresh : 1;      /* met this scan, membership not decided */
 	unsigned outsider : 1;   /* kernel thread or zombie when met: never joins */
@@ -44,15 +45,13 @@ struct rm_pnode {
 	unsigned has_peak : 1, has_ticks : 1, has_pss : 1, has_hwm : 1, cmd_read : 1;
 	/* Event mode (rm-tree events.c): the kernel's exit record. */
 	unsigned exact : 1;      /* the row's readings are a taskstats record's */
-	unsigned ended : 1;      /* its row is written: never a member again */
-	unsigned was_member : 1; /* followed until it ended: what it forked is */
-	unsigned excluded : 1;   /* --exclude-tree: never a member */
-	unsigned monitor_in : 1; /* rm-tree: an excluded monitor the build ran:
-				  * the job an rm-tree among them runs
-				  * (--exec's CMD, rm-run's) is the build's */
+	/* rm-tree: where the process is in its life beyond member, fresh and
+	 * outsider (ended, excluded...).  Its bits are defined in rm-tree's
+	 * table.c alone, which alone reads and writes them; the other parts
+	 * ask table.c (table_is_ended and the like). */
+	unsigned char life;
 	unsigned rmtree_known : 1, rmtree : 1; /* rm-tree: its comm read since
 						* its last exec: an rm-tree */
-	unsigned scope_out : 1;  /* --elsewhere row */
 	unsigned has_io : 1, has_majflt : 1, has_delay : 1;
 	uint64_t read_kib, write_kib, majflt;
 	double delay_ms[5];      /* cpu, io, swapin, reclaim, thrash */

@@ -479,19 +479,56 @@ EOF
   nm -u "$d/table.o" | awk '{ print $2 }' | grep -qx log_row
 }
 
-# The state bits of struct rm_pnode that say where a process is in its
-# life are assigned in table.c alone (snap.c's are a snapshot's
-# selection); lib/ptree's adoption is reached through table_adopt.
-@test "a process's state is written only by table.c's transitions (the source has no other assignment to a state bit)" {
+# A process's state (lib/ptree's member, fresh and outsider bits, and
+# the life bits table.c defines for itself) is read and written in
+# table.c alone: the other parts ask table_is_member and its like, and
+# move a node by a transition (snap.c's bits are a snapshot's selection,
+# in a table of its own).  Before, five files wrote the bits and eight
+# read them, about 130 places, with no one place that said what a
+# combination meant.
+@test "a process's state is read and written only in table.c: no other part of rm-tree names a state bit" {
   local f bad files=()
-  for f in "$RM_TOP"/src/rm-tree/*.c; do
+  for f in "$RM_TOP"/src/rm-tree/*.[ch]; do
     case "$(basename "$f")" in table.c|snap.c) ;; *) files+=("$f") ;; esac
   done
-  bad=$(grep -nHE '(->|\.)(member|fresh|outsider|excluded|monitor_in|was_member|ended|scope_out)[[:space:]]*(=[^=]|\+\+|--)' "${files[@]}" || true)
+  bad=$(grep -nHE '(->|\.)(member|fresh|outsider|life)\b' "${files[@]}" || true)
   echo "$bad"
   [ -z "$bad" ]
-  # The pattern finds what it is for: table.c writes them.
-  grep -qE '(->|\.)(member)[[:space:]]*(=[^=])' "$RM_TOP/src/rm-tree/table.c"
+  # The life bits have no name outside table.c.
+  run grep -lE '\bL_(ENDED|WAS_MEMBER|EXCLUDED|MONITOR_IN)\b' "$RM_TOP"/src/*/*.[ch] "$RM_TOP"/lib/*.[ch]
+  [ "$output" = "$RM_TOP/src/rm-tree/table.c" ]
+  # The pattern finds what it is for: table.c reads and writes them.
+  grep -qE '(->|\.)member\b' "$RM_TOP/src/rm-tree/table.c"
+  grep -qE 'n->life & L_ENDED' "$RM_TOP/src/rm-tree/table.c"
+}
+
+# What table.c keeps for itself stays in it: every symbol table.o gives
+# the others is a table_ function that tree.h or stream.h declares (its
+# tables, the row and park helpers are static); the others reach nothing
+# else of it.  Read from the objects' symbols.
+@test "rm-tree's table.o exports only the table_ functions its headers declare: no other object reaches its internals" {
+  local d="$RM_BUILD/src/rm-tree" sym o bad=''
+  [[ -f "$d/table.o" ]] || skip "no objects in $d"
+  run -0 nm --defined-only "$d/table.o"
+  local -a exported=()
+  while read -r _ kind sym; do
+    [[ "$kind" =~ ^[A-Z]$ ]] && exported+=("$sym")
+  done <<<"$output"
+  [ "${#exported[@]}" -gt 20 ]
+  for sym in "${exported[@]}"; do
+    if [[ "$sym" != table_* ]] ||
+      ! grep -qE "[ *]$sym\(" "$RM_TOP/src/rm-tree/tree.h" "$RM_TOP/src/rm-tree/stream.h"; then
+      bad+="table.o exports $sym, which no header declares as table.c's"$'\n'
+    fi
+  done
+  # The accessors are what the others use: the state is asked, not read.
+  for o in "$d"/*.o; do
+    [[ "$(basename "$o")" == table.o ]] && continue
+    nm -u "$o" | awk '{ print $2 }' | grep -qx table_is_member && sym=used
+  done
+  echo "$bad"
+  [ -z "$bad" ]
+  [ "$sym" = used ]
 }
 
 # The parts call down, never back: no struct of src/ carries a function

@@ -357,7 +357,7 @@ int containers_job_before_exec(const struct rm_pnode *n)
 	const struct rm_pnode *p;
 
 	return strcmp(n->comm, "rm-tree") == 0 && (p = table_find(n->ppid)) != NULL && p != n &&
-	       p->excluded && strcmp(p->comm, "rm-tree") == 0 && runs_exec(p->pid);
+	       table_is_excluded(p) && strcmp(p->comm, "rm-tree") == 0 && runs_exec(p->pid);
 }
 
 void containers_cmdline(struct rm_pnode *n, const char *raw, ssize_t len)
@@ -368,14 +368,14 @@ void containers_cmdline(struct rm_pnode *n, const char *raw, ssize_t len)
 	struct stat st;
 	char p[64];
 
-	if (n->member && containers_is_monitor(n->comm, raw, len) && !containers_job_before_exec(n)) {
+	if (table_is_member(n) && containers_is_monitor(n->comm, raw, len) && !containers_job_before_exec(n)) {
 		/* Another monitor the orchestrator started: never the build
 		 * (its descendants inherit the exclusion). */
 		table_exclude(n);
 		table_monitor_in(n);
 		return;
 	}
-	if (!C.on || !n->member || len <= 0)
+	if (!C.on || !table_is_member(n) || len <= 0)
 		return;
 	/* Cheap first: is argv[0] a client at all? */
 	{
@@ -472,7 +472,7 @@ static int client_lives(const struct tie *x)
 {
 	const struct rm_pnode *n = table_find(x->pid);
 
-	return n && n->start == x->start && !n->ended && !n->has_kend;
+	return n && n->start == x->start && !table_is_ended(n) && !n->has_kend;
 }
 
 /* A cidfile is read from the directory held for it until its ID is
@@ -511,7 +511,7 @@ static int member_inside(const char *dir, int depth)
 			if (end == s)
 				break;
 			n = table_find((int)pid);
-			hit = n && n->member && !n->excluded;
+			hit = n && table_is_member(n) && !table_is_excluded(n);
 			s = end;
 			while (*s == '\n')
 				s++;

@@ -124,7 +124,8 @@ static void exact_outsiders(void)
 		char buf[4096];
 
 		if (pid == W.self || pid == W.me ||
-		    (n && (n->member || n->excluded || n->ended || n->outsider || n->cmd_read)))
+		    (n && (table_is_member(n) || table_is_excluded(n) || table_is_ended(n) ||
+			   table_is_outsider(n) || n->cmd_read)))
 			continue;
 		/* statm first (its resident size): a fraction of what status
 		 * costs the kernel to write, for every process on the host. */
@@ -140,7 +141,7 @@ static void exact_outsiders(void)
 			table_forget(n);  /* its pid is another process's now */
 			n = NULL;
 		}
-		if (!n && (!(n = events_add_node(pid, NULL, 0))->start || n->excluded))
+		if (!n && (!(n = events_add_node(pid, NULL, 0))->start || table_is_excluded(n)))
 			continue;
 		if (pst.has_uid) {
 			n->uid = pst.uid;
@@ -170,10 +171,10 @@ void elsewhere_scan(double el, int final)
 	if (!final && W.ticks++ % 10 != 0)
 		return;
 	while ((n = table_next(&it)) != NULL) {
-		if (n->member || n->excluded || n->ended || n->pid == W.me ||
+		if (table_is_member(n) || table_is_excluded(n) || table_is_ended(n) || n->pid == W.me ||
 		    n->state == 'Z' || n->state == 'X')
 			continue;
-		if (n->outsider) {
+		if (table_is_outsider(n)) {
 			/* kernel threads have no memory of their own */
 			char b[8];
 			if (rm_pfile_read(NULL, n->pid, "statm", b, sizeof(b), 0) <= 0 || b[0] == '0')
@@ -209,7 +210,7 @@ void elsewhere_outsider_gone(struct rm_pnode *n, double el)
 {
 	const struct opts *o = W.o;
 
-	if (!o->elsewhere || events_exact() || n->excluded || n->ended || !n->has_hwm ||
+	if (!o->elsewhere || events_exact() || table_is_excluded(n) || table_is_ended(n) || !n->has_hwm ||
 	    n->hwm_kib < o->elsewhere_kib)
 		return;
 	n->peak_kib = n->hwm_kib;

@@ -352,7 +352,7 @@ static int is_rm_tree(struct rm_pnode *n)
  * started by the build (monitor_in). */
 int events_monitor_job(struct rm_pnode *p)
 {
-	return p->excluded && p->pid != E.h.self && is_rm_tree(p);
+	return table_is_excluded(p) && p->pid != E.h.self && is_rm_tree(p);
 }
 
 /* What a stat read says of n: parent, group, state, name (its main
@@ -388,9 +388,9 @@ struct rm_pnode *events_add_node(int pid, const struct rm_pnode *parent, int laz
 	 * met it (events_decide sees only what a scan meets). */
 	pp = table_find(n->ppid);
 	if (events_excluded_pid(E.h.o, pid) ||
-	    (pp && pp != n && pp->excluded && !events_monitor_job(pp))) {
+	    (pp && pp != n && table_is_excluded(pp) && !events_monitor_job(pp))) {
 		table_exclude(n);
-		if (pp && pp != n && pp->monitor_in)
+		if (pp && pp != n && table_is_monitor_in(pp))
 			table_monitor_in(n);
 	}
 	return n;
@@ -418,7 +418,7 @@ static int parent_lives(int ppid)
 	struct rm_pnode *p = table_find(ppid);
 	struct rm_pstat ps;
 
-	return p && p->start && !p->ended && rm_pstat_read(ppid, &ps) == 0 &&
+	return p && p->start && !table_is_ended(p) && rm_pstat_read(ppid, &ps) == 0 &&
 	       ps.starttime == p->start && ps.state != 'Z' && ps.state != 'X' &&
 	       !(ps.flags & PF_EXITING);
 }
@@ -434,7 +434,7 @@ static int fork_stat(struct rm_pnode *n)
 	struct rm_pstat st;
 	double at;
 
-	if (n->start || !n->has_start_el || n->ended || rm_pstat_read(n->pid, &st) < 0)
+	if (n->start || !n->has_start_el || table_is_ended(n) || rm_pstat_read(n->pid, &st) < 0)
 		return 0;
 	if (st.ppid != n->ppid && parent_lives(n->ppid))
 		return 0;
@@ -508,16 +508,16 @@ void events_adopt(int pid)
 
 	/* Every tick lists the container's processes again: the followed
 	 * ones cost a lookup, no read. */
-	if (pid <= 0 || (n && !n->ended && (n->member || n->excluded)))
+	if (pid <= 0 || (n && !table_is_ended(n) && (table_is_member(n) || table_is_excluded(n))))
 		return;
 	if (rm_pstat_read(pid, &st) < 0 || st.state == 'Z' || st.state == 'X' ||
 	    (st.flags & RM_PF_KTHREAD))
 		return;
-	if (n && (n->start != st.starttime || n->ended || n->outsider))
+	if (n && (n->start != st.starttime || table_is_ended(n) || table_is_outsider(n)))
 		return;  /* (a reused PID: the next scan settles it) */
 	if (!n)
 		n = events_add_node(pid, table_find(st.ppid), 0);
-	if (n->excluded)
+	if (table_is_excluded(n))
 		return;
 	table_join(n);
 	events_read_cmd(n);
@@ -554,7 +554,8 @@ static int selected(struct rm_pnode *n)
  */
 static int inherit_cmd(struct rm_pnode *n, const struct rm_pnode *p)
 {
-	if (!p || p->pid == E.h.self || !p->member || p->ended || p->excluded || !p->cmd)
+	if (!p || p->pid == E.h.self || !table_is_member(p) || table_is_ended(p) ||
+	    table_is_excluded(p) || !p->cmd)
 		return 0;
 	free(n->cmd);
 	if (!(n->cmd = strdup(p->cmd)))
@@ -599,7 +600,7 @@ static int older(struct rm_pnode *n, int lead, int final)
  */
 static int met_zombie(const struct rm_pnode *n)
 {
-	return (n->state == 'Z' || n->state == 'X') && !n->was_member;
+	return (n->state == 'Z' || n->state == 'X') && !table_was_member(n);
 }
 
 static void on_fork(const struct rm_pe *e)
@@ -611,16 +612,17 @@ static void on_fork(const struct rm_pe *e)
 
 	if (e->pid != e->tgid)
 		return;  /* a thread */
-	excluded = p && p->excluded;
+	excluded = p && table_is_excluded(p);
 	if (excluded && events_monitor_job(p)) {
 		excluded = 0;
-		job_of_monitor = p->monitor_in;
+		job_of_monitor = table_is_monitor_in(p);
 	}
 	/* A fork is reported before its parent's end, but the parent's end
 	 * may be met first (a scan, or a record read in the same pump): a
 	 * member that has ended still hands membership to what it forked. */
-	member = !excluded && (((p && ((p->member && !p->ended) || p->was_member)) ||
-				table_parked_find(e->ptgid)) &&
+	member = !excluded &&
+		 (((p && ((table_is_member(p) && !table_is_ended(p)) || table_was_member(p))) ||
+		   table_parked_find(e->ptgid)) &&
 			       !(o->sel == SEL_PIDS && o->no_children));
 	member = member || (!excluded && self > 0 && e->ptgid == self) ||
 		 (job_of_monitor && o->sel != SEL_MATCH && o->sel != SEL_ALL);
@@ -633,11 +635,11 @@ static void on_fork(const struct rm_pe *e)
 		 * sampled mode only the members are read between listings: a
 		 * non-member not met by the last scan may be an old process
 		 * whose pid this one has taken. */
-		if ((gone && (E.exact || n->member || n->seen == table_gen())) ||
+		if ((gone && (E.exact || table_is_member(n) || n->seen == table_gen())) ||
 		    (!gone && st.starttime == n->start)) {
 			forked(n);
-			if (!n->member && !n->excluded && !n->ended && member &&
-			    (!n->outsider || met_zombie(n)))
+			if (!table_is_member(n) && !table_is_excluded(n) && !table_is_ended(n) &&
+			    member && (!table_is_outsider(n) || met_zombie(n)))
 				table_join(n);
 			return;
 		}
@@ -652,8 +654,8 @@ static void on_fork(const struct rm_pe *e)
 		return;  /* the scan meets it, if it lives that long */
 	/* A member's child (not --exec's command: the reaper reads that)
 	 * is read at the pump's end, unless it ended by then. */
-	lazy = member && !excluded && p && p->member && !p->ended && !p->excluded &&
-	       p->pid != self && ev_el(e->ts_ns) >= 0;
+	lazy = member && !excluded && p && table_is_member(p) && !table_is_ended(p) &&
+	       !table_is_excluded(p) && p->pid != self && ev_el(e->ts_ns) >= 0;
 	if (lazy && npend == PEND_MAX)
 		fork_stat_pending();
 	n = events_add_node(e->pid, p, lazy);
@@ -665,7 +667,7 @@ static void on_fork(const struct rm_pe *e)
 		n->start_el = ev_el(e->ts_ns);
 		n->has_start_el = 1;
 	}
-	if (excluded || n->excluded) {
+	if (excluded || table_is_excluded(n)) {
 		table_exclude(n);
 		return;
 	}
@@ -690,9 +692,9 @@ static void on_exec(const struct rm_pe *e)
 	}
 	if (n)
 		n->rmtree_known = 0;  /* a new program, or a new name */
-	if (n && (n->excluded || n->ended))
+	if (n && (table_is_excluded(n) || table_is_ended(n)))
 		return;
-	if (n && n->member) {
+	if (n && table_is_member(n)) {
 		/* A new program: the command line read at the fork was the
 		 * parent's.  Unknown is better than wrong when it is gone. */
 		free(n->cmd);
@@ -722,7 +724,7 @@ static void on_exec(const struct rm_pe *e)
 		n = events_add_node(e->tgid, NULL, 0);
 	else if (n->state == 'Z' || n->state == 'X')
 		return;
-	if (n->excluded)
+	if (table_is_excluded(n))
 		return;
 	/* Its name decides (--match); its command line is read only once
 	 * it is selected: another program's exec costs no cmdline read, and
@@ -962,13 +964,13 @@ static void finalize(const struct acc *a, double el)
 	if (p) {
 		put_row(p, a, f, el, 0);
 		table_parked_forget(p);
-		if (n && !n->member && !nold)
+		if (n && !table_is_member(n) && !nold)
 			table_done(n);
-	} else if (n && n->member && !n->ended) {
+	} else if (n && table_is_member(n) && !table_is_ended(n)) {
 		n->end_el = 0;
 		put_row(n, a, f, el, 0);
 		table_member_done(n);
-	} else if (!(n && (n->excluded || n->ended))) {
+	} else if (!(n && (table_is_excluded(n) || table_is_ended(n)))) {
 		struct rm_pnode tmp;
 		int member;
 		memset(&tmp, 0, sizeof(tmp));
@@ -983,13 +985,13 @@ static void finalize(const struct acc *a, double el)
 		/* Met by no scan or event as a member: --match and "every
 		 * process" decide by the name at exit; a kernel thread (no
 		 * memory of its own, or met as one) is never listed. */
-		member = !(n && n->outsider) && !events_excluded_pid(o, tgid) &&
+		member = !(n && table_is_outsider(n)) && !events_excluded_pid(o, tgid) &&
 			 a->r.hiwater_rss_kib > 0 &&
 			 (o->sel == SEL_ALL || (o->sel == SEL_MATCH && wanted(tmp.comm)));
 		if (member) {
 			table_joined_at_exit();
 			put_row(&tmp, a, f, el, 0);
-		} else if (o->elsewhere && a->r.has_mem && !(n && n->excluded)) {
+		} else if (o->elsewhere && a->r.has_mem && !(n && table_is_excluded(n))) {
 			uint64_t hw = a->r.hiwater_rss_kib;
 			if (f && f->peak_kib > hw)
 				hw = f->peak_kib;
@@ -1155,10 +1157,10 @@ void events_decide(struct rm_pnode **v, size_t nv)
 			round = 0;
 			for (size_t i = 0; i < nv; i++) {
 				struct rm_pnode *c = v[i], *p;
-				if (c->excluded)
+				if (table_is_excluded(c))
 					continue;
 				if (events_excluded_pid(o, c->pid) ||
-				    ((p = table_find(c->ppid)) && p->excluded && p != c)) {
+				    ((p = table_find(c->ppid)) && table_is_excluded(p) && p != c)) {
 					table_exclude(c);
 					round++;
 				}
@@ -1167,7 +1169,8 @@ void events_decide(struct rm_pnode **v, size_t nv)
 	}
 	if (o->sel == SEL_CGROUP)
 		for (size_t i = 0; i < nv; i++)
-			if (!v[i]->outsider && !v[i]->member && events_in_cgroup(o, v[i]->pid))
+			if (!table_is_outsider(v[i]) && !table_is_member(v[i]) &&
+			    events_in_cgroup(o, v[i]->pid))
 				table_select(v[i]);
 }
 

@@ -51,12 +51,12 @@ static struct rm_pnode *reaped_child(struct stream *s, struct rm_pnode *n, pid_t
 		 * read its stat) is this zombie's: reap() read the forks
 		 * before, so a newer process on the pid would have its
 		 * own node. */
-		if (n->member && !n->ended)
+		if (table_is_member(n) && !table_is_ended(n))
 			table_end(n, el);
 		table_forget(n);
 		n = NULL;
 	}
-	if (n && !n->member && !n->ended) {
+	if (n && !table_is_member(n) && !table_is_ended(n)) {
 		/* Our own child is the job's whatever was met of it. */
 		table_join(n);
 	}
@@ -67,7 +67,7 @@ static struct rm_pnode *reaped_child(struct stream *s, struct rm_pnode *n, pid_t
 		memcpy(n->comm, st->comm, sizeof(n->comm));
 		table_join(n);
 	}
-	if (n && n->member) {
+	if (n && table_is_member(n)) {
 		if (st) {
 			note_ticks(s, n, st->utime + st->stime);
 			memcpy(n->comm, st->comm, sizeof(n->comm));
@@ -358,7 +358,7 @@ static int session_child_left(struct stream *s)
 	}
 	while ((n = table_next(&it)) != NULL) {
 		pid = n->pid;
-		if (n->member && pid != s->root && getsid(pid) == sid)
+		if (table_is_member(n) && pid != s->root && getsid(pid) == sid)
 			return 1;
 	}
 	return 0;
@@ -387,7 +387,7 @@ void tell_orphans(struct stream *s)
 	struct rm_buf b = { 0 };
 
 	while ((n = table_next(&it)) != NULL) {
-		if (!n->member || n->pid == s->root)
+		if (!table_is_member(n) || n->pid == s->root)
 			continue;
 		rm_sanitize(n->comm, strlen(n->comm), txt, sizeof(txt));
 		rm_buf_addf(&b, " %d (%s)", (int)n->pid, txt);

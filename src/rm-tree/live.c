@@ -39,7 +39,7 @@ static int largest(struct rm_pnode **top)
 
 	while ((n = table_next(&it)) != NULL) {
 		int i;
-		if (!n->member || n->state == 'Z' || n->state == 'X')
+		if (!table_is_member(n) || n->state == 'Z' || n->state == 'X')
 			continue;
 		for (i = k; i > 0 && top[i - 1]->rss_kib < n->rss_kib; i--)
 			if (i < LIVE_TOP)

@@ -163,7 +163,7 @@ static void take(struct stream *s, struct rm_pnode *n, const struct rm_pstat *st
 			n->uid = pst.uid;
 			n->has_uid = 1;
 		}
-		if (n->member)
+		if (table_is_member(n))
 			s->file_acc += pst.rss_file_kib + pst.rss_shmem_kib;
 	}
 	if (s->o->pss)
@@ -274,7 +274,7 @@ static struct rm_pnode *meet(struct stream *s, int pid, double el)
 	 * not a member yet (its fork event unread too) joins at its own
 	 * fork event (events.c, met_zombie). */
 	struct rm_pnode *parent = table_find(st.ppid);
-	int members_zombie = parent && parent->member && !parent->ended;
+	int members_zombie = parent && table_is_member(parent) && !table_is_ended(parent);
 	if ((st.flags & RM_PF_KTHREAD) ||
 	    ((st.state == 'Z' || st.state == 'X') && !(s->exec && st.ppid == s->self) &&
 	     !members_zombie)) {
@@ -294,7 +294,7 @@ static struct rm_pnode *meet(struct stream *s, int pid, double el)
 	} else {
 		n->stat_fd = fd;
 	}
-	push(&s->fresh, n);
+	push(&s->undecided, n);
 	return n;
 }
 
@@ -312,22 +312,22 @@ static void monitor_jobs(struct stream *s)
 
 	do {
 		round = 0;
-		for (size_t i = 0; i < s->fresh.n; i++) {
-			struct rm_pnode *c = s->fresh.v[i];
+		for (size_t i = 0; i < s->undecided.n; i++) {
+			struct rm_pnode *c = s->undecided.v[i];
 			struct rm_pnode *p = table_find(c->ppid);
-			if (!p || p == c || c->member)
+			if (!p || p == c || table_is_member(c))
 				continue;
-			if (c->excluded) {
+			if (table_is_excluded(c)) {
 				/* Excluded, its parent a member, not by
 				 * --exclude-tree: a monitor (see meet). */
-				if (!c->monitor_in &&
-				    (p->monitor_in ||
-				     (p->member && !events_excluded_pid(s->o, c->pid)))) {
+				if (!table_is_monitor_in(c) &&
+				    (table_is_monitor_in(p) ||
+				     (table_is_member(p) && !events_excluded_pid(s->o, c->pid)))) {
 					table_monitor_in(c);
 					round++;
 				}
-			} else if (!c->outsider &&
-				   (p->member || (p->monitor_in && events_monitor_job(p)))) {
+			} else if (!table_is_outsider(c) &&
+				   (table_is_member(p) || (table_is_monitor_in(p) && events_monitor_job(p)))) {
 				table_select(c);
 				round++;
 			}
@@ -340,11 +340,11 @@ static void decide(struct stream *s)
 {
 	const struct opts *o = s->o;
 
-	events_decide(s->fresh.v, s->fresh.n);
+	events_decide(s->undecided.v, s->undecided.n);
 	if (s->first_scan && o->sel == SEL_PIDS) {
 		for (int i = 0; i < o->npids; i++) {
 			struct rm_pnode *n = table_find(o->pids[i]);
-			if (n && !n->outsider) {
+			if (n && !table_is_outsider(n)) {
 				table_select(n);
 			} else if (o->watch_pid && o->interval) {
 				/* Streaming for a watcher (rm-monitor --watch-pid):
@@ -361,28 +361,28 @@ static void decide(struct stream *s)
 	switch (o->sel) {
 	case SEL_ALL:
 	case SEL_MATCH:
-		for (size_t i = 0; i < s->fresh.n; i++) {
-			struct rm_pnode *n = s->fresh.v[i];
-			if (!n->outsider && (o->sel == SEL_ALL || wanted(s, n)))
+		for (size_t i = 0; i < s->undecided.n; i++) {
+			struct rm_pnode *n = s->undecided.v[i];
+			if (!table_is_outsider(n) && (o->sel == SEL_ALL || wanted(s, n)))
 				table_select(n);
 			table_settle(n);
 		}
 		break;
 	case SEL_PIDS:
 		if (!o->no_children) {
-			table_adopt(s->fresh.v, s->fresh.n, 0, 0);
+			table_adopt(s->undecided.v, s->undecided.n, 0, 0);
 			monitor_jobs(s);
 			break;
 		}
-		for (size_t i = 0; i < s->fresh.n; i++)
-			table_settle(s->fresh.v[i]);
+		for (size_t i = 0; i < s->undecided.n; i++)
+			table_settle(s->undecided.v[i]);
 		break;
 	case SEL_EXEC:
-		table_adopt(s->fresh.v, s->fresh.n, s->self, s->root);
+		table_adopt(s->undecided.v, s->undecided.n, s->self, s->root);
 		monitor_jobs(s);
 		break;
 	case SEL_CGROUP:
-		table_adopt(s->fresh.v, s->fresh.n, 0, 0);
+		table_adopt(s->undecided.v, s->undecided.n, 0, 0);
 		monitor_jobs(s);
 		break;
 	}
@@ -393,10 +393,10 @@ static void join(struct stream *s, double el)
 {
 	char buf[1024];
 
-	for (size_t i = 0; i < s->fresh.n; i++) {
-		struct rm_pnode *n = s->fresh.v[i];
+	for (size_t i = 0; i < s->undecided.n; i++) {
+		struct rm_pnode *n = s->undecided.v[i];
 		struct rm_pstat st;
-		if (!n->member) {
+		if (!table_is_member(n)) {
 			rm_pfile_close(&n->stat_fd);
 			continue;
 		}
@@ -434,8 +434,7 @@ static void drop_bystanders(struct stream *s)
 		return;
 	s->gone.n = 0;
 	while ((n = table_next(&it)) != NULL)
-		if (!n->member && !n->fresh && !n->outsider && !n->ended && !n->was_member &&
-		    !n->excluded && !n->monitor_in && !n->cmd_read && !n->has_hwm && !n->scope_out)
+		if (table_is_plain(n) && !n->cmd_read && !n->has_hwm)
 			push(&s->gone, n);
 	for (size_t i = 0; i < s->gone.n; i++)
 		table_forget(s->gone.v[i]);
@@ -452,7 +451,7 @@ void scan(struct stream *s, double el)
 	int pid;
 
 	table_new_gen();
-	s->fresh.n = 0;
+	s->undecided.n = 0;
 	s->gone.n = 0;
 	if (rm_procscan_open(&ps) < 0) {
 		tree_warnx("cannot read '%s': %s", rm_proc_root(), strerror(errno));
@@ -464,10 +463,10 @@ void scan(struct stream *s, double el)
 		n = table_find(pid);
 		if (n) {
 			n->seen = table_gen();
-			if (n->member) {
+			if (table_is_member(n)) {
 				if (sample(s, n, el) <= 0)
 					continue;
-			} else if (s->o->sel == SEL_MATCH && !n->outsider) {
+			} else if (s->o->sel == SEL_MATCH && !table_is_outsider(n)) {
 				/* A known process may exec into a matching name. */
 				struct rm_pstat st;
 				if (rm_pstat_read(pid, &st) < 0)
@@ -478,7 +477,7 @@ void scan(struct stream *s, double el)
 						if (wanted(s, n)) {
 							table_select(n);
 							table_settle(n);
-							push(&s->fresh, n);
+							push(&s->undecided, n);
 						}
 					}
 					continue;
@@ -503,11 +502,11 @@ void scan(struct stream *s, double el)
 		/* A listing of /proc can miss a live pid (one mid-exec): a
 		 * member still there is kept, not ended and met again as a
 		 * new process (it was listed twice). */
-		if (n->member && rm_pstat_read(n->pid, &st) == 0 && st.starttime == n->start) {
+		if (table_is_member(n) && rm_pstat_read(n->pid, &st) == 0 && st.starttime == n->start) {
 			n->seen = table_gen();
 			continue;
 		}
-		if (n->member)
+		if (table_is_member(n))
 			table_end(n, el);
 		else
 			elsewhere_outsider_gone(n, el);
@@ -520,8 +519,8 @@ void scan(struct stream *s, double el)
  * will write when it ends (its peak reached the threshold). */
 static int watched_outsider(const struct stream *s, const struct rm_pnode *n)
 {
-	return s->o->elsewhere && !n->member && !n->excluded && !n->ended && n->has_hwm &&
-	       n->hwm_kib >= s->o->elsewhere_kib;
+	return s->o->elsewhere && !table_is_member(n) && !table_is_excluded(n) &&
+	       !table_is_ended(n) && n->has_hwm && n->hwm_kib >= s->o->elsewhere_kib;
 }
 
 /*
@@ -539,16 +538,17 @@ void scan_members(struct stream *s, double el)
 	int exact = events_exact();
 
 	table_new_gen();
-	s->fresh.n = 0;
+	s->undecided.n = 0;
 	s->gone.n = 0;
 	while ((n = table_next(&it)) != NULL)
-		if (n->member || n->ended || (!exact && (n->excluded || watched_outsider(s, n))))
+		if (table_is_member(n) || table_is_ended(n) ||
+		    (!exact && (table_is_excluded(n) || watched_outsider(s, n))))
 			push(&s->gone, n);
 	for (size_t i = 0; i < s->gone.n; i++) {
 		struct rm_pstat st;
 		n = s->gone.v[i];
 		n->seen = table_gen();
-		if (n->member) {
+		if (table_is_member(n)) {
 			sample(s, n, el);
 		} else if (exact) {
 			/* Its PID still there (a zombie, or taken again)?  A
@@ -574,7 +574,7 @@ void totals(struct stream *s, double el, int row)
 	int known = 1;
 
 	while ((n = table_next(&it)) != NULL) {
-		if (!n->member || n->state == 'Z' || n->state == 'X')
+		if (!table_is_member(n) || n->state == 'Z' || n->state == 'X')
 			continue;
 		procs++;
 		if (s->o->pss) {

@@ -36,7 +36,7 @@ static void put(struct stream *s, int fd, const char *what, int *ok)
  * emulated is empty where it is not known (emul.c), never "no" by
  * default; uid is the exit record's (exact) or the status file's (sampled),
  * a number: rm-summarize names it. */
-static void log_cols(struct rm_buf *b, const struct rm_pnode *n)
+static void log_cols(struct rm_buf *b, const struct rm_pnode *n, int out)
 {
 	if (n->has_io)
 		rm_buf_addf(b, ",%llu,%llu", (unsigned long long)n->read_kib,
@@ -52,15 +52,15 @@ static void log_cols(struct rm_buf *b, const struct rm_pnode *n)
 			rm_buf_num(b, n->delay_ms[i], 3);
 	}
 	rm_buf_adds(b, n->exact ? ",exact" : ",sampled");
-	rm_buf_adds(b, n->scope_out ? ",out" : ",in");
+	rm_buf_adds(b, out ? ",out" : ",in");
 	rm_buf_adds(b, n->emulated == RM_EMU_YES ? ",yes" : n->emulated == RM_EMU_NO ? ",no" : ",");
 	rm_buf_addc(b, ',');
 	if (n->has_uid)
 		rm_buf_addf(b, "%lu", (unsigned long)n->uid);
 }
 
-/* One exit-log row; end < 0 for a survivor. */
-void log_row(struct stream *s, const struct rm_pnode *n, double end)
+/* One exit-log row; end < 0 for a survivor; out: an --elsewhere row. */
+void log_row(struct stream *s, const struct rm_pnode *n, double end, int out)
 {
 	char txt[RM_TEXT_MAX + 1];
 	struct rm_buf *b = &s->b;
@@ -109,7 +109,7 @@ void log_row(struct stream *s, const struct rm_pnode *n, double end)
 	rm_buf_addc(b, ',');
 	if (cmd)
 		rm_buf_csv(b, cmd);
-	log_cols(b, n);
+	log_cols(b, n, out);
 	rm_buf_addc(b, '\n');
 	put(s, s->log_fd, "the exit log", &s->log_ok);
 }

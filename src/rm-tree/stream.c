@@ -188,7 +188,7 @@ static int stream_finish(struct stream *s)
 	close_out(s, s->log_fd, "the exit log");
 	rm_buf_free(&s->b);
 	table_free();
-	free(s->fresh.v);
+	free(s->undecided.v);
 	free(s->gone.v);
 	/* --exec: CMD's status, but not a success when an output it was
 	 * asked for could not be written (said above). */

@@ -36,7 +36,7 @@ struct stream {
 	uint64_t boot0_ticks;
 	uint64_t page_kib;
 	long hz;
-	struct vec fresh, gone;
+	struct vec undecided, gone;   /* a scan's fresh nodes; nodes to end or drop */
 	int first_scan;
 	uint64_t procs;               /* processes followed, ever */
 	uint64_t acc_ticks;           /* CPU of followed processes since the last row */
@@ -97,7 +97,7 @@ int open_out(const char *path, const char *what);
 void check_outs(const struct opts *o);
 void close_out(struct stream *s, int fd, const char *what);
 void rows_headers(struct stream *s);
-void log_row(struct stream *s, const struct rm_pnode *n, double end);
+void log_row(struct stream *s, const struct rm_pnode *n, double end, int out);
 void timeline_row(struct stream *s, double el, size_t procs, uint64_t rss, int known);
 void job_row(struct stream *s, double el);
 

@@ -1,11 +1,13 @@
 /*
  * rm-tree's process table: every process a stream has met, keyed by pid
  * and start time (lib/ptree), and the state each is in.  This file is
- * the only writer of a process's state (the bits member, fresh,
- * outsider, excluded, monitor_in, was_member, ended, scope_out of struct
- * rm_pnode) and the only caller of the exit-log row writer (rows.c's
- * log_row): probe.c, events.c, job.c and containers.c decide, and move a
- * node by one of the named transitions below.  It also holds the other
+ * the only reader and writer of a process's state (lib/ptree's member,
+ * fresh and outsider bits, and the life bits below, which no other file
+ * can name) and the only caller of the exit-log row writer (rows.c's
+ * log_row): probe.c, events.c, job.c and containers.c ask the state
+ * through table_is_member and its like, decide, and move a node by one of
+ * the named transitions below (tests/rm-tree.bats reads the sources and
+ * the objects for it).  It also holds the other
  * pid-keyed tables of the stream (parked, fold, w4, reaped), so that no
  * other part reaches lib/ptree (tests/rm-tree.bats checks the objects).
  *
@@ -46,6 +48,17 @@
 #include <string.h>
 
 #include "stream.h"
+
+/* A node's life bits (struct rm_pnode's life): what it has been beyond
+ * member, fresh and outsider. */
+enum {
+	L_ENDED = 1,       /* its row is written: never a member again */
+	L_WAS_MEMBER = 2,  /* followed until it ended: what it forked is */
+	L_EXCLUDED = 4,    /* --exclude-tree, a monitor: never a member */
+	L_MONITOR_IN = 8,  /* an excluded monitor the build ran: the job an
+			    * rm-tree among them runs (--exec's CMD, rm-run's)
+			    * is the build's */
+};
 
 static struct {
 	struct stream *s;
@@ -117,6 +130,48 @@ void table_forget(struct rm_pnode *n)
 	rm_ptree_remove(&T.t, n);
 }
 
+/* --- what state a node is in --- */
+
+int table_is_member(const struct rm_pnode *n)
+{
+	return n->member;
+}
+
+int table_is_fresh(const struct rm_pnode *n)
+{
+	return n->fresh;
+}
+
+int table_is_outsider(const struct rm_pnode *n)
+{
+	return n->outsider;
+}
+
+int table_is_ended(const struct rm_pnode *n)
+{
+	return !!(n->life & L_ENDED);
+}
+
+int table_was_member(const struct rm_pnode *n)
+{
+	return !!(n->life & L_WAS_MEMBER);
+}
+
+int table_is_excluded(const struct rm_pnode *n)
+{
+	return !!(n->life & L_EXCLUDED);
+}
+
+int table_is_monitor_in(const struct rm_pnode *n)
+{
+	return !!(n->life & L_MONITOR_IN);
+}
+
+int table_is_plain(const struct rm_pnode *n)
+{
+	return !n->member && !n->fresh && !n->outsider && !n->life;
+}
+
 /* --- transitions --- */
 
 /* Its kept descriptors (stat, status, its /proc directory) closed. */
@@ -153,7 +208,7 @@ void table_outsider(struct rm_pnode *n)
 void table_exclude(struct rm_pnode *n)
 {
 	n->member = 0;
-	n->excluded = 1;
+	n->life |= L_EXCLUDED;
 	n->outsider = 1;
 	/* Never read as a member again (a member found to be a monitor). */
 	drop_fds(n);
@@ -161,7 +216,7 @@ void table_exclude(struct rm_pnode *n)
 
 void table_monitor_in(struct rm_pnode *n)
 {
-	n->monitor_in = 1;
+	n->life |= L_MONITOR_IN;
 }
 
 void table_adopt(struct rm_pnode **v, size_t nv, int self_pid, int pgrp)
@@ -171,7 +226,7 @@ void table_adopt(struct rm_pnode **v, size_t nv, int self_pid, int pgrp)
 
 void table_done(struct rm_pnode *n)
 {
-	n->ended = 1;
+	n->life |= L_ENDED;
 }
 
 /* A member's row is written: it is one no longer (a zombie still listed,
@@ -179,7 +234,7 @@ void table_done(struct rm_pnode *n)
 static void member_gone(struct rm_pnode *n)
 {
 	n->member = 0;
-	n->was_member = 1;
+	n->life |= L_WAS_MEMBER;
 	n->outsider = 1;
 	drop_fds(n);
 }
@@ -187,15 +242,15 @@ static void member_gone(struct rm_pnode *n)
 void table_member_done(struct rm_pnode *n)
 {
 	member_gone(n);
-	n->ended = 1;
+	n->life |= L_ENDED;
 }
 
 /* The row of an exact record or an event (end < 0: a survivor), with the
- * job's totals counted. */
-void table_row(struct rm_pnode *n, double end)
+ * job's totals counted; an --elsewhere row (out) counts in no total. */
+static void row(struct rm_pnode *n, double end, int out)
 {
 	struct stream *s = T.s;
-	struct rm_pnode *w = n->scope_out ? NULL : rm_ptree_find(&T.w4, n->pid);
+	struct rm_pnode *w = out ? NULL : rm_ptree_find(&T.w4, n->pid);
 
 	/* A direct child's own maxrss from wait4: the figure the job row's
 	 * largest process is, so its row and that line agree. */
@@ -204,30 +259,36 @@ void table_row(struct rm_pnode *n, double end)
 			n->peak_kib = w->peak_kib;
 		rm_ptree_remove(&T.w4, w);
 	}
-	if (n->has_peak && !n->scope_out &&
-	    (!s->has_max_proc || n->peak_kib > s->max_proc)) {
+	if (out) {
+		log_row(s, n, end, 1);
+		return;
+	}
+	if (n->has_peak && (!s->has_max_proc || n->peak_kib > s->max_proc)) {
 		s->max_proc = n->peak_kib;
 		s->has_max_proc = 1;
 	}
-	if (!n->scope_out && n->has_io && n->has_majflt) {
+	if (n->has_io && n->has_majflt) {
 		s->tot_rd += n->read_kib;
 		s->tot_wr += n->write_kib;
 		s->tot_maj += n->majflt;
 		s->has_tot_io = 1;
 	}
-	if (!n->scope_out && n->has_delay) {
+	if (n->has_delay) {
 		for (int i = 0; i < 5; i++)
 			s->tot_delay[i] += n->delay_ms[i];
 		s->has_tot_delay = 1;
 	}
-	log_row(s, n, end);
+	log_row(s, n, end, 0);
+}
+
+void table_row(struct rm_pnode *n, double end)
+{
+	row(n, end, 0);
 }
 
 void table_elsewhere_row(struct rm_pnode *n, double end)
 {
-	n->scope_out = 1;
-	table_row(n, end);
-	n->scope_out = 0;
+	row(n, end, 1);
 }
 
 void table_joined_at_exit(void)
@@ -290,13 +351,13 @@ static int park(struct rm_pnode *n, double el)
 void table_end(struct rm_pnode *n, double el)
 {
 	if (!park(n, el))
-		log_row(T.s, n, el);
+		log_row(T.s, n, el, 0);
 	member_gone(n);
 }
 
 void table_reused(struct rm_pnode *n, double el)
 {
-	if (n->member && !n->ended && !park(n, el))
+	if (n->member && !(n->life & L_ENDED) && !park(n, el))
 		table_row(n, el);
 	rm_ptree_remove(&T.t, n);
 }
@@ -320,7 +381,7 @@ void table_survivors(void)
 
 	while ((n = rm_ptree_next(&T.t, &it)) != NULL)
 		if (n->member)
-			log_row(T.s, n, -1);
+			log_row(T.s, n, -1, 0);
 }
 
 /* --- threads' records of live processes (events.c) --- */
@@ -373,7 +434,7 @@ void table_drop_ghosts(void)
 	while ((g = rm_ptree_next(&T.reaped, &it)) != NULL) {
 		struct rm_pstat st;
 		n = rm_ptree_find(&T.t, g->pid);
-		if (n && n->member && !n->ended && (n->start == 0 || n->start == g->start) &&
+		if (n && n->member && !(n->life & L_ENDED) && (n->start == 0 || n->start == g->start) &&
 		    (rm_pstat_read(g->pid, &st) < 0 || st.starttime == g->start)) {
 			rm_ptree_remove(&T.t, n);
 			if (T.s->procs)

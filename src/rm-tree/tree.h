@@ -128,10 +128,9 @@ struct events_host {
 
 /*
  * table.c: the stream's processes and their states (its top comment
- * draws them).  The only writer of a process's state bits (member,
- * fresh, outsider, excluded, monitor_in, was_member, ended, scope_out)
- * and the only caller of the exit-log row writer; every other part
- * reads the bits and moves a node by a transition.
+ * draws them).  The only reader and writer of a process's state and the
+ * only caller of the exit-log row writer; every other part asks a node's
+ * state below and moves it by a transition.
  */
 void table_free(void);
 struct rm_pnode *table_find(int pid);
@@ -141,6 +140,15 @@ uint32_t table_new_gen(void);             /* a new scan: its generation */
 struct rm_pnode *table_meet(int pid, uint64_t start);          /* fresh */
 struct rm_pnode *table_meet_decided(int pid, uint64_t start);  /* not fresh */
 void table_forget(struct rm_pnode *n);
+/* A node's state. */
+int table_is_member(const struct rm_pnode *n);   /* followed (sticky) */
+int table_is_fresh(const struct rm_pnode *n);    /* met by this scan, not decided */
+int table_is_outsider(const struct rm_pnode *n); /* never joins */
+int table_is_ended(const struct rm_pnode *n);    /* its row is written */
+int table_was_member(const struct rm_pnode *n);  /* followed until it ended */
+int table_is_excluded(const struct rm_pnode *n); /* --exclude-tree, a monitor */
+int table_is_monitor_in(const struct rm_pnode *n); /* an excluded monitor the build ran */
+int table_is_plain(const struct rm_pnode *n);    /* none of these: a node met, no more */
 /* Transitions. */
 void table_join(struct rm_pnode *n);     /* -> member, counted as followed */
 void table_select(struct rm_pnode *n);   /* a scan's decision: member (counted at its join) */

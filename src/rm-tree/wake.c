@@ -117,7 +117,7 @@ static int member_list(int *tg)
 	if (W.self > 0)
 		tg[n++] = W.self;
 	while ((m = table_next(&it)) != NULL) {
-		if (!m->member || m->ended || m->excluded)
+		if (!table_is_member(m) || table_is_ended(m) || table_is_excluded(m))
 			continue;
 		if (n == 255)
 			return -1;

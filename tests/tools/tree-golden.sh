@@ -47,7 +47,7 @@ mask() {
   gawk -v level="$level" '
     BEGIN {
       FPAT = "([^,]*)|(\"([^\"]|\"\")*\")"
-      split("start_s end_s epoch iso elapsed_s start_epoch end_epoch", a, " ")
+      split("start_s end_s peak_at_s epoch iso elapsed_s start_epoch end_epoch", a, " ")
       for (i in a) tmask[a[i]] = 1
       split("pid ppid peak_rss_kib peak_at_s cpu_s read_kib write_kib majflt cpu_delay_ms " \
             "io_delay_ms swapin_delay_ms reclaim_delay_ms thrash_delay_ms rss_kib cpu_pct " \
