@@ -118,6 +118,7 @@ static struct {
 	int *adopt;              /* the processes of tied containers this tick */
 	size_t nadopt, capadopt;
 	struct rm_buf b;
+	pid_t job, self;         /* --exec's CMD, forked by self (containers_job) */
 } C;
 
 /* ---- rm-tools' own monitors ---- */
@@ -352,12 +353,24 @@ static int runs_exec(int pid)
 	return 0;
 }
 
+void containers_job(pid_t pid)
+{
+	C.job = pid;
+	C.self = getpid();
+}
+
 int containers_job_before_exec(const struct rm_pnode *n)
 {
 	const struct rm_pnode *p;
 
-	return strcmp(n->comm, "rm-tree") == 0 && (p = table_find(n->ppid)) != NULL && p != n &&
-	       table_is_excluded(p) && strcmp(p->comm, "rm-tree") == 0 && runs_exec(p->pid);
+	if (strcmp(n->comm, "rm-tree") != 0)
+		return 0;
+	/* Ours: our CMD that has not exec'd yet (or never will: not
+	 * found, not executable), not a clone of our own. */
+	if (C.job > 0 && n->pid == C.job && n->ppid == C.self)
+		return 1;
+	return (p = table_find(n->ppid)) != NULL && p != n && table_is_excluded(p) &&
+	       strcmp(p->comm, "rm-tree") == 0 && runs_exec(p->pid);
 }
 
 void containers_cmdline(struct rm_pnode *n, const char *raw, ssize_t len)

@@ -244,6 +244,7 @@ void launch(struct stream *s)
 	close(go[0]);
 	close(errp[1]);
 	s->root = pid;
+	containers_job(pid);
 	setpgid(pid, pid);
 	if (s->tty >= 0)
 		tcsetpgrp(s->tty, pid);

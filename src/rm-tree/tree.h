@@ -264,11 +264,14 @@ int containers_is_monitor(const char *comm, const char *raw, ssize_t len);
 /* The same for a process a scan meets (its comm from stat; the command
  * line is read for a shell). */
 int containers_monitor_pid(int pid, const char *comm);
-/* n, still named rm-tree, is the child of another rm-tree --exec (an
- * excluded monitor): the job of its --exec between the fork and the exec
- * (rm-tree forks nothing else but sanitizer clones), not a monitor; it
- * is the build's where that rm-tree is a monitor the build ran. */
+/* n, still named rm-tree, is the job of an --exec between the fork and
+ * the exec (or one whose exec failed), not a monitor: our own CMD
+ * (containers_job), or the child of another rm-tree --exec (an excluded
+ * monitor; rm-tree forks nothing else but sanitizer clones), which is
+ * the build's where that rm-tree is a monitor the build ran. */
 int containers_job_before_exec(const struct rm_pnode *n);
+/* --exec has forked its CMD, pid. */
+void containers_job(pid_t pid);
 void containers_tick(double el);
 int containers_pid_tied(int pid);    /* in a container of the build? */
 /* The processes of the build's containers the last tick found (each
