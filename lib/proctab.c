@@ -298,6 +298,11 @@ ssize_t rm_pfile_read_in(int dir_fd, int *fd, int pid, const char *name, char *b
 	return n;
 }
 
+int rm_pstat_ended(const struct rm_pstat *st)
+{
+	return st->state == 'X' || (st->state == 'Z' && st->threads <= 1);
+}
+
 int rm_pstat_read(int pid, struct rm_pstat *st)
 {
 	char buf[1024];

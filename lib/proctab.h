@@ -52,6 +52,12 @@ struct rm_pstat {
  * 0 or -1 (malformed).
  */
 int rm_pstat_parse(const char *buf, struct rm_pstat *st);
+/*
+ * Has the process ended: dead (X), or a zombie (Z) with no thread left?
+ * A main thread that ends before the others (pthread_exit, as rustc's)
+ * leaves its process a zombie with threads > 1 while they run: it lives.
+ */
+int rm_pstat_ended(const struct rm_pstat *st);
 
 struct rm_pstatus {
 	uint64_t rss_kib, hwm_kib;

@@ -606,6 +606,27 @@ PY
   [ "$(csv_get "$T/job.csv" procs)" -eq 6 ]
 }
 
+# A process whose main thread ends before its other threads (rustc's
+# main thread, mtname's) is a zombie with threads still running: a scan
+# that met it then took it for ended and parked it, and the pump after
+# wrote its row from the readings as if its record were lost (sampled, no
+# peak); the record, 0.3 s later, was dropped.  -i 0.1: a scan or two
+# meets it so, every run.
+@test "exact: a process whose main thread ends first keeps its exact row when scans meet it in between, also in sampled mode" {
+  need_exact
+  local d="$BATS_TEST_TMPDIR" h="$RM_BUILD/tests/mtname" i
+  for i in 1 2 3; do
+    run -0 --separate-stderr rm-tree --exec -i 0.1 --log "$d/log.csv" -- sh -c '"$0" cc1plus; true' "$h"
+    run -0 py_rows "$d/log.csv" 'r["comm"] == "cc1plus" and r["source"] == "exact" and r["peak_rss_kib"] != ""'
+    [ "$output" = 1 ]
+  done
+  # Sampled: one row, at its last thread's end (about 0.3 s after its
+  # start), not at the scan that met its main thread's zombie.
+  RM_NO_EVENTS=1 run -0 --separate-stderr rm-tree --exec -i 0.1 --log "$d/s.csv" -- sh -c '"$0" cc1plus; true' "$h"
+  run -0 py_rows "$d/s.csv" 'r["comm"] == "cc1plus" and float(r["end_s"]) - float(r["start_s"]) >= 0.2'
+  [ "$output" = 1 ]
+}
+
 # A multi-threaded process is named by the process, not by its last
 # thread to exit: taskstats sends the process's record with that thread's,
 # under the thread's name (rustc's "ctrl-c" thread hid the rustc unit).

@@ -221,7 +221,7 @@ static int sample(struct stream *s, struct rm_pnode *n, double el)
 		table_forget(n);
 		return 1;
 	}
-	if (st.state == 'Z' || st.state == 'X') {
+	if (rm_pstat_ended(&st)) {
 		n->state = st.state;
 		n->rss_kib = 0;
 		if (s->exec && st.ppid == s->self)
@@ -276,7 +276,7 @@ static struct rm_pnode *meet(struct stream *s, int pid, double el)
 	struct rm_pnode *parent = table_find(st.ppid);
 	int members_zombie = parent && table_is_member(parent) && !table_is_ended(parent);
 	if ((st.flags & RM_PF_KTHREAD) ||
-	    ((st.state == 'Z' || st.state == 'X') && !(s->exec && st.ppid == s->self) &&
+	    (rm_pstat_ended(&st) && !(s->exec && st.ppid == s->self) &&
 	     !members_zombie)) {
 		table_outsider(n);
 		rm_pfile_close(&fd);

@@ -137,6 +137,26 @@ static void stat_hostile_name(void)
 	CHECK(rm_pstat_parse("12 x) S 1", &st) == -1);
 }
 
+/* A zombie main thread whose other threads run: the process lives. */
+static void stat_zombie_leader(void)
+{
+	struct rm_pstat st;
+
+	CHECK(rm_pstat_parse("77 (rustc) Z 1 77 77 0 -1 4227084 0 0 0 0 0 0 0 0 20 0 2 0 9 0 0 "
+			     "18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n", &st) == 0);
+	CHECK(st.state == 'Z');
+	CHECK_U64(st.threads, 2);
+	CHECK(!rm_pstat_ended(&st));
+	st.threads = 1;
+	CHECK(rm_pstat_ended(&st));
+	st.state = 'X';
+	st.threads = 2;
+	CHECK(rm_pstat_ended(&st));
+	st.state = 'S';
+	st.threads = 1;
+	CHECK(!rm_pstat_ended(&st));
+}
+
 static void status_and_cmdline(void)
 {
 	struct rm_pstatus ps;
@@ -350,6 +370,7 @@ int main(void)
 	RUN(vmstat_oom);
 	RUN(pressure);
 	RUN(stat_hostile_name);
+	RUN(stat_zombie_leader);
 	RUN(status_and_cmdline);
 	RUN(sanitize);
 	RUN(newline_in_argument_keeps_words_apart);
