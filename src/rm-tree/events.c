@@ -82,6 +82,7 @@ static struct {
 	int mev;                 /* members' fork and exec events this pump */
 	int exact, on;
 	int memb;                /* sampled, but membership from the connector */
+	int replay;              /* a recorded session (replay.c), no socket */
 	char why[160];
 	uint64_t lost, resyncs;
 	int delayacct;           /* /proc/sys/kernel/task_delayacct, -1 unknown */
@@ -237,6 +238,21 @@ void events_start(const struct events_host *h, int *wake_fd)
 
 	E.h = *h;
 	E.delayacct = read_delayacct();
+	if (replay_start() == REPLAY_REPLAY) {
+		/* The recorded session's rm-tree, clock and family; its forks
+		 * are the job's. */
+		const struct opts *o = E.h.o;
+		const struct replay_head *r = replay_head();
+		if (o->sel != SEL_PIDS || o->npids != 1 || o->pids[0] != r->self)
+			errx(RM_EXIT_FAIL, "RM_EV_REPLAY: give the recorded rm-tree's PID, %d, alone",
+			     (int)r->self);
+		E.h.self = r->self;
+		E.h.t0 = r->t0;
+		E.family = r->family;
+		E.delayacct = r->delayacct;
+		E.replay = E.exact = E.on = 1;
+		return;
+	}
 	if (no && strcmp(no, "1") == 0) {
 		snprintf(E.why, sizeof(E.why), "RM_NO_EVENTS=1");
 	} else if (strcmp(rm_proc_root(), "/proc") != 0) {
@@ -277,6 +293,16 @@ void events_start(const struct events_host *h, int *wake_fd)
 	} else if (say) {
 		warnx("exact mode (proc connector, taskstats)");
 	}
+}
+
+int events_replaying(void)
+{
+	return E.replay;
+}
+
+int events_replay_done(void)
+{
+	return replay_done();
 }
 
 int events_excluded_pid(const struct opts *o, int pid)
@@ -1077,7 +1103,7 @@ static void drain_cn(int *lost)
 	size_t lens[BATCH];
 
 	for (;;) {
-		int got = rm_nl_recvm(E.cn, cnbuf, CN_EACH, BATCH, lens);
+		int got = replay_recvm(REPLAY_CN, E.cn, cnbuf, CN_EACH, BATCH, lens);
 		if (got < 0 && errno == ENOBUFS) {
 			*lost = 1;
 			ends_forget();
@@ -1100,14 +1126,18 @@ void events_pump(double el)
 
 	if (!E.on)
 		return;
+	if (E.exact) {
+		struct replay_head now = { E.h.self, E.family, E.delayacct, E.h.t0 };
+		el = replay_pump(el, &now);
+	}
 	E.el = el;
 	/* Forks first: a record's process was forked before it ended.
 	 * Up to 64 datagrams a system call: a connector event is about
 	 * 100 bytes, a taskstats message (a task's record and its
 	 * process's aggregate) about 1 KiB. */
 	drain_cn(&lost);
-	for (; E.ts >= 0;) {
-		int got = rm_nl_recvm(E.ts, rbuf, TS_EACH, BATCH, lens);
+	for (; E.ts >= 0 || E.replay;) {
+		int got = replay_recvm(REPLAY_TS, E.ts, rbuf, TS_EACH, BATCH, lens);
 		if (got < 0 && errno == ENOBUFS) {
 			/* Records lost: what was counted no longer holds, for
 			 * the records after them too. */

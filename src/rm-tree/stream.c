@@ -100,7 +100,12 @@ static void stream_ticks(struct stream *s)
 	double el, iv = o->interval;
 	long slot = 0, done = 0;
 
-	while (!s->stop) {
+	/* A recorded session: its pumps, one after another, no scan. */
+	while (events_replaying() && !events_replay_done()) {
+		events_pump(rm_tick_elapsed(&s->tick));
+		table_drop_ghosts();
+	}
+	while (!s->stop && !events_replaying()) {
 		double due;
 		if (s->exec) {
 			reap(s, rm_tick_elapsed(&s->tick));
@@ -163,7 +168,7 @@ static int stream_finish(struct stream *s)
 
 	/* The end: members that left since the last tick, then survivors. */
 	el = rm_tick_elapsed(&s->tick);
-	if (!s->stop) {
+	if (!s->stop && !events_replaying()) {
 		scan(s, el);
 		events_pump(el);
 		table_drop_ghosts();

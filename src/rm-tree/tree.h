@@ -7,7 +7,8 @@
  *   stream.c   a stream's loop; its parts (stream.h): job.c --exec,
  *              probe.c the /proc readings, rows.c the rows
  *   events.c   kernel events, for the stream (which hands it an
- *              events_host: the options and the clocks)
+ *              events_host: the options and the clocks); replay.c
+ *              records its datagrams or reads them back, for tests
  *   containers.c  --containers (the host's container cgroups, tied to
  *              the build by its clients' command lines) and which
  *              processes are rm-tools' own monitors, for the stream,
@@ -202,6 +203,10 @@ int wake_pumped(int mev, int lost, int resync);
 int wake_redrained(int mev, int lost);
 
 void events_start(const struct events_host *h, int *wake_fd);
+/* A recorded session replayed (RM_EV_REPLAY): the stream only pumps,
+ * until no recorded pump is left. */
+int events_replaying(void);
+int events_replay_done(void);
 int events_exact(void);                    /* exit rows come from the kernel */
 int events_on(void);                       /* any event source is open */
 /* May a tick read the members only, not list /proc?  Exact mode, and
@@ -237,6 +242,29 @@ void events_read_cmd(struct rm_pnode *n);
 void events_decide(struct rm_pnode **v, size_t nv);
 /* The --stats file and the stderr line about lost events. */
 void events_stats(int final);
+
+/* replay.c: the connector's and taskstats' datagrams recorded
+ * (RM_EV_RECORD=FILE) or read back instead of the kernel's
+ * (RM_EV_REPLAY=FILE), for tests.  replay_start says which, from the
+ * environment (a replay: the recording's header read). */
+enum { REPLAY_LIVE, REPLAY_RECORD, REPLAY_REPLAY };
+enum { REPLAY_CN, REPLAY_TS };
+int replay_start(void);
+/* A session: its rm-tree (whose forks are the job), taskstats family,
+ * kernel.task_delayacct, and elapsed 0 (CLOCK_MONOTONIC). */
+struct replay_head {
+	pid_t self;
+	int family, delayacct;
+	const struct timespec *t0;
+};
+const struct replay_head *replay_head(void);  /* replayed: the recording's */
+/* A pump begins at el: recorded (the session first, once); replayed,
+ * the recorded pump's el. */
+double replay_pump(double el, const struct replay_head *now);
+/* rm_nl_recvm of the source src (recorded), or its next datagrams in
+ * the recorded pump (replayed; -1 with ENOBUFS where they were lost). */
+int replay_recvm(int src, int fd, void *buf, size_t each, int max, size_t *lens);
+int replay_done(void);                   /* replayed: no pump left */
 
 /* elsewhere.c: --elsewhere, the heavy processes outside the selection.
  * Exact mode: each tick reads a bounded share of a sweep of /proc for
