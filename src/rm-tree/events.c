@@ -649,7 +649,7 @@ static void on_fork(const struct rm_pe *e)
 	member = !excluded &&
 		 (((p && ((table_is_member(p) && !table_is_ended(p)) || table_was_member(p))) ||
 		   table_parked_find(e->ptgid)) &&
-			       !(o->sel == SEL_PIDS && o->no_children));
+		  !(o->sel == SEL_PIDS && o->no_children));
 	member = member || (!excluded && self > 0 && e->ptgid == self) ||
 		 (job_of_monitor && o->sel != SEL_MATCH && o->sel != SEL_ALL);
 	n = table_find(e->pid);
@@ -885,6 +885,11 @@ static double kernel_end(struct rm_pnode *n, const struct rm_ts *r, double read)
 			: (double)n->start / (double)rm_clk_tck() - (E.h.boot0 ? *E.h.boot0 : 0);
 		if (start + (double)r->etime_us / 1e6 < read)
 			end = start + (double)r->etime_us / 1e6;
+		/* stat's start is whole clock ticks, up to one before the
+		 * fork: a process of a millisecond born in the stream's first
+		 * tick would end before 0 (a survivor's row, with no end). */
+		if (end < 0)
+			end = 0;
 	}
 	if (!n->start && !n->has_start_el) {
 		n->start_el = end - (double)r->etime_us / 1e6;
