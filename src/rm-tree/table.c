@@ -137,11 +137,6 @@ int table_is_member(const struct rm_pnode *n)
 	return n->member;
 }
 
-int table_is_fresh(const struct rm_pnode *n)
-{
-	return n->fresh;
-}
-
 int table_is_outsider(const struct rm_pnode *n)
 {
 	return n->outsider;

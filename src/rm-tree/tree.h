@@ -143,7 +143,6 @@ struct rm_pnode *table_meet_decided(int pid, uint64_t start);  /* not fresh */
 void table_forget(struct rm_pnode *n);
 /* A node's state. */
 int table_is_member(const struct rm_pnode *n);   /* followed (sticky) */
-int table_is_fresh(const struct rm_pnode *n);    /* met by this scan, not decided */
 int table_is_outsider(const struct rm_pnode *n); /* never joins */
 int table_is_ended(const struct rm_pnode *n);    /* its row is written */
 int table_was_member(const struct rm_pnode *n);  /* followed until it ended */
