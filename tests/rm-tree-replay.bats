@@ -100,7 +100,7 @@ print(next(r["ppid"] for r in rows if r["ppid"] not in pids))' "$d/live.csv")
   run -0 agree "$d/live.csv" "$d/replay.csv" "$self"
 }
 
-@test "replay: a recording cut short replays what it holds; a file that is none, or another rm-tree's PID, is refused" {
+@test "replay: a recording cut short replays what it holds; a file that is none, too big, missing, or another rm-tree's PID, is refused" {
   local d="$BATS_TEST_TMPDIR" self size
   self=$(cat "$FIX/self")
   size=$(stat -c %s "$FIX/build.rec")
@@ -119,5 +119,9 @@ print(next(r["ppid"] for r in rows if r["ppid"] not in pids))' "$d/live.csv")
   run -1 --separate-stderr replay "$FIX/build.rec" 1 "$d/x.csv"
   [ "$stderr" = "rm-tree: RM_EV_REPLAY: give the recorded rm-tree's PID, $self, alone" ]
   run -1 --separate-stderr replay "$d/missing.rec" "$self" "$d/x.csv"
-  [[ "$stderr" == "rm-tree: RM_EV_REPLAY: cannot open '$d/missing.rec': No such file or directory" ]]
+  [ "$stderr" = "rm-tree: RM_EV_REPLAY: cannot read '$d/missing.rec': No such file or directory" ]
+  # A read is bounded: 16 MiB at most.
+  truncate -s 17M "$d/big.rec"
+  run -1 --separate-stderr replay "$d/big.rec" "$self" "$d/x.csv"
+  [ "$stderr" = "rm-tree: RM_EV_REPLAY: cannot read '$d/big.rec': File too large" ]
 }

@@ -36,6 +36,8 @@
 
 #include "outfile.h"
 #include "procev.h"
+#include "procfs.h"
+#include "text.h"
 #include "tree.h"
 
 #define MAGIC "rm-tree events 1\n"
@@ -53,6 +55,7 @@ static struct {
 	int mode;                /* REPLAY_LIVE, _RECORD or _REPLAY */
 	int fd;                  /* record: the file */
 	int said;                /* record: the header is written */
+	struct rm_buf b;         /* record: one record, written at once */
 	unsigned char *map;      /* replay: the whole file */
 	size_t size, at;         /* replay: its length, the next record */
 	int done;                /* replay: no pump left */
@@ -60,30 +63,21 @@ static struct {
 	struct replay_head h;    /* replay: the recording's */
 } R = { .fd = -1 };
 
-static int write_all(int fd, const void *p, size_t len)
-{
-	while (len) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p = (const unsigned char *)p + w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
+/* A record, in one write(2): a cut recording (a full disk, a kill) ends
+ * with whole records, as rm_buf_write leaves it. */
 static void put(uint32_t kind, const void *data, size_t len)
 {
-	static const unsigned char zero[8];
+	static const char zero[8];
 	struct rec r = { kind, (uint32_t)len };
-	size_t pad = (8 - len % 8) % 8;
 
 	if (R.fd < 0)
 		return;
-	if (write_all(R.fd, &r, sizeof(r)) < 0 || (len && write_all(R.fd, data, len) < 0) ||
-	    (pad && write_all(R.fd, zero, pad) < 0)) {
+	rm_buf_reset(&R.b);
+	rm_buf_add(&R.b, (const char *)&r, sizeof(r));
+	if (len)
+		rm_buf_add(&R.b, data, len);
+	rm_buf_add(&R.b, zero, (8 - len % 8) % 8);
+	if (rm_buf_write(R.fd, &R.b) < 0) {
 		tree_warnx("RM_EV_RECORD: cannot write: %s; recording stopped", strerror(errno));
 		close(R.fd);
 		R.fd = -1;
@@ -110,29 +104,12 @@ static void next(const struct rec *r)
 
 static void load(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	const struct rec *r;
-	size_t cap = 0;
-	ssize_t got;
 
-	if (fd < 0)
-		err(RM_EXIT_FAIL, "RM_EV_REPLAY: cannot open '%s'", path);
-	for (;;) {
-		if (R.size == cap) {
-			cap = cap ? cap * 2 : 1 << 16;
-			if (!(R.map = realloc(R.map, cap)))
-				tree_oom();
-		}
-		got = read(fd, R.map + R.size, cap - R.size);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			err(RM_EXIT_FAIL, "RM_EV_REPLAY: cannot read '%s'", path);
-		if (got == 0)
-			break;
-		R.size += (size_t)got;
-	}
-	close(fd);
+	/* Bounded: RM_READ_ALL_MAX (16 MiB), EFBIG past it. */
+	R.map = (unsigned char *)rm_read_all_at(AT_FDCWD, path, &R.size);
+	if (!R.map)
+		err(RM_EXIT_FAIL, "RM_EV_REPLAY: cannot read '%s'", path);
 	if (R.size < 24 || memcmp(R.map, MAGIC, strlen(MAGIC)) != 0)
 		errx(RM_EXIT_FAIL, "RM_EV_REPLAY: '%s' is not an rm-tree event recording", path);
 	R.at = 24;
@@ -164,8 +141,9 @@ int replay_start(void)
 		R.fd = rm_out_open_stream(rec, why, sizeof(why));
 		if (R.fd < 0)
 			errx(RM_EXIT_FAIL, "RM_EV_RECORD: cannot write '%s': %s", rec, why);
-		char magic[24] = MAGIC;
-		if (write_all(R.fd, magic, sizeof(magic)) < 0)
+		static const char magic[24] = MAGIC;
+		rm_buf_add(&R.b, magic, sizeof(magic));
+		if (rm_buf_write(R.fd, &R.b) < 0)
 			err(RM_EXIT_FAIL, "RM_EV_RECORD: cannot write '%s'", rec);
 		R.mode = REPLAY_RECORD;
 	}
