@@ -155,15 +155,27 @@ double rm_tick_elapsed(const struct rm_tick *t)
 	       (double)(now.tv_nsec - t->start.tv_nsec) / 1e9;
 }
 
-/* Has any watched PID ended? */
-static int pid_gone(struct rm_tick *t)
+/* Has any watched PID ended?  pidfds: all, the ppoll's answer not at
+ * hand (else its revents said); the others by kill, always. */
+static int pid_gone(struct rm_tick *t, int all)
 {
 	for (int i = 0; i < t->nwatch; i++) {
 		struct pollfd p = { t->pidfd[i], POLLIN, 0 };
-		if (p.fd >= 0 ? poll(&p, 1, 0) > 0 : kill(t->watch_pid[i], 0) < 0 && errno == ESRCH)
+		if (p.fd >= 0 ? all && poll(&p, 1, 0) > 0 : kill(t->watch_pid[i], 0) < 0 && errno == ESRCH)
 			return 1;
 	}
 	return 0;
+}
+
+/* A signal caught: the end, said in t. */
+static int caught(struct rm_tick *t)
+{
+	if (!got_signal)
+		return 0;
+	t->end = RM_END_SIGNAL;
+	t->signo = got_signal;
+	t->si_code = got_code;
+	return 1;
 }
 
 int rm_tick_stopping(struct rm_tick *t)
@@ -179,41 +191,49 @@ int rm_tick_stopping(struct rm_tick *t)
 		struct timespec zero = { 0, 0 };
 		ppoll(NULL, 0, &zero, &empty);
 	}
-	if (got_signal) {
-		t->end = RM_END_SIGNAL;
-		t->signo = got_signal;
-		t->si_code = got_code;
-		return 1;
-	}
-	return 0;
+	return caught(t);
 }
 
 int rm_tick_sleep_until(struct rm_tick *t, double sec)
 {
 	sigset_t empty;
 
+	/* The ppoll below lets a pending signal in (EINTR) and wakes when a
+	 * pidfd is readable: sigpending and a poll of each pidfd are asked
+	 * only when it does not run (the deadline has come) or said so, not
+	 * at each of the many wake-ups of an events hook. */
+	int all = 0;
+
 	sigemptyset(&empty);
 	for (;;) {
 		struct pollfd p[1 + RM_TICK_WATCH_MAX + RM_TICK_HOOK_MAX];
 		nfds_t n = 0;
-		int xi = -1, hi = 0, hn = 0;
+		int xi = -1, hi = 0, hn = 0, np = 0, r;
 		double left;
 		struct timespec ts;
 
-		if (rm_tick_stopping(t))
+		if (caught(t))
 			return 0;
-		if (pid_gone(t)) {
+		if (pid_gone(t, all)) {
 			t->end = RM_END_PID;
 			return 0;
 		}
 		left = sec - rm_tick_elapsed(t);
-		if (left <= 0)
+		if (left <= 0) {
+			if (rm_tick_stopping(t))
+				return 0;
+			if (!all && pid_gone(t, 1)) {
+				t->end = RM_END_PID;
+				return 0;
+			}
 			return 1;
+		}
 		for (int i = 0; i < t->nwatch; i++) {
 			if (t->pidfd[i] >= 0) {
 				p[n].fd = t->pidfd[i];
 				p[n].events = POLLIN;
 				n++;
+				np++;
 			} else if (left > 0.02) {
 				left = 0.02;
 			}
@@ -235,7 +255,10 @@ int rm_tick_sleep_until(struct rm_tick *t, double sec)
 			left = 1e6;
 		ts.tv_sec = (time_t)left;
 		ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
-		int r = ppoll(n ? p : NULL, n, &ts, &empty);
+		r = ppoll(n ? p : NULL, n, &ts, &empty);
+		all = 0;
+		for (int i = 0; r > 0 && i < np; i++)
+			all |= p[i].revents != 0;
 		if (r >= 0 && t->hook_ready)
 			t->hook_ready(t->hook_arg, p + hi, hn);
 		if (r > 0 && xi >= 0 && (p[xi].revents & (POLLIN | POLLHUP)))
