@@ -63,6 +63,7 @@ struct rm_pnode {
 	 * is another process's), and the taskstats records on its pid that
 	 * are older processes', still to come (lib/pidctr). */
 	unsigned forked : 1;
+	unsigned cmd_due : 1;    /* its command line is read at the pump's end */
 	struct rm_older older;
 	unsigned emulated : 2;   /* rm-tree: 0 unknown, 1 no, 2 yes (emul.c) */
 	unsigned comm_ok : 1;    /* comm read from the process (its main thread)

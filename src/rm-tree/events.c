@@ -122,9 +122,17 @@ void events_coalesce(void)
 {
 	struct timespec ts = { 0, 2 * 1000 * 1000 };
 
-	if (E.on && E.got)
+	if (E.on && E.got && !wake_cold())
 		nanosleep(&ts, NULL);
 	E.got = 0;
+}
+
+void events_settle(void)
+{
+	struct timespec ts = { 0, 2 * 1000 * 1000 };
+
+	if (E.on && wake_cold())
+		nanosleep(&ts, NULL);
 }
 
 int events_members_only(void)
@@ -433,6 +441,19 @@ enum { PEND_MAX = 4096 };
 static int pend[PEND_MAX], npend;
 
 /*
+ * Members whose command line is read at the end of the pump, not at the
+ * fork or exec event that asked for it: a short process's exit event is
+ * most often in the same pump (a build's /bin/true, sed or echo), and its
+ * command line is gone then, as its memory is.  Its read (an open, a
+ * read and a close, 14 us of CPU a system call on a hypervisor's guest)
+ * is not made for nothing.  They are read once the batch of events that
+ * asked is handled (drain_cn), before any record: a process alive then
+ * has its command line in its row, as when it was read at its event.  A
+ * child forked in the same batch reads its parent's first (cmd_now).
+ */
+static int cmd_pend[PEND_MAX], ncmd_pend;
+
+/*
  * Is p, n's parent at its fork, alive and not exiting?  A child changes
  * parent only in its parent's exit (reparented to a subreaper or init),
  * so a process on n's pid with another parent while p lives is not n:
@@ -482,6 +503,37 @@ static void fork_stat_pending(void)
 	npend = 0;
 }
 
+static void cmd_pending(void);
+
+/* n's command line, read once the pump's events are in. */
+static void cmd_later(struct rm_pnode *n)
+{
+	if (n->cmd_due)
+		return;
+	if (ncmd_pend == PEND_MAX)
+		cmd_pending();
+	n->cmd_due = 1;
+	n->cmd_read = 1;
+	cmd_pend[ncmd_pend++] = n->pid;
+}
+
+/* The read cmd_later put off, now (before a child takes it). */
+static void cmd_now(struct rm_pnode *n)
+{
+	if (!n || !n->cmd_due)
+		return;
+	n->cmd_due = 0;
+	if (!n->has_kend && !table_is_ended(n))
+		events_read_cmd(n);
+}
+
+static void cmd_pending(void)
+{
+	for (int i = 0; i < ncmd_pend; i++)
+		cmd_now(table_find(cmd_pend[i]));
+	ncmd_pend = 0;
+}
+
 static void read_comm(struct rm_pnode *n)
 {
 	char comm[RM_COMM_MAX];
@@ -518,6 +570,7 @@ void events_read_cmd(struct rm_pnode *n)
 		n->cmd = cmd_dup(buf, len);
 	}
 	n->cmd_read = 1;
+	n->cmd_due = 0;
 }
 
 /*
@@ -578,10 +631,13 @@ static int selected(struct rm_pnode *n)
  * lends it: what rm-tree itself forks, a monitor's job and the child of
  * an ended parent are read as they are.  1 when taken.
  */
-static int inherit_cmd(struct rm_pnode *n, const struct rm_pnode *p)
+static int inherit_cmd(struct rm_pnode *n, struct rm_pnode *p)
 {
 	if (!p || p->pid == E.h.self || !table_is_member(p) || table_is_ended(p) ||
-	    table_is_excluded(p) || !p->cmd)
+	    table_is_excluded(p))
+		return 0;
+	cmd_now(p);
+	if (!p->cmd)
 		return 0;
 	free(n->cmd);
 	if (!(n->cmd = strdup(p->cmd)))
@@ -638,6 +694,10 @@ static void on_fork(const struct rm_pe *e)
 
 	if (e->pid != e->tgid)
 		return;  /* a thread */
+	/* Its parent's command line first, if its read waits for the end of
+	 * the batch: it may be a monitor's, whose children are not the
+	 * build's (containers_cmdline). */
+	cmd_now(p);
 	excluded = p && table_is_excluded(p);
 	if (excluded && events_monitor_job(p)) {
 		excluded = 0;
@@ -700,7 +760,7 @@ static void on_fork(const struct rm_pe *e)
 	if (member || selected(n)) {
 		table_join(n);
 		if (!inherit_cmd(n, p))
-			events_read_cmd(n);
+			cmd_later(n);
 		E.mev++;
 	}
 }
@@ -727,7 +787,7 @@ static void on_exec(const struct rm_pe *e)
 		n->cmd = NULL;
 		if (e->what == RM_PE_EXEC)
 			n->comm_ok = 0;
-		events_read_cmd(n);
+		cmd_later(n);
 		/* The main thread renamed itself (PR_SET_NAME): the event
 		 * says to what, whenever it is read. */
 		if (e->what == RM_PE_COMM) {
@@ -1118,6 +1178,9 @@ static void drain_cn(int *lost)
 			break;
 		for (int i = 0; i < got; i++)
 			rm_pe_parse(cnbuf + (size_t)i * CN_EACH, lens[i], on_pe, NULL);
+		/* The batch's exit events are in: the others' command lines
+		 * now, before any record is read (its row names it). */
+		cmd_pending();
 		E.got++;
 		if (got < BATCH)
 			break;
@@ -1177,6 +1240,7 @@ void events_pump(double el)
 	} else if (E.ends.n) {
 		rm_pidctr_sweep(&E.ends, ends_keep, NULL);
 	}
+	cmd_pending();
 	fork_stat_pending();
 	/* Members that ended before this pump and have no record: lost. */
 	table_parked_rows();

@@ -99,6 +99,7 @@ static void stream_ticks(struct stream *s)
 	const struct opts *o = s->o;
 	double el, iv = o->interval;
 	long slot = 0, done = 0;
+	int woke;
 
 	/* A recorded session: its pumps, one after another, no scan. */
 	while (events_replaying() && !events_replay_done()) {
@@ -119,7 +120,8 @@ static void stream_ticks(struct stream *s)
 			slot += (long)floor((el - due) / iv);
 			due = (double)slot * iv;
 		}
-		if (!rm_tick_sleep_until(&s->tick, due)) {
+		woke = rm_tick_sleep_until(&s->tick, due);
+		if (!woke) {
 			/* A signal after CMD ended ends us at once. */
 			if (s->exec && s->tick.end == RM_END_SIGNAL && !s->root_done) {
 				if (kill(-s->root, s->tick.signo) < 0 && errno == ESRCH)
@@ -130,6 +132,8 @@ static void stream_ticks(struct stream *s)
 			break;
 		}
 		if (s->exec || events_on()) {
+			if (woke == 2)
+				events_settle();
 			if (s->chld_rfd >= 0)
 				drain(s->chld_rfd);
 			events_pump(rm_tick_elapsed(&s->tick));

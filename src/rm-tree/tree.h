@@ -200,6 +200,8 @@ void wake_start(int ep, int cn, pid_t self);
  * cold from now.  WAKE_REDRAIN: read CN once more, then wake_redrained. */
 int wake_pumped(int mev, int lost, int resync);
 int wake_redrained(int mev, int lost);
+/* Cold: only the members' forks and execs wake us (the filter). */
+int wake_cold(void);
 
 void events_start(const struct events_host *h, int *wake_fd);
 /* A recorded session replayed (RM_EV_REPLAY): the stream only pumps,
@@ -214,9 +216,15 @@ int events_on(void);                       /* any event source is open */
 int events_members_only(void);
 /* Events were lost: the next tick lists /proc (once; clears the flag). */
 int events_resync_due(void);
-/* After a pump woken by events: let the next ones gather 2 ms, so a busy
- * host costs a wake per 2 ms at most, not one per event (longer would
- * leave more short processes' command lines unread). */
+/* Let events gather 2 ms (longer would leave more short processes'
+ * command lines unread).  events_settle: woken while cold (a member forked
+ * or exec'd), before the pump, so that a short child's fork, exec and exit
+ * are most often read in one pump: its command line is not read for
+ * nothing, and we stay cold (two wake-ups a process, not four).
+ * events_coalesce: after a pump that read events while hot, so a busy
+ * host costs a wake per 2 ms at most, not one per event, while an exec
+ * that wakes us is read at once. */
+void events_settle(void);
 void events_coalesce(void);
 /* Read what the kernel sent: membership from fork/exec, rows from exit
  * records; rows of members that ended without a record (lost) last. */

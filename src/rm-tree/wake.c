@@ -11,7 +11,9 @@
  * the forks, execs and comm changes of the members (at most 255; more,
  * and we stay "hot").  The member set changes only through a member's
  * own events, which wake us: then the events socket wakes us again
- * ("hot") until a pump sees none.  Only tree selections (PIDs, --exec) go
+ * ("hot") until a pump sees none, unless the filter still passes every
+ * member that lives after the pump (the new ones ended in it: a build's
+ * short processes one at a time stay cold, two wake-ups each).  Only tree selections (PIDs, --exec) go
  * cold: --match, --in-cgroup and "every process" take members from
  * anyone's exec.
  *
@@ -189,7 +191,12 @@ static int go_cold(void)
  * attaches the members' list alone. */
 static int cold_decide(int mev, int lost, int woke)
 {
-	int c = mev || lost ? -1 : set_cold_filter(woke);
+	int tg[255], n;
+	/* Members' events: cold still, when the filter passes every member
+	 * that lives (the new ones ended within the pump: a build's short
+	 * processes, one at a time), else hot: the new ones' execs wake us. */
+	int c = lost ? -1 : !mev ? set_cold_filter(woke) :
+		(n = member_list(tg)) >= 0 && filt_covers(tg, n) ? 0 : -1;
 
 	if (c < 0) {
 		go_hot();
@@ -231,6 +238,11 @@ int wake_pumped(int mev, int lost, int resync)
 		return WAKE_REDRAIN;
 	}
 	return cold_decide(mev, lost, 0);
+}
+
+int wake_cold(void)
+{
+	return W.cw >= 0 && !W.hot;
 }
 
 int wake_redrained(int mev, int lost)
