@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "binfmt.h"
@@ -30,7 +31,33 @@ struct table {
 	struct rm_binfmt t;
 	char ns[64];        /* the user namespace it is for */
 	int ok;             /* read (binfmt_misc mounted there) */
+	double at;          /* when it was last read or found unchanged */
 };
+
+/* A miss lists the directory again at most this often (seconds), for a
+ * process whose argv[0] is its own program (see lookup). */
+#define REFRESH_EVERY 1.0
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Is argv[0] (len bytes) the program comm names (comm: its base name cut
+ * to 15 bytes)?  A process run through binfmt_misc never is: its argv[0]
+ * is the interpreter, its comm the emulated binary's name. */
+static int own_program(const char *argv0, size_t len, const char *comm)
+{
+	const char *b = memrchr(argv0, '/', len);
+	size_t bl, cl = strlen(comm);
+
+	b = b ? b + 1 : argv0;
+	bl = (size_t)(argv0 + len - b);
+	return bl <= 15 ? cl == bl && memcmp(b, comm, bl) == 0 : cl == 15 && memcmp(b, comm, 15) == 0;
+}
 
 static struct table own, other;
 
@@ -50,8 +77,20 @@ static void user_ns(const char *pid, char *buf, size_t size)
 }
 
 /* The entry of argv0 in the registrations pid's kernel instance uses;
- * NULL when none, with *known set when those could be read. */
-static const struct rm_binfmt_entry *lookup(int pid, const char *argv0, size_t len, int *known)
+ * NULL when none, with *known set when those could be read.  A miss
+ * lists the registrations again (a build may register qemu just before it
+ * runs), but in our own user namespace, for a process whose argv[0]
+ * names its own program (no binfmt_misc run, the most of a build's
+ * processes: named), at most once a second: a listing is three to five
+ * system calls, which a build's every process paid (14 us each on a
+ * hypervisor's guest).  Such a process is told "no" (or unknown, where
+ * the registrations could not be read) from a listing up to a second
+ * old: only one that is a registered interpreter run by hand could be
+ * answered otherwise by a newer one.  Another namespace's (a container
+ * that mounts its own binfmt_misc just before it runs) is listed at
+ * each miss. */
+static const struct rm_binfmt_entry *lookup(int pid, const char *argv0, size_t len, int named,
+					     int *known)
 {
 	static char self_ns[64];
 	const struct rm_binfmt_entry *e;
@@ -75,6 +114,7 @@ static const struct rm_binfmt_entry *lookup(int pid, const char *argv0, size_t l
 			return NULL;
 		if (strcmp(tb->ns, ns) != 0) {
 			memcpy(tb->ns, ns, sizeof(tb->ns));
+			tb->at = now_s();
 			tb->ok = rm_binfmt_read_at(fd, path, &tb->t) == 0;
 			*known = tb->ok;
 			return tb->ok ? rm_binfmt_find(&tb->t, argv0, len) : NULL;
@@ -84,6 +124,12 @@ static const struct rm_binfmt_entry *lookup(int pid, const char *argv0, size_t l
 		*known = 1;
 		return e;
 	}
+	double t = now_s();
+	if (named && tb == &own && tb->at > 0 && t - tb->at < REFRESH_EVERY) {
+		*known = tb->ok;
+		return NULL;
+	}
+	tb->at = t;
 	tb->ok = rm_binfmt_refresh_at(fd, path, &tb->t) >= 0;
 	*known = tb->ok;
 	return tb->ok ? rm_binfmt_find(&tb->t, argv0, len) : NULL;
@@ -96,21 +142,14 @@ int cmd_emulated(int pid, const char *raw, size_t len, const char *comm)
 
 	if (len == 0 || a0 == 0)
 		return RM_EMU_UNKNOWN;
-	if (lookup(pid, raw, a0, &known))
+	int named = own_program(raw, a0, comm);
+
+	if (lookup(pid, raw, a0, named, &known))
 		return RM_EMU_YES;
 	/* By the interpreter's name, in the kernel's form: what runs is
 	 * another program (comm is the binary's name under binfmt_misc; a
 	 * qemu-aarch64 run by hand is named qemu-aarch64). */
-	if (rm_cu_emulator_name(raw, a0) && rm_cu_real_start(raw, len, -1, -1) > 0) {
-		const char *b = memrchr(raw, '/', a0);
-		size_t bl, cl = strlen(comm);
-		b = b ? b + 1 : raw;
-		bl = (size_t)(raw + a0 - b);
-		/* comm is the name cut to 15 bytes. */
-		int same = bl <= 15 ? cl == bl && memcmp(b, comm, bl) == 0 :
-				      cl == 15 && memcmp(b, comm, 15) == 0;
-		if (!same)
-			return RM_EMU_YES;
-	}
+	if (rm_cu_emulator_name(raw, a0) && rm_cu_real_start(raw, len, -1, -1) > 0 && !named)
+		return RM_EMU_YES;
 	return known ? RM_EMU_NO : RM_EMU_UNKNOWN;
 }
