@@ -127,12 +127,22 @@ one_run() {
       line[nr] = $0
     }
     END {
+      # The offset: the one that matches the most rows.  A start read from
+      # stat gives it exactly, one from the fork event up to a tick above
+      # it; where most starts are fork events (a process gone before the
+      # pump that read its fork) the most common value alone may fall
+      # anywhere in the tick, so each candidate (to the ms) counts the
+      # rows it would match, within the window below.
       for (i = 1; i <= nr; i++) {
         split(rows[i], a, " ")
         m = split(bypid[a[1]], s, " ")
-        for (j = 1; j <= m; j++) { off = a[2] - s[j] / hz; cand[sprintf("%.3f", off)]++ }
+        for (j = 1; j <= m; j++) cand[sprintf("%.3f", a[2] - s[j] / hz) + 0]++
       }
-      for (o in cand) if (cand[o] > best) { best = cand[o]; off = o + 0 }
+      for (o in cand) {
+        c = 0
+        for (q = -(1000 / hz + 5); q <= 2; q++) { k = sprintf("%.3f", o - q / 1000) + 0; if (k in cand) c += cand[k] }
+        if (c > best || (c == best && o + 0 < off)) { best = c; off = o + 0 }
+      }
       for (i = 1; i <= nr; i++) {
         split(rows[i], a, " ")
         m = split(bypid[a[1]], s, " ")
