@@ -136,11 +136,12 @@ one_run() {
       for (i = 1; i <= nr; i++) {
         split(rows[i], a, " ")
         m = split(bypid[a[1]], s, " ")
-        for (j = 1; j <= m; j++) cand[sprintf("%.3f", a[2] - s[j] / hz) + 0]++
+        for (j = 1; j <= m; j++) cand[sprintf("%.3f", a[2] - s[j] / hz)]++
       }
       for (o in cand) {
         c = 0
-        for (q = -(1000 / hz + 5); q <= 2; q++) { k = sprintf("%.3f", o - q / 1000) + 0; if (k in cand) c += cand[k] }
+        # keys are strings to the ms: a number would print with 6 digits
+        for (q = -(1000 / hz + 5); q <= 2; q++) { k = sprintf("%.3f", o - q / 1000); if (k in cand) c += cand[k] }
         if (c > best || (c == best && o + 0 < off)) { best = c; off = o + 0 }
       }
       for (i = 1; i <= nr; i++) {
