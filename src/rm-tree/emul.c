@@ -15,12 +15,12 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "binfmt.h"
 #include "cu.h"
 #include "procfs.h"
+#include "tick.h"
 #include "tree.h"
 
 /* A table kept between calls: found entries are taken as they are; on a
@@ -37,14 +37,6 @@ struct table {
 /* A miss lists the directory again at most this often (seconds), for a
  * process whose argv[0] is its own program (see lookup). */
 #define REFRESH_EVERY 1.0
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Is argv[0] (len bytes) the program comm names (comm: its base name cut
  * to 15 bytes)?  A process run through binfmt_misc never is: its argv[0]
@@ -114,7 +106,7 @@ static const struct rm_binfmt_entry *lookup(int pid, const char *argv0, size_t l
 			return NULL;
 		if (strcmp(tb->ns, ns) != 0) {
 			memcpy(tb->ns, ns, sizeof(tb->ns));
-			tb->at = now_s();
+			tb->at = rm_now_mono();
 			tb->ok = rm_binfmt_read_at(fd, path, &tb->t) == 0;
 			*known = tb->ok;
 			return tb->ok ? rm_binfmt_find(&tb->t, argv0, len) : NULL;
@@ -124,7 +116,7 @@ static const struct rm_binfmt_entry *lookup(int pid, const char *argv0, size_t l
 		*known = 1;
 		return e;
 	}
-	double t = now_s();
+	double t = rm_now_mono();
 	if (named && tb == &own && tb->at > 0 && t - tb->at < REFRESH_EVERY) {
 		*known = tb->ok;
 		return NULL;
