@@ -118,21 +118,25 @@ int events_on(void)
 	return E.on;
 }
 
+/* Let events gather: 2 ms (tree.h says why). */
+static void gather(void)
+{
+	const struct timespec ts = { 0, 2 * 1000 * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
 void events_coalesce(void)
 {
-	struct timespec ts = { 0, 2 * 1000 * 1000 };
-
 	if (E.on && E.got && !wake_cold())
-		nanosleep(&ts, NULL);
+		gather();
 	E.got = 0;
 }
 
 void events_settle(void)
 {
-	struct timespec ts = { 0, 2 * 1000 * 1000 };
-
 	if (E.on && wake_cold())
-		nanosleep(&ts, NULL);
+		gather();
 }
 
 int events_members_only(void)
@@ -441,9 +445,9 @@ enum { PEND_MAX = 4096 };
 static int pend[PEND_MAX], npend;
 
 /*
- * Members whose command line is read at the end of the pump, not at the
- * fork or exec event that asked for it: a short process's exit event is
- * most often in the same pump (a build's /bin/true, sed or echo), and its
+ * Members whose command line is read at the end of the batch of events,
+ * not at the fork or exec event that asked for it: a short process's exit
+ * event is most often in the same batch (a build's /bin/true, sed or echo), and its
  * command line is gone then, as its memory is.  Its read (an open, a
  * read and a close, 14 us of CPU a system call on a hypervisor's guest)
  * is not made for nothing.  They are read once the batch of events that
@@ -505,7 +509,7 @@ static void fork_stat_pending(void)
 
 static void cmd_pending(void);
 
-/* n's command line, read once the pump's events are in. */
+/* n's command line, read once the batch's events are in. */
 static void cmd_later(struct rm_pnode *n)
 {
 	if (n->cmd_due)
@@ -1240,7 +1244,6 @@ void events_pump(double el)
 	} else if (E.ends.n) {
 		rm_pidctr_sweep(&E.ends, ends_keep, NULL);
 	}
-	cmd_pending();
 	fork_stat_pending();
 	/* Members that ended before this pump and have no record: lost. */
 	table_parked_rows();

@@ -13,9 +13,9 @@
  * own events, which wake us: then the events socket wakes us again
  * ("hot") until a pump sees none, unless the filter still passes every
  * member that lives after the pump (the new ones ended in it: a build's
- * short processes one at a time stay cold, two wake-ups each).  Only tree selections (PIDs, --exec) go
- * cold: --match, --in-cgroup and "every process" take members from
- * anyone's exec.
+ * short processes one at a time stay cold, two wake-ups each).  Only
+ * tree selections (PIDs, --exec) go cold: --match, --in-cgroup and
+ * "every process" take members from anyone's exec.
  *
  * An attach costs about 60 us (the kernel compiles the filter, and frees
  * the old one's image with a TLB flush: a quarter of exact mode's CPU
@@ -191,12 +191,18 @@ static int go_cold(void)
  * attaches the members' list alone. */
 static int cold_decide(int mev, int lost, int woke)
 {
-	int tg[255], n;
-	/* Members' events: cold still, when the filter passes every member
-	 * that lives (the new ones ended within the pump: a build's short
-	 * processes, one at a time), else hot: the new ones' execs wake us. */
-	int c = lost ? -1 : !mev ? set_cold_filter(woke) :
-		(n = member_list(tg)) >= 0 && filt_covers(tg, n) ? 0 : -1;
+	int tg[255], n, c;
+
+	if (lost)
+		c = -1;
+	else if (!mev)
+		c = set_cold_filter(woke);
+	else
+		/* Members' events: cold still when the filter passes every
+		 * member that lives (the new ones ended within the pump: a
+		 * build's short processes, one at a time), else hot: the new
+		 * ones' execs must wake us. */
+		c = (n = member_list(tg)) >= 0 && filt_covers(tg, n) ? 0 : -1;
 
 	if (c < 0) {
 		go_hot();
