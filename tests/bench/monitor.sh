@@ -190,15 +190,13 @@ main() {
   for ((i = 1; i <= MON_PAIRS; i++)); do one_pair "${i}"; done
   echo
   local m f fs
-  m=$(median "${work}/ratios") f=$(median "${work}/tree_floor") fs=$(median "${work}/floor_sadc")
+  m=$(median <"${work}/ratios") f=$(median <"${work}/tree_floor") fs=$(median <"${work}/floor_sadc")
   awk -v m="${m}" -v f="${f}" -v fs="${fs}" 'BEGIN {
     printf "Median ratio rm-monitor / sadc: **%.2f** (target ≤ 1.0: %s). ", m, m <= 1.0 ? "met" : "**missed**"
     printf "The floor alone is %.2fx sadc; rm-tree is %.2fx the floor.\n", fs, f }'
 }
 
-# median FILE: of the numbers in FILE, one a line.
-median() {
-  sort -n "$1" | awk '{ r[NR] = $1 } END { printf "%.4f", NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2 }'
-}
+# median: of the numbers on stdin, one a line (as the other sections').
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 main "$@"
