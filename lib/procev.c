@@ -628,24 +628,35 @@ static int genl_ack(int fd, struct fam *f)
 	return -1;
 }
 
-int rm_ts_open(int rcvbuf, int *family, char *why, size_t wsize)
+/* A generic netlink socket and the taskstats family's id. */
+static int ts_socket(int rcvbuf, struct fam *f, char *why, size_t wsize)
 {
-	struct fam f = { -1 };
-	char cpus[256];
-	ssize_t n;
 	int fd = nl_socket(NETLINK_GENERIC, rcvbuf, why, wsize);
 
 	if (fd < 0)
 		return -1;
+	f->id = -1;
 	if (genl_send(fd, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, CTRL_ATTR_FAMILY_NAME,
 		      TASKSTATS_GENL_NAME, sizeof(TASKSTATS_GENL_NAME)) < 0 ||
-	    genl_ack(fd, &f) < 0 || f.id < 0) {
-		if (f.id < 0 && errno == 0)
+	    genl_ack(fd, f) < 0 || f->id < 0) {
+		if (f->id < 0 && errno == 0)
 			errno = ENOENT;
 		say(why, wsize, "no taskstats family");
 		close(fd);
 		return -1;
 	}
+	return fd;
+}
+
+int rm_ts_open(int rcvbuf, int *family, char *why, size_t wsize)
+{
+	struct fam f;
+	char cpus[256];
+	ssize_t n;
+	int fd = ts_socket(rcvbuf, &f, why, wsize);
+
+	if (fd < 0)
+		return -1;
 	/* Every possible CPU: a task's record goes to its CPU's listeners. */
 	n = rm_read_at(AT_FDCWD, "/sys/devices/system/cpu/possible", cpus, sizeof(cpus));
 	if (n <= 0) {
@@ -671,6 +682,70 @@ int rm_ts_open(int rcvbuf, int *family, char *why, size_t wsize)
 	}
 	*family = f.id;
 	return fd;
+}
+
+int rm_ts_query_open(int *family, char *why, size_t wsize)
+{
+	struct fam f;
+	/* Room for a whole batch's replies (about 1 KiB of the buffer each),
+	 * whatever RM_EV_RCVBUF (a test knob for the listeners) says. */
+	int rcvbuf = 1 << 20, fd = ts_socket(rcvbuf, &f, why, wsize);
+
+	if (fd < 0)
+		return -1;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	*family = f.id;
+	return fd;
+}
+
+/* One TASKSTATS_CMD_GET request for a PID, as the kernel reads it. */
+struct ts_req {
+	struct nlmsghdr h;
+	struct genlmsghdr g;
+	struct nlattr a;
+	uint32_t pid;
+};
+
+int rm_ts_query(int fd, int family, const int *pids, int n,
+		void (*cb)(void *arg, const struct rm_ts *r), void *arg)
+{
+	static struct ts_req q[RM_TS_QUERY_MAX];
+	static unsigned char buf[64 * 2048];
+	size_t lens[64];
+	int replies = 0, got;
+	ssize_t sent;
+
+	if (n <= 0)
+		return 0;
+	if (n > RM_TS_QUERY_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(q, 0, sizeof(q[0]) * (size_t)n);
+	for (int i = 0; i < n; i++) {
+		q[i].h.nlmsg_len = sizeof(q[i]);
+		q[i].h.nlmsg_type = (uint16_t)family;
+		q[i].h.nlmsg_flags = NLM_F_REQUEST;
+		q[i].h.nlmsg_seq = (uint32_t)i;
+		q[i].g.cmd = TASKSTATS_CMD_GET;
+		q[i].g.version = 1;
+		q[i].a.nla_len = NLA_HDRLEN + sizeof(uint32_t);
+		q[i].a.nla_type = TASKSTATS_CMD_ATTR_PID;
+		q[i].pid = (uint32_t)pids[i];
+	}
+	/* The kernel answers each message of the datagram in turn, while
+	 * send runs: every reply (a record, or an error for a PID that is
+	 * gone) is queued before send returns. */
+	do
+		sent = send(fd, q, sizeof(q[0]) * (size_t)n, 0);
+	while (sent < 0 && errno == EINTR);
+	if (sent < 0)
+		return -1;
+	while (replies < n && (got = rm_nl_recvm(fd, buf, 2048, 64, lens)) > 0)
+		for (int i = 0; i < got; i++, replies++)
+			rm_ts_parse(buf + (size_t)i * 2048, lens[i], family, cb, arg, NULL);
+	return replies;
 }
 
 ssize_t rm_nl_recv(int fd, void *buf, size_t size)

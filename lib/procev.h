@@ -106,6 +106,22 @@ int rm_pe_open(int rcvbuf, unsigned events, char *why, size_t wsize);
 int rm_ts_open(int rcvbuf, int *family, char *why, size_t wsize);
 
 /*
+ * Taskstats asked about live processes (TASKSTATS_CMD_GET; needs
+ * CAP_NET_ADMIN, as the listener does).  rm_ts_query_open: a socket of
+ * its own, not a listener, so that no exit record comes to it.
+ * rm_ts_query: one datagram asks for the thread pids[i] of each i < n
+ * (n at most RM_TS_QUERY_MAX); cb gets each record that comes back (its
+ * id the PID asked; hiwater_rss is the process's VmHWM, ac_uid its real
+ * user).  A PID that is gone gets no record.  Returns the replies read
+ * (records and errors), or -1 with errno.  Two or three system calls a
+ * batch, where reading /proc/PID/statm takes three for each process.
+ */
+#define RM_TS_QUERY_MAX 64
+int rm_ts_query_open(int *family, char *why, size_t wsize);
+int rm_ts_query(int fd, int family, const int *pids, int n,
+		void (*cb)(void *arg, const struct rm_ts *r), void *arg);
+
+/*
  * Receive one datagram into buf.  Returns its length, 0 when nothing is
  * waiting, or -1 with errno (ENOBUFS: the kernel dropped events because
  * the buffer was full; the socket stays usable).

@@ -223,13 +223,15 @@ listing_ticks() {
   [ "$(py_rows "$d/log.csv" 'r["comm"] == "sleep" and r["scope"] == "in"')" -eq 1 ]
 }
 
-# Exact mode reads the outsiders' statm in a sweep of /proc for
-# --elsewhere: a sweep read every process's in one tick (every tenth), so
-# a tick's cost grew with the host's idle processes (2x at 10,000 in
-# make bench).  Now a tick reads at most 64 and the sweep goes on at the
-# next; a heavy outsider started once the sweep is under way is still
-# found, its command line read while it lives.
-@test "exact: --elsewhere reads at most 64 statm files a tick with 1,000 idle processes on the host, and still finds a heavy outsider's command line" {
+# Exact mode asks about the outsiders in a sweep of /proc for
+# --elsewhere: a sweep read every process's statm in one tick (every
+# tenth), so a tick's cost grew with the host's idle processes (2x at
+# 10,000 in make bench).  Then a tick read at most 64 statm files (three
+# system calls each, 3.4 CPU s an hour at 2,000 processes); now it asks
+# taskstats about at most 64 in one datagram, and reads no statm file.  A
+# heavy outsider started once the sweep is under way is still found, its
+# command line read while it lives.
+@test "exact: --elsewhere asks taskstats about at most 64 processes a tick, in one datagram, with 1,000 idle processes on the host, reads no statm file, and still finds a heavy outsider's command line" {
   need_exact
   local d=$BATS_TEST_TMPDIR hog max i
   # Idle processes of our own, their descriptors not bats' (teardown kills them).
@@ -239,7 +241,7 @@ listing_ticks() {
     IDLE_PIDS+=($!)
   done
   # shellcheck disable=SC2016
-  strace -y -o "$d/st" -e trace=openat,write rm-tree -i 0.1 --elsewhere=20000 --timeline "$d/tl.csv" \
+  strace -y -o "$d/st" -e trace=openat,write,sendto rm-tree -i 0.1 --elsewhere=20000 --timeline "$d/tl.csv" \
     --log "$d/log.csv" --exec -- sh -c 'while [ ! -e "$1/stop" ]; do sleep 0.1; done' _ "$d" 2>/dev/null &
   local rt=$!
   wait_for 30 ticked "$d/tl.csv" 2
@@ -253,15 +255,75 @@ listing_ticks() {
   more_ticks "$d/tl.csv" 2 30
   touch "$d/stop"
   wait "$rt"
-  # The most statm files of the listing (by path under /proc, not a
-  # member's directory) opened between two timeline rows (one a tick).
-  # What follows the last row is the end, not a tick: the live outsiders
-  # met (on a busy machine, any process met by an event) are read there.
-  max=$(awk '/^write\([0-9]+<[^>]*tl\.csv>/ { if (c > m) m = c; c = 0 }
-    /^openat\([0-9]+<\/proc>, "[0-9]+\/statm"/ { c++ } END { print m + 0 }' "$d/st")
-  echo "# at most $max statm reads a tick; $(grep -c '/statm"' "$d/st") in all" >&3
-  ((max > 0 && max <= 64))
+  # Between two timeline rows (one a tick): the most processes asked
+  # about (a query datagram: 28 bytes a process, without NLM_F_ACK, which
+  # the listener's setup asks for), the most datagrams, and the statm
+  # files of the listing opened (by path under /proc, not a member's
+  # directory).  What follows the last row is the end, not a tick: the
+  # live outsiders met (on a busy machine, any process met by an event)
+  # are read there.
+  read -r max sends statm all < <(awk '
+    /^write\([0-9]+<[^>]*tl\.csv>/ { if (c > m) m = c; if (k > s) s = k; c = 0; k = 0; sm += st; st = 0 }
+    /^sendto\(/ && /nlmsg_type=TASKSTATS/ && !/NLM_F_ACK/ && match($0, /= [0-9]+$/) {
+      c += substr($0, RSTART + 2) / 28; k++; a += substr($0, RSTART + 2) / 28 }
+    /^openat\([0-9]+<\/proc>, "[0-9]+\/statm"/ { st++ }
+    END { print m + 0, s + 0, sm + 0, a + 0 }' "$d/st")
+  echo "# at most $max processes asked a tick, in at most $sends datagrams; $all in all; $statm statm reads in ticks" >&3
+  ((max > 0 && max <= 64 && sends == 1 && statm == 0 && all >= 1000))
   [ "$(py_rows "$d/log.csv" 'r["comm"] == "bigout" and r["scope"] == "out" and "marker-arg" in r["cmd"]')" -eq 1 ]
+}
+
+# Where taskstats cannot be asked (the test knob RM_EV_NO_QUERY stands
+# for a kernel without TASK_XACCT), the sweep reads statm, as before.
+@test "exact: --elsewhere without taskstats queries reads the outsiders' statm, and still finds a heavy outsider's command line" {
+  need_exact
+  local d=$BATS_TEST_TMPDIR hog statm asked
+  # shellcheck disable=SC2016
+  RM_EV_NO_QUERY=1 strace -y -o "$d/st" -e trace=openat,sendto rm-tree -i 0.1 --elsewhere=20000 \
+    --timeline "$d/tl.csv" --log "$d/log.csv" \
+    --exec -- sh -c 'while [ ! -e "$1/stop" ]; do sleep 0.1; done' _ "$d" 2>/dev/null &
+  local rt=$!
+  wait_for 30 ticked "$d/tl.csv" 2
+  "$MEMHOG" -n bigout -m 30 -t 600 -r "$d/hog-up" -- marker-arg 3>&- &
+  hog=$!
+  wait_for 30 test -e "$d/hog-up"
+  more_ticks "$d/tl.csv" "$(listing_ticks)" 120
+  kill "$hog"
+  wait "$hog" || true
+  touch "$d/stop"
+  wait "$rt"
+  statm=$(grep -c '^openat([0-9]*</proc>, "[0-9]*/statm"' "$d/st" || true)
+  asked=$(grep '^sendto(' "$d/st" | grep 'nlmsg_type=TASKSTATS' | grep -vc NLM_F_ACK || true)
+  echo "# $statm statm reads, $asked taskstats queries" >&3
+  ((statm > 0 && asked == 0))
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "bigout" and r["scope"] == "out" and "marker-arg" in r["cmd"]')" -eq 1 ]
+}
+
+# The sweep's first test was the resident size now (statm), so an
+# outsider whose peak had passed the threshold but who had since given
+# the memory back was not named: its row (from its exit record's peak)
+# had no command line.  Taskstats gives the peak (VmHWM) itself.
+@test "exact: --elsewhere names a heavy outsider by its command line when its peak is past and its resident size small again" {
+  need_exact
+  local d=$BATS_TEST_TMPDIR hog
+  # shellcheck disable=SC2016
+  rm-tree -i 0.1 --elsewhere=20000 --timeline "$d/tl.csv" --log "$d/log.csv" \
+    --exec -- sh -c 'while [ ! -e "$1/stop" ]; do sleep 0.1; done' _ "$d" 2>/dev/null &
+  local rt=$!
+  wait_for 30 ticked "$d/tl.csv" 2
+  # 1 MiB held, 40 MiB more for 0.05 s and given back: VmHWM 41 MiB, VmRSS 1.
+  "$MEMHOG" -n spikeout -m 1 -s 40 -S 0.05 -t 600 -r "$d/hog-up" -- spike-marker 3>&- &
+  hog=$!
+  wait_for 30 test -e "$d/hog-up"
+  sleep 0.5
+  awk '/^VmHWM|^VmRSS/ { printf "# %s %s kB\n", $1, $2 }' "/proc/$hog/status" >&3
+  more_ticks "$d/tl.csv" "$(listing_ticks)" 120
+  kill "$hog"
+  wait "$hog" || true
+  more_ticks "$d/tl.csv" 2 30
+  touch "$d/stop"
+  wait "$rt"
+  [ "$(py_rows "$d/log.csv" 'r["comm"] == "spikeout" and r["scope"] == "out" and int(r["peak_rss_kib"]) >= 40960 and "spike-marker" in r["cmd"]')" -eq 1 ]
 }
 
 # The wake-up filter.  While no member forks or execs, rm-tree is woken

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "procev.h"
 #include "procfs.h"
 #include "tree.h"
 
@@ -78,22 +79,34 @@ static int renew(struct rm_pnode *n)
 /*
  * Exact mode: the heavy outsiders' command lines and users, read while
  * they live (their rows come from exit records, which carry no command
- * line).  A sweep lists /proc and reads each outsider's statm and, once
- * its resident size reached the --elsewhere threshold, its status
- * (VmHWM, Uid) and command line, once: never a read per exec on the host.
- * A sweep starts at most every tenth tick and reads at most SWEEP_EACH
- * statm files a tick, going on from where it stopped at the next: on a
- * host of N processes a sweep takes max(10, N / SWEEP_EACH) ticks, so a
- * tick's cost does not grow with the host's idle processes (an outsider
- * that ended before the sweep came to it has a row without a command
- * line).  Only heavy ones get a node; finalize writes their rows with it.
+ * line).  A sweep lists /proc and asks taskstats about each outsider, a
+ * batch of up to SWEEP_EACH in one datagram (TASKSTATS_CMD_GET: its
+ * VmHWM and user); one whose VmHWM reached the --elsewhere threshold has
+ * its command line read, once: never a read per exec on the host.
+ * Where taskstats cannot be asked (or its records carry no VmHWM: a
+ * kernel without TASK_XACCT), each outsider's statm is read instead
+ * (its resident size, then status for VmHWM and user): three system
+ * calls a process, where a batch takes two or three in all.
+ * A sweep starts at most every tenth tick and asks about at most
+ * SWEEP_EACH processes a tick, going on from where it stopped at the
+ * next: on a host of N processes a sweep takes max(10, N / SWEEP_EACH)
+ * ticks, so a tick's cost does not grow with the host's idle processes
+ * (an outsider that ended before the sweep came to it has a row without
+ * a command line).  Only heavy ones get a node; finalize writes their
+ * rows with it.
  */
-enum { SWEEP_EACH = 64, SWEEP_TICKS = 10 };
+enum { SWEEP_EACH = RM_TS_QUERY_MAX, SWEEP_TICKS = 10 };
 
 static struct {
 	struct rm_procscan ps;
 	int on;                  /* a sweep is under way */
 	long started;            /* W.ticks at its start, -1 before the first */
+	int q;                   /* the taskstats query socket + 1; 0 not yet opened, -1 none */
+	int family;
+	int xacct;               /* a record carried a VmHWM: the kernel counts it */
+	int heavy[SWEEP_EACH];   /* a batch's heavy ones, by PID, with their users */
+	uint32_t uid[SWEEP_EACH];
+	int nheavy;
 } X = { .started = -1 };
 
 static void sweep_end(void)
@@ -103,10 +116,98 @@ static void sweep_end(void)
 	X.on = 0;
 }
 
+/* pid is an outsider not yet read (not us, not a member, ended, excluded
+ * or already named). */
+static int unread_outsider(int pid)
+{
+	struct rm_pnode *n = table_find(pid);
+
+	return pid != W.self && pid != W.me &&
+	       !(n && (table_is_member(n) || table_is_excluded(n) || table_is_ended(n) ||
+		       table_is_outsider(n) || n->cmd_read));
+}
+
+/* An outsider found heavy: a node for its row, its user and command line. */
+static void heavy(int pid, uint32_t uid, int has_uid)
+{
+	struct rm_pnode *n = table_find(pid);
+	struct rm_pstat st;
+
+	if (rm_pstat_read(pid, &st) < 0)
+		return;
+	if (n && n->start != st.starttime) {
+		table_forget(n);  /* its pid is another process's now */
+		n = NULL;
+	}
+	if (!n && (!(n = events_add_node(pid, NULL, 0))->start || table_is_excluded(n)))
+		return;
+	if (has_uid) {
+		n->uid = uid;
+		n->has_uid = 1;
+	}
+	events_read_cmd(n);
+}
+
+/* Without taskstats: statm first (its resident size, a fraction of what
+ * status costs the kernel to write), then status for VmHWM and user. */
+static void read_outsider(int pid)
+{
+	struct rm_pstatus pst;
+	uint64_t res_kib;
+	char buf[4096];
+
+	if (rm_pstatm_resident_kib(pid, &res_kib) < 0 || res_kib < W.o->elsewhere_kib)
+		return;
+	if (rm_pfile_read(NULL, pid, "status", buf, sizeof(buf), 0) <= 0 ||
+	    rm_pstatus_parse(buf, &pst) < 0 || !pst.has_hwm || pst.hwm_kib < W.o->elsewhere_kib)
+		return;
+	heavy(pid, pst.uid, pst.has_uid);
+}
+
+static void on_record(void *arg, const struct rm_ts *r)
+{
+	(void)arg;
+	if (r->tgid_aggr || !r->has_mem)
+		return;
+	if (r->hiwater_rss_kib > 0)
+		X.xacct = 1;
+	if (r->hiwater_rss_kib >= W.o->elsewhere_kib && X.nheavy < SWEEP_EACH) {
+		X.heavy[X.nheavy] = (int)r->id;
+		X.uid[X.nheavy++] = r->uid;
+	}
+}
+
+/* Ask taskstats about batch[0..n): 0, or -1 when it cannot be asked
+ * (the socket is closed then, and statm read from now on). */
+static int query(const int *batch, int n)
+{
+	char why[256];
+
+	if (!X.q) {
+		/* RM_EV_NO_QUERY (tests): as where taskstats cannot be asked. */
+		const char *knob = getenv("RM_EV_NO_QUERY");
+		int fd = knob && *knob ? -1 : rm_ts_query_open(&X.family, why, sizeof(why));
+		X.q = fd < 0 ? -1 : fd + 1;
+	}
+	if (X.q < 0)
+		return -1;
+	X.nheavy = 0;
+	if (rm_ts_query(X.q - 1, X.family, batch, n, on_record, NULL) < 0 || !X.xacct) {
+		/* No record of the first batch (PID 1's, as a rule) had a VmHWM:
+		 * the kernel does not count it (no TASK_XACCT).  Were they all
+		 * kernel threads, statm is still right, only dearer. */
+		close(X.q - 1);
+		X.q = -1;
+		return -1;
+	}
+	for (int i = 0; i < X.nheavy; i++)
+		heavy(X.heavy[i], X.uid[i], 1);
+	return 0;
+}
+
 static void exact_outsiders(void)
 {
-	const struct opts *o = W.o;
-	int pid, reads = 0;
+	int pid, batch[SWEEP_EACH], n = 0;
 
 	if (!X.on) {
 		if (X.started >= 0 && W.ticks - X.started < SWEEP_TICKS)
@@ -116,40 +217,13 @@ static void exact_outsiders(void)
 		X.on = 1;
 		X.started = W.ticks;
 	}
-	while (reads < SWEEP_EACH && (pid = rm_procscan_next(&X.ps)) > 0) {
-		struct rm_pnode *n = table_find(pid);
-		struct rm_pstatus pst;
-		struct rm_pstat st;
-		uint64_t res_kib;
-		char buf[4096];
-
-		if (pid == W.self || pid == W.me ||
-		    (n && (table_is_member(n) || table_is_excluded(n) || table_is_ended(n) ||
-			   table_is_outsider(n) || n->cmd_read)))
-			continue;
-		/* statm first (its resident size): a fraction of what status
-		 * costs the kernel to write, for every process on the host. */
-		reads++;
-		if (rm_pstatm_resident_kib(pid, &res_kib) < 0 || res_kib < o->elsewhere_kib)
-			continue;
-		if (rm_pfile_read(NULL, pid, "status", buf, sizeof(buf), 0) <= 0 ||
-		    rm_pstatus_parse(buf, &pst) < 0 || !pst.has_hwm || pst.hwm_kib < o->elsewhere_kib)
-			continue;
-		if (rm_pstat_read(pid, &st) < 0)
-			continue;
-		if (n && n->start != st.starttime) {
-			table_forget(n);  /* its pid is another process's now */
-			n = NULL;
-		}
-		if (!n && (!(n = events_add_node(pid, NULL, 0))->start || table_is_excluded(n)))
-			continue;
-		if (pst.has_uid) {
-			n->uid = pst.uid;
-			n->has_uid = 1;
-		}
-		events_read_cmd(n);
-	}
-	if (reads < SWEEP_EACH)
+	while (n < SWEEP_EACH && (pid = rm_procscan_next(&X.ps)) > 0)
+		if (unread_outsider(pid))
+			batch[n++] = pid;
+	if (n > 0 && query(batch, n) < 0)
+		for (int i = 0; i < n; i++)
+			read_outsider(batch[i]);
+	if (n < SWEEP_EACH)
 		sweep_end();  /* the listing's end */
 }
 
