@@ -32,7 +32,11 @@ teardown() {
     $PM rm -af -t 0 >/dev/null 2>&1
     awk -v d="$T/pm/" 'index($2, d) == 1 { print $2 }' /proc/self/mounts | sort -r | xargs -r -n 1 umount -l
   fi
-  [[ -n "${CGP:-}" ]] && rmdir "/sys/fs/cgroup/memory/${CGP}" 2>/dev/null
+  if [[ -n "${CGP:-}" ]]; then
+    local d
+    for d in "/sys/fs/cgroup/memory/${CGP}"/*/; do rmdir "${d}" 2>/dev/null; done
+    rmdir "/sys/fs/cgroup/memory/${CGP}" 2>/dev/null
+  fi
   return 0
 }
 
@@ -455,6 +459,57 @@ docker_context() {
   kill "$OTHER"
   [ "$(ct c.csv "$ID1" tied)" = fork ]
   [ "$(ct c.csv "$ID2" tied)" = "" ]
+}
+
+# The kernel's own hierarchy (v1 memory, where this machine has one): a
+# tick read each container's files by path (an open, two reads and a
+# close each, its parents' limits again for each container) and listed
+# every directory of the hierarchy, leaves too.  Now a container's files
+# are kept open and read by one pread a tick, each parent's limit once a
+# tick, and a directory whose link count says it has no subdirectory is
+# stat'ed, not listed.  The values stay the kernel's, and a removed
+# container's kept files do not keep its cgroup from going: it gets its
+# gone row.
+@test "--containers on the kernel's hierarchy: a container's files opened once and read by pread each tick, a leaf cgroup not listed, the limit up the tree and the usage the kernel's, a removed container gone" {
+  local m=/sys/fs/cgroup/memory st
+  [[ -e "$m/memory.usage_in_bytes" && -w "$m" ]] || skip "no writable v1 memory hierarchy here"
+  CGP="rmt-ct-$$"
+  local p="$m/$CGP" c="$m/$CGP/$ID3"
+  mkdir "$p" "$p/leaf" "$c"
+  echo $((200 << 20)) >"$p/memory.limit_in_bytes"
+  echo $((256 << 20)) >"$c/memory.limit_in_bytes"
+  cd "$T"
+  echo 'until [ -e stop ]; do sleep 0.1; done' >orch.sh
+  bash orch.sh & ORCH=$!
+  # memhog in the container's cgroup, holding 20 MiB
+  sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" -m 20 -t 600 -r "$3"' - "$c" "$RM_BUILD/tests/memhog" "$T/hog-up" &
+  OTHER=$!
+  wait_for 30 test -e "$T/hog-up"
+  strace -y -o "$T/st" -e trace=openat,pread64,newfstatat rm-tree -i 0.2 --watch-pid "$ORCH" \
+    --containers "$T/c.csv" "$ORCH" >"$T/procs.csv" 2>"$T/tree.err" &
+  TREE_PID=$!
+  wait_for 30 has_row c.csv "$ID3"
+  more_rows() { [[ "$(grep -c "$ID3" c.csv)" -ge "$1" ]]; }
+  wait_for 30 more_rows 6
+  kill "$OTHER"
+  wait "$OTHER" || true
+  OTHER=''
+  rmdir "$c"
+  wait_for 30 has_row c.csv "$ID3" gone
+  touch stop
+  wait "$TREE_PID"
+  [ "$(ct c.csv "$ID3" cgroup run)" = "/$CGP/$ID3" ]
+  [ "$(ct c.csv "$ID3" limit_kib run)" = 204800 ]
+  (($(ct c.csv "$ID3" usage_kib run) >= 20480))
+  (($(ct c.csv "$ID3" peak_kib run) >= 20480))
+  # opened once, read at every tick
+  st=$(grep -c "^openat(.*$ID3/memory.usage_in_bytes\"" st || true)
+  echo "# usage file opened $st times, read $(grep -c "^pread64([0-9]*<$c/memory.usage_in_bytes>" st) times" >&3
+  [ "$st" -eq 1 ]
+  (($(grep -c "^pread64([0-9]*<$c/memory.usage_in_bytes>" st) >= 5))
+  # the leaf stat'ed, never opened
+  (($(grep -c "^newfstatat(.*\"leaf\"" st) >= 5))
+  [ "$(grep -c "^openat(.*$CGP/leaf\"" st || true)" -eq 0 ]
 }
 
 # orch_with_monitors: an orchestrator that starts a build step and two

@@ -37,7 +37,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -58,6 +60,7 @@
 #define ENGINE_MS 500        /* the most a question to the engine may take */
 #define ENGINE_PER_TICK 8    /* questions asked per tick at most */
 #define ENGINE_BACKOFF 30.0  /* seconds before asking an engine that failed again */
+#define KEEP_CTS 64          /* containers whose files are kept open */
 
 /* A container the engine listed for a name or label tie. */
 struct engine_ct {
@@ -97,7 +100,11 @@ struct ct {
 	int has_limit, has_peak, has_failcnt, has_oom, has_usage;
 	uint64_t limit, usage, peak, failcnt, oom;  /* bytes, counts */
 	unsigned gen;
+	int keep;                /* its files are kept open (the first KEEP_CTS) */
+	int kept[6];             /* their descriptors + 1 (0: not open), by KF_* */
 };
+
+enum { KF_LIMIT, KF_USAGE, KF_PEAK, KF_FAILCNT, KF_OOM, KF_PROCS };
 
 static struct {
 	int on;
@@ -107,6 +114,9 @@ static struct {
 	char mnt[4096];          /* the hierarchy's mount point (re-rooted) */
 	char mroot[4096];        /* the mount's root in the hierarchy ("" for /) */
 	int have_hier;
+	int kernfs;              /* the hierarchy is the kernel's (a directory's
+				  * link count is its subdirectories + 2) */
+	size_t nkeep;            /* containers with keep set */
 	struct tie *ties;
 	size_t nties, capties;
 	struct ct *cts;
@@ -505,8 +515,83 @@ static void resolve_cidfiles(void)
 	}
 }
 
-/* Is a member of the tree in the container's cgroup (or one below it)? */
-static int member_inside(const char *dir, int depth)
+/*
+ * A container's files are read every tick: the first KEEP_CTS
+ * containers' are kept open and read by pread, one system call where a
+ * path costs four (open, two reads, close); the others' by path, so that
+ * a host of many containers does not take many descriptors.  A file read
+ * whole (cgroup.procs, which the kernel hands out a page at a time) is
+ * read on until its end.
+ */
+static ssize_t ct_read(struct ct *c, int slot, const char *file, char *buf, size_t cap, int whole)
+{
+	char p[4200];
+
+	for (int tries = 0; tries < 2; tries++) {
+		ssize_t n, got = 0;
+		if (!c->kept[slot]) {
+			int fd;
+			if (rm_pathf(p, sizeof(p), "%s/%s", c->dir, file) < 0)
+				return -1;
+			if (!c->keep)
+				return rm_read_file(p, buf, cap);
+			if ((fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) < 0)
+				return -1;
+			c->kept[slot] = fd + 1;
+		}
+		do {
+			do
+				n = pread(c->kept[slot] - 1, buf + got, cap - 1 - (size_t)got, got);
+			while (n < 0 && errno == EINTR);
+			if (n > 0)
+				got += n;
+		} while (whole && n > 0 && (size_t)got < cap - 1);
+		if (n >= 0) {
+			buf[got] = '\0';
+			return got;
+		}
+		/* Removed and made again, say: once more from the path. */
+		close(c->kept[slot] - 1);
+		c->kept[slot] = 0;
+	}
+	return -1;
+}
+
+static void ct_close(struct ct *c)
+{
+	for (size_t k = 0; k < sizeof(c->kept) / sizeof(c->kept[0]); k++)
+		if (c->kept[k])
+			close(c->kept[k] - 1);
+	memset(c->kept, 0, sizeof(c->kept));
+	if (c->keep)
+		C.nkeep--;
+	c->keep = 0;
+}
+
+/* A directory of the kernel's hierarchy with no subdirectory: one stat,
+ * where listing it takes four or five system calls.  Elsewhere (a
+ * fixture tree; some filesystems give a directory one link) it is
+ * listed. */
+static int no_subdirs_at(int dirfd, const char *path)
+{
+	struct stat st;
+
+	return C.kernfs && fstatat(dirfd, path, &st, 0) == 0 && S_ISDIR(st.st_mode) && st.st_nlink == 2;
+}
+
+/* A container's cgroup.procs (c, at depth 0), else the one in dir. */
+static ssize_t procs_read(struct ct *c, const char *dir, char *buf)
+{
+	char p[4200];
+
+	if (c)
+		return ct_read(c, KF_PROCS, "cgroup.procs", buf, PROCS_MAX, 1);
+	return rm_pathf(p, sizeof(p), "%s/cgroup.procs", dir) == 0 ? rm_read_file(p, buf, PROCS_MAX) : -1;
+}
+
+/* Is a member of the tree in the container's cgroup (or one below it)?
+ * c: the container, at depth 0. */
+static int member_inside(struct ct *c, const char *dir, int depth)
 {
 	char p[4200], *buf;
 	ssize_t got;
@@ -514,9 +599,8 @@ static int member_inside(const char *dir, int depth)
 	DIR *d;
 	struct dirent *de;
 
-	if (rm_pathf(p, sizeof(p), "%s/cgroup.procs", dir) == 0 &&
-	    (buf = malloc(PROCS_MAX)) != NULL) {
-		got = rm_read_file(p, buf, PROCS_MAX);
+	if ((buf = malloc(PROCS_MAX)) != NULL) {
+		got = procs_read(c, dir, buf);
 		for (char *s = buf; got > 0 && *s && !hit; ) {
 			char *end;
 			long pid = strtol(s, &end, 10);
@@ -531,12 +615,12 @@ static int member_inside(const char *dir, int depth)
 		}
 		free(buf);
 	}
-	if (hit || depth >= 2 || !(d = opendir(dir)))
+	if (hit || depth >= 2 || no_subdirs_at(AT_FDCWD, dir) || !(d = opendir(dir)))
 		return hit;
 	while (!hit && (de = readdir(d)) != NULL)
 		if (de->d_type == DT_DIR && de->d_name[0] != '.' &&
 		    rm_pathf(p, sizeof(p), "%s/%s", dir, de->d_name) == 0)
-			hit = member_inside(p, depth + 1);
+			hit = member_inside(NULL, p, depth + 1);
 	closedir(d);
 	return hit;
 }
@@ -574,7 +658,7 @@ static void tie_of(struct ct *c)
 				memcpy(c->name, e->name, sizeof(c->name));
 		}
 	}
-	if (!c->tied[0] && member_inside(c->dir, 0))
+	if (!c->tied[0] && member_inside(c, c->dir, 0))
 		c->tied = "fork";
 	if (!c->tied[0] && c->asked != C.api_gen)
 		C.api_need = 1;
@@ -635,17 +719,17 @@ int containers_pid_tied(int pid)
 }
 
 /* Every process of a tied container's cgroup (and the cgroups below it,
- * two levels) is listed to join the build (containers_adopted). */
-static void adopt_inside(const char *dir, int depth)
+ * two levels) is listed to join the build (containers_adopted).  c: the
+ * container, at depth 0. */
+static void adopt_inside(struct ct *c, const char *dir, int depth)
 {
 	char p[4200], *buf;
 	ssize_t got;
 	DIR *d;
 	struct dirent *de;
 
-	if (rm_pathf(p, sizeof(p), "%s/cgroup.procs", dir) == 0 &&
-	    (buf = malloc(PROCS_MAX)) != NULL) {
-		got = rm_read_file(p, buf, PROCS_MAX);
+	if ((buf = malloc(PROCS_MAX)) != NULL) {
+		got = procs_read(c, dir, buf);
 		for (char *s = buf; got > 0 && *s; ) {
 			char *end;
 			long pid = strtol(s, &end, 10);
@@ -666,12 +750,12 @@ static void adopt_inside(const char *dir, int depth)
 		}
 		free(buf);
 	}
-	if (depth >= 2 || !(d = opendir(dir)))
+	if (depth >= 2 || no_subdirs_at(AT_FDCWD, dir) || !(d = opendir(dir)))
 		return;
 	while ((de = readdir(d)) != NULL)
 		if (de->d_type == DT_DIR && de->d_name[0] != '.' &&
 		    rm_pathf(p, sizeof(p), "%s/%s", dir, de->d_name) == 0)
-			adopt_inside(p, depth + 1);
+			adopt_inside(NULL, p, depth + 1);
 	closedir(d);
 }
 
@@ -881,58 +965,129 @@ static int find_hierarchy(void)
 	return have || found;
 }
 
-static int u64_at(const char *dir, const char *file, uint64_t *v)
+static int ct_u64(struct ct *c, int slot, const char *file, uint64_t *v)
 {
-	char p[4200];
+	char buf[64];
 
-	return rm_pathf(p, sizeof(p), "%s/%s", dir, file) == 0 && rm_read_u64(p, v) == 0;
+	return ct_read(c, slot, file, buf, sizeof(buf), 0) > 0 && rm_parse_u64(buf, v) == 0;
 }
 
-static int kv_at(const char *dir, const char *file, const char *key, uint64_t *v)
+static int ct_kv(struct ct *c, int slot, const char *file, const char *key, uint64_t *v)
 {
-	char p[4200], buf[4096];
+	char buf[4096];
 
-	return rm_pathf(p, sizeof(p), "%s/%s", dir, file) == 0 &&
-	       rm_read_file(p, buf, sizeof(buf)) > 0 && rm_cg_parse_kv(buf, key, v) == 0;
+	return ct_read(c, slot, file, buf, sizeof(buf), 0) > 0 && rm_cg_parse_kv(buf, key, v) == 0;
 }
 
-/* The tightest limit of dir and its ancestors up to the mount point. */
-static int tightest(const char *dir, uint64_t *lim)
+/* The containers' ancestors (docker/, system.slice/, the root): each
+ * one's limit read once a tick, whatever the number of containers below
+ * it, from a descriptor kept while a container is below it. */
+#define ANC_MAX 32
+static struct anc {
+	char *dir;
+	int fd;
+	unsigned gen;            /* the tick it was read in */
+	int has;
+	uint64_t v;
+} A[ANC_MAX];
+static size_t nanc;
+
+static int anc_limit(const char *dir, uint64_t *v)
 {
-	char d[4096], p[4200], buf[128];
+	struct anc *a = NULL;
+	char p[4200], buf[128];
+	ssize_t n = -1;
+
+	for (size_t i = 0; i < nanc && !a; i++)
+		if (strcmp(A[i].dir, dir) == 0)
+			a = &A[i];
+	if (a && a->gen == C.gen) {
+		*v = a->v;
+		return a->has;
+	}
+	if (rm_pathf(p, sizeof(p), "%s/%s", dir, C.v2 ? "memory.max" : "memory.limit_in_bytes") < 0)
+		return 0;
+	if (!a && nanc == ANC_MAX)  /* so many: by path */
+		return rm_read_file(p, buf, sizeof(buf)) > 0 && rm_cg_parse_limit(buf, v) == 1;
+	if (!a) {
+		a = &A[nanc++];
+		a->dir = xstrdup(dir);
+		a->fd = -1;
+	}
+	for (int tries = 0; tries < 2 && n < 0; tries++) {
+		if (a->fd < 0 && (a->fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) < 0)
+			break;
+		do
+			n = pread(a->fd, buf, sizeof(buf) - 1, 0);
+		while (n < 0 && errno == EINTR);
+		if (n < 0) {
+			close(a->fd);
+			a->fd = -1;
+		}
+	}
+	if (n >= 0)
+		buf[n] = '\0';
+	a->gen = C.gen;
+	a->has = n > 0 && rm_cg_parse_limit(buf, &a->v) == 1;
+	*v = a->v;
+	return a->has;
+}
+
+/* The ancestors no container of this tick is below: let go. */
+static void anc_sweep(int all)
+{
+	for (size_t i = 0; i < nanc; ) {
+		if (!all && A[i].gen == C.gen) {
+			i++;
+			continue;
+		}
+		if (A[i].fd >= 0)
+			close(A[i].fd);
+		free(A[i].dir);
+		A[i] = A[--nanc];
+	}
+}
+
+/* The tightest limit of c's cgroup and its ancestors up to the mount point. */
+static int tightest(struct ct *c, uint64_t *lim)
+{
+	char d[4096], buf[128];
 	size_t ml = strlen(C.mnt);
+	uint64_t v;
 	int any = 0;
 
-	snprintf(d, sizeof(d), "%s", dir);
+	if (ct_read(c, KF_LIMIT, C.v2 ? "memory.max" : "memory.limit_in_bytes", buf, sizeof(buf), 0) > 0 &&
+	    rm_cg_parse_limit(buf, &v) == 1) {
+		*lim = v;
+		any = 1;
+	}
+	snprintf(d, sizeof(d), "%s", c->dir);
 	for (;;) {
-		uint64_t v;
-		if (rm_pathf(p, sizeof(p), "%s/%s", d, C.v2 ? "memory.max" : "memory.limit_in_bytes") == 0 &&
-		    rm_read_file(p, buf, sizeof(buf)) > 0 && rm_cg_parse_limit(buf, &v) == 1 &&
-		    (!any || v < *lim)) {
-			*lim = v;
-			any = 1;
-		}
 		char *slash = strrchr(d, '/');
 		if (strlen(d) <= ml || !slash || (size_t)(slash - d) < ml)
 			break;
 		*slash = '\0';
+		if (anc_limit(d, &v) && (!any || v < *lim)) {
+			*lim = v;
+			any = 1;
+		}
 	}
 	return any;
 }
 
 static void read_ct(struct ct *c)
 {
-	c->has_limit = tightest(c->dir, &c->limit);
+	c->has_limit = tightest(c, &c->limit);
 	if (C.v2) {
-		c->has_usage = u64_at(c->dir, "memory.current", &c->usage);
-		c->has_peak = u64_at(c->dir, "memory.peak", &c->peak);
+		c->has_usage = ct_u64(c, KF_USAGE, "memory.current", &c->usage);
+		c->has_peak = ct_u64(c, KF_PEAK, "memory.peak", &c->peak);
 		c->has_failcnt = 0;
-		c->has_oom = kv_at(c->dir, "memory.events", "oom_kill", &c->oom);
+		c->has_oom = ct_kv(c, KF_OOM, "memory.events", "oom_kill", &c->oom);
 	} else {
-		c->has_usage = u64_at(c->dir, "memory.usage_in_bytes", &c->usage);
-		c->has_peak = u64_at(c->dir, "memory.max_usage_in_bytes", &c->peak);
-		c->has_failcnt = u64_at(c->dir, "memory.failcnt", &c->failcnt);
-		c->has_oom = kv_at(c->dir, "memory.oom_control", "oom_kill", &c->oom);
+		c->has_usage = ct_u64(c, KF_USAGE, "memory.usage_in_bytes", &c->usage);
+		c->has_peak = ct_u64(c, KF_PEAK, "memory.max_usage_in_bytes", &c->peak);
+		c->has_failcnt = ct_u64(c, KF_FAILCNT, "memory.failcnt", &c->failcnt);
+		c->has_oom = ct_kv(c, KF_OOM, "memory.oom_control", "oom_kill", &c->oom);
 	}
 }
 
@@ -965,6 +1120,8 @@ static void met(const char *dir, const char *rel, const struct rm_ct_cgroup *g)
 		c->dir = xstrdup(dir);
 		c->parent_len = g->parent_len;
 		c->tied = "";
+		if ((c->keep = C.nkeep < KEEP_CTS))
+			C.nkeep++;
 	}
 	c->gen = C.gen;
 	read_ct(c);
@@ -992,7 +1149,7 @@ static void walk(char *dir, size_t dl, char *rel, size_t rl, int depth, int *bud
 		memcpy(rel + rl + 1, de->d_name, nl + 1);
 		if (rm_ct_parse_cgroup(rel, &g) && g.len == rl + 1 + nl)
 			met(dir, rel, &g);  /* a container: not walked into */
-		else if (!rm_ct_parse_cgroup(rel, &g))
+		else if (!rm_ct_parse_cgroup(rel, &g) && !no_subdirs_at(dirfd(d), de->d_name))
 			walk(dir, dl + 1 + nl, rel, rl + 1 + nl, depth + 1, budget);
 		dir[dl] = '\0';
 		rel[rl] = '\0';
@@ -1059,6 +1216,11 @@ void containers_start(const struct opts *o)
 		errx(RM_EXIT_FAIL, "cannot write the containers file '%s': %s", o->containers, why);
 	C.on = C.ok = 1;
 	C.have_hier = find_hierarchy();
+	{
+		struct statfs sf;
+		C.kernfs = C.have_hier && statfs(C.mnt, &sf) == 0 &&
+			   (sf.f_type == CGROUP_SUPER_MAGIC || sf.f_type == CGROUP2_SUPER_MAGIC);
+	}
 	if (!C.have_hier)
 		tree_warnx("--containers: no memory cgroup hierarchy: no container rows");
 	if (fstat(C.out.fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
@@ -1085,7 +1247,7 @@ void containers_tick(double el)
 	C.nadopt = 0;
 	for (size_t i = 0; i < C.ncts; i++)
 		if (C.cts[i].gen == C.gen && C.cts[i].tied[0])
-			adopt_inside(C.cts[i].dir, 0);
+			adopt_inside(&C.cts[i], C.cts[i].dir, 0);
 	epoch = rm_now_epoch();
 	for (size_t i = 0; i < C.ncts; ) {
 		struct ct *c = &C.cts[i];
@@ -1095,10 +1257,12 @@ void containers_tick(double el)
 			continue;
 		}
 		row(c, el, epoch, "gone");
+		ct_close(c);
 		free(c->cgroup);
 		free(c->dir);
 		C.cts[i] = C.cts[--C.ncts];
 	}
+	anc_sweep(0);
 	flush();
 }
 
@@ -1122,7 +1286,9 @@ void containers_finish(double el)
 	C.adopt = NULL;
 	C.nadopt = C.capadopt = 0;
 	free(C.ties);
+	anc_sweep(1);
 	for (size_t i = 0; i < C.ncts; i++) {
+		ct_close(&C.cts[i]);
 		free(C.cts[i].cgroup);
 		free(C.cts[i].dir);
 	}
