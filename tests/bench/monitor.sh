@@ -15,7 +15,8 @@
 # Beside them, in a third cgroup, follow_floor: the least an exact
 # follower pays in the kernel for each build process (connector and
 # taskstats sockets, a 2 ms settle per wake-up, the command line read at
-# each exec, a row written per record), so that the table says how much
+# each exec, a row written per record to a file beside the monitor's, as
+# rm-tree writes its rows), so that the table says how much
 # of rm-tree's cost any exact follower pays here, and how much is ours.
 #
 # Knobs: MON_PAIRS (3), MON_START (20), MON_END (320), MON_IDLE (2000),
@@ -116,7 +117,7 @@ one_pair() {
   local mon_pid=${REPLY}
   in_cgroup "${scg}" "${SADC}" 1 $((MON_END + 30)) "${work}/sa.${i}"
   local sadc_pid=${REPLY}
-  in_cgroup "${fcg}" "${FLOOR}"
+  in_cgroup "${fcg}" "${FLOOR}" "${work}/floor.${i}.csv"
   local floor_pid=${REPLY}
   sleep_until "${t0}" "${MON_START}"
   m0=$(usage_ns "${mcg}") s0=$(usage_ns "${scg}") f0=$(usage_ns "${fcg}")
@@ -183,7 +184,8 @@ main() {
   echo "cgroup's count beyond them (children that ended inside it). Start-up: the CPU before the window less"
   echo "${MON_START} s at the steady rate. Floor: tests/bench/follow_floor.c, side by side in a cgroup of its own,"
   echo "the least an exact follower pays for each build process (connector and taskstats sockets, a 2 ms"
-  echo "settle per wake-up, the command line read at each exec, one write a record; no table, no tick)."
+  echo "settle per wake-up, the command line read at each exec, one write a record to a file beside the monitor's;"
+  echo "no table, no tick)."
   echo
   echo "| pair | rm-monitor s/h | sadc s/h | ratio | rm-tree / rm-sample / wrapper / other s/h | floor s/h | rm-tree / floor | start-up: rm-monitor / sadc | load |"
   echo "|---:|---:|---:|---:|---|---:|---:|---:|---|"
