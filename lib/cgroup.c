@@ -345,33 +345,7 @@ _Static_assert(K_MAX0 + RM_CG_WALK_KEPT == sizeof(((struct rm_cg *)0)->kept) / s
 static ssize_t kept_read_in(struct rm_cg *cg, int slot, const char *dir, const char *name,
 			    char *buf, size_t size)
 {
-	char p[4300];
-	ssize_t n;
-
-	for (int tries = 0; tries < 2; tries++) {
-		if (!cg->kept[slot]) {
-			int fd;
-			if (!dir)
-				snprintf(p, sizeof(p), "%s", name);
-			else if (rm_pathf(p, sizeof(p), "%s/%s", dir, name) < 0)
-				return -1;
-			fd = open(p, O_RDONLY | O_CLOEXEC);
-			if (fd < 0)
-				return -1;
-			cg->kept[slot] = fd + 1;
-		}
-		do
-			n = pread(cg->kept[slot] - 1, buf, size - 1, 0);
-		while (n < 0 && errno == EINTR);
-		if (n >= 0) {
-			buf[n] = '\0';
-			return n;
-		}
-		/* Gone and made again, say: once more from the path. */
-		close(cg->kept[slot] - 1);
-		cg->kept[slot] = 0;
-	}
-	return -1;
+	return rm_read_kept(&cg->kept[slot], dir, name, buf, size, 0);
 }
 
 /* name: in cg->dir, or for K_PSI the whole path. */

@@ -118,6 +118,40 @@ ssize_t rm_read_at(int dirfd, const char *path, char *buf, size_t size)
 	return n;
 }
 
+ssize_t rm_read_kept(int *kept, const char *dir, const char *name, char *buf, size_t size, int whole)
+{
+	for (int tries = 0; tries < 2; tries++) {
+		size_t got = 0;
+		ssize_t n;
+		if (!*kept) {
+			char p[4300];
+			int fd;
+			if (dir && rm_pathf(p, sizeof(p), "%s/%s", dir, name) < 0)
+				return -1;
+			do
+				fd = open(dir ? p : name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+			while (fd < 0 && errno == EINTR);
+			if (fd < 0)
+				return -1;
+			*kept = fd + 1;
+		}
+		do {
+			do
+				n = pread(*kept - 1, buf + got, size - 1 - got, (off_t)got);
+			while (n < 0 && errno == EINTR);
+			if (n > 0)
+				got += (size_t)n;
+		} while (whole && n > 0 && got < size - 1);
+		if (n >= 0) {
+			buf[got] = '\0';
+			return (ssize_t)got;
+		}
+		close(*kept - 1);
+		*kept = 0;
+	}
+	return -1;
+}
+
 char *rm_read_all_at(int dirfd, const char *path, size_t *len)
 {
 	size_t cap = 65536, got = 0;

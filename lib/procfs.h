@@ -38,6 +38,19 @@ ssize_t rm_read_at(int dirfd, const char *path, char *buf, size_t size);
 ssize_t rm_read_file(const char *path, char *buf, size_t size);
 
 /*
+ * A file read every tick (a cgroup's): through a descriptor kept in
+ * *kept (the descriptor + 1; 0 before the first read opens dir/name, or
+ * name alone when dir is NULL), by pread from 0: one system call where a
+ * path costs an open, two reads and a close.  whole: read on to the end
+ * (a file the kernel hands out a page at a time, cgroup.procs); else one
+ * pread (a file the kernel writes in one go).  On an error the
+ * descriptor is closed and the file opened once more (removed and made
+ * again).  Returns the bytes read into buf (NUL-terminated, at most
+ * size-1), or -1 with errno.
+ */
+ssize_t rm_read_kept(int *kept, const char *dir, const char *name, char *buf, size_t size, int whole);
+
+/*
  * Read the whole file at path (relative to dirfd) until EOF into a
  * growing buffer, for files whose length depends on the machine
  * (/proc/stat's intr line comes before btime; mountinfo on a container

@@ -67,6 +67,32 @@ listing_ticks() {
   echo $(((l > 10 ? l : 10) + l + 2))
 }
 
+# heavy_outsider DIR [PREFIX...]: rm-tree -i 0.1 --elsewhere=20000 (run
+# under PREFIX, such as strace) follows a build that waits for DIR/stop,
+# while an outsider, memhog "${HOG[@]}" (default: bigout holding 30 MiB,
+# marker-arg in its command line), lives through a whole listing; then
+# the build stops and rm-tree ends.  The timeline and the log in DIR.
+heavy_outsider() {
+  local d=$1 hog rt
+  shift
+  # shellcheck disable=SC2016
+  "$@" rm-tree -i 0.1 --elsewhere=20000 --timeline "$d/tl.csv" --log "$d/log.csv" \
+    --exec -- sh -c 'while [ ! -e "$1/stop" ]; do sleep 0.1; done' _ "$d" 2>/dev/null &
+  rt=$!
+  wait_for 30 ticked "$d/tl.csv" 2
+  local args=(-n bigout -m 30 -- marker-arg)
+  [[ -z "${HOG+set}" ]] || args=("${HOG[@]}")
+  "$MEMHOG" -t 600 -r "$d/hog-up" "${args[@]}" 3>&- &
+  hog=$!
+  wait_for 30 test -e "$d/hog-up"
+  more_ticks "$d/tl.csv" "$(listing_ticks)" 120
+  kill "$hog"
+  wait "$hog" || true
+  more_ticks "$d/tl.csv" 2 30
+  touch "$d/stop"
+  wait "$rt"
+}
+
 @test "exact: every one of 30 processes of 0.05 s has a row at the default interval, source exact" {
   need_exact
   run -0 --separate-stderr rm-tree --exec --log "$BATS_TEST_TMPDIR/log.csv" -- \
@@ -233,28 +259,14 @@ listing_ticks() {
 # command line read while it lives.
 @test "exact: --elsewhere asks taskstats about at most 64 processes a tick, in one datagram, with 1,000 idle processes on the host, reads no statm file, and still finds a heavy outsider's command line" {
   need_exact
-  local d=$BATS_TEST_TMPDIR hog max i
+  local d=$BATS_TEST_TMPDIR max sends statm all i
   # Idle processes of our own, their descriptors not bats' (teardown kills them).
   IDLE_PIDS=()
   for ((i = 0; i < 1000; i++)); do
     sleep 600 </dev/null >/dev/null 2>&1 3>&- &
     IDLE_PIDS+=($!)
   done
-  # shellcheck disable=SC2016
-  strace -y -o "$d/st" -e trace=openat,write,sendto rm-tree -i 0.1 --elsewhere=20000 --timeline "$d/tl.csv" \
-    --log "$d/log.csv" --exec -- sh -c 'while [ ! -e "$1/stop" ]; do sleep 0.1; done' _ "$d" 2>/dev/null &
-  local rt=$!
-  wait_for 30 ticked "$d/tl.csv" 2
-  "$MEMHOG" -n bigout -m 30 -t 600 -r "$d/hog-up" -- marker-arg 3>&- &
-  hog=$!
-  wait_for 30 test -e "$d/hog-up"
-  # A whole listing after it started.
-  more_ticks "$d/tl.csv" "$(listing_ticks)" 120
-  kill "$hog"
-  wait "$hog" || true
-  more_ticks "$d/tl.csv" 2 30
-  touch "$d/stop"
-  wait "$rt"
+  heavy_outsider "$d" strace -y -o "$d/st" -e trace=openat,write,sendto
   # Between two timeline rows (one a tick): the most processes asked
   # about (a query datagram: 28 bytes a process, without NLM_F_ACK, which
   # the listener's setup asks for), the most datagrams, and the statm
@@ -277,21 +289,8 @@ listing_ticks() {
 # for a kernel without TASK_XACCT), the sweep reads statm, as before.
 @test "exact: --elsewhere without taskstats queries reads the outsiders' statm, and still finds a heavy outsider's command line" {
   need_exact
-  local d=$BATS_TEST_TMPDIR hog statm asked
-  # shellcheck disable=SC2016
-  RM_EV_NO_QUERY=1 strace -y -o "$d/st" -e trace=openat,sendto rm-tree -i 0.1 --elsewhere=20000 \
-    --timeline "$d/tl.csv" --log "$d/log.csv" \
-    --exec -- sh -c 'while [ ! -e "$1/stop" ]; do sleep 0.1; done' _ "$d" 2>/dev/null &
-  local rt=$!
-  wait_for 30 ticked "$d/tl.csv" 2
-  "$MEMHOG" -n bigout -m 30 -t 600 -r "$d/hog-up" -- marker-arg 3>&- &
-  hog=$!
-  wait_for 30 test -e "$d/hog-up"
-  more_ticks "$d/tl.csv" "$(listing_ticks)" 120
-  kill "$hog"
-  wait "$hog" || true
-  touch "$d/stop"
-  wait "$rt"
+  local d=$BATS_TEST_TMPDIR statm asked
+  heavy_outsider "$d" env RM_EV_NO_QUERY=1 strace -y -o "$d/st" -e trace=openat,sendto
   statm=$(grep -c '^openat([0-9]*</proc>, "[0-9]*/statm"' "$d/st" || true)
   asked=$(grep '^sendto(' "$d/st" | grep 'nlmsg_type=TASKSTATS' | grep -vc NLM_F_ACK || true)
   echo "# $statm statm reads, $asked taskstats queries" >&3
@@ -305,24 +304,10 @@ listing_ticks() {
 # had no command line.  Taskstats gives the peak (VmHWM) itself.
 @test "exact: --elsewhere names a heavy outsider by its command line when its peak is past and its resident size small again" {
   need_exact
-  local d=$BATS_TEST_TMPDIR hog
-  # shellcheck disable=SC2016
-  rm-tree -i 0.1 --elsewhere=20000 --timeline "$d/tl.csv" --log "$d/log.csv" \
-    --exec -- sh -c 'while [ ! -e "$1/stop" ]; do sleep 0.1; done' _ "$d" 2>/dev/null &
-  local rt=$!
-  wait_for 30 ticked "$d/tl.csv" 2
+  local d=$BATS_TEST_TMPDIR
   # 1 MiB held, 40 MiB more for 0.05 s and given back: VmHWM 41 MiB, VmRSS 1.
-  "$MEMHOG" -n spikeout -m 1 -s 40 -S 0.05 -t 600 -r "$d/hog-up" -- spike-marker 3>&- &
-  hog=$!
-  wait_for 30 test -e "$d/hog-up"
-  sleep 0.5
-  awk '/^VmHWM|^VmRSS/ { printf "# %s %s kB\n", $1, $2 }' "/proc/$hog/status" >&3
-  more_ticks "$d/tl.csv" "$(listing_ticks)" 120
-  kill "$hog"
-  wait "$hog" || true
-  more_ticks "$d/tl.csv" 2 30
-  touch "$d/stop"
-  wait "$rt"
+  HOG=(-n spikeout -m 1 -s 40 -S 0.05 -- spike-marker)
+  heavy_outsider "$d"
   [ "$(py_rows "$d/log.csv" 'r["comm"] == "spikeout" and r["scope"] == "out" and int(r["peak_rss_kib"]) >= 40960 and "spike-marker" in r["cmd"]')" -eq 1 ]
 }
 

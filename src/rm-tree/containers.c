@@ -527,34 +527,9 @@ static ssize_t ct_read(struct ct *c, int slot, const char *file, char *buf, size
 {
 	char p[4200];
 
-	for (int tries = 0; tries < 2; tries++) {
-		ssize_t n, got = 0;
-		if (!c->kept[slot]) {
-			int fd;
-			if (rm_pathf(p, sizeof(p), "%s/%s", c->dir, file) < 0)
-				return -1;
-			if (!c->keep)
-				return rm_read_file(p, buf, cap);
-			if ((fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) < 0)
-				return -1;
-			c->kept[slot] = fd + 1;
-		}
-		do {
-			do
-				n = pread(c->kept[slot] - 1, buf + got, cap - 1 - (size_t)got, got);
-			while (n < 0 && errno == EINTR);
-			if (n > 0)
-				got += n;
-		} while (whole && n > 0 && (size_t)got < cap - 1);
-		if (n >= 0) {
-			buf[got] = '\0';
-			return got;
-		}
-		/* Removed and made again, say: once more from the path. */
-		close(c->kept[slot] - 1);
-		c->kept[slot] = 0;
-	}
-	return -1;
+	if (c->keep)
+		return rm_read_kept(&c->kept[slot], c->dir, file, buf, cap, whole);
+	return rm_pathf(p, sizeof(p), "%s/%s", c->dir, file) == 0 ? rm_read_file(p, buf, cap) : -1;
 }
 
 static void ct_close(struct ct *c)
@@ -985,7 +960,7 @@ static int ct_kv(struct ct *c, int slot, const char *file, const char *key, uint
 #define ANC_MAX 32
 static struct anc {
 	char *dir;
-	int fd;
+	int kept;                /* the limit file's descriptor + 1 */
 	unsigned gen;            /* the tick it was read in */
 	int has;
 	uint64_t v;
@@ -994,9 +969,10 @@ static size_t nanc;
 
 static int anc_limit(const char *dir, uint64_t *v)
 {
+	const char *file = C.v2 ? "memory.max" : "memory.limit_in_bytes";
 	struct anc *a = NULL;
 	char p[4200], buf[128];
-	ssize_t n = -1;
+	ssize_t n;
 
 	for (size_t i = 0; i < nanc && !a; i++)
 		if (strcmp(A[i].dir, dir) == 0)
@@ -1005,28 +981,15 @@ static int anc_limit(const char *dir, uint64_t *v)
 		*v = a->v;
 		return a->has;
 	}
-	if (rm_pathf(p, sizeof(p), "%s/%s", dir, C.v2 ? "memory.max" : "memory.limit_in_bytes") < 0)
-		return 0;
 	if (!a && nanc == ANC_MAX)  /* so many: by path */
-		return rm_read_file(p, buf, sizeof(buf)) > 0 && rm_cg_parse_limit(buf, v) == 1;
+		return rm_pathf(p, sizeof(p), "%s/%s", dir, file) == 0 &&
+		       rm_read_file(p, buf, sizeof(buf)) > 0 && rm_cg_parse_limit(buf, v) == 1;
 	if (!a) {
 		a = &A[nanc++];
 		a->dir = xstrdup(dir);
-		a->fd = -1;
+		a->kept = 0;
 	}
-	for (int tries = 0; tries < 2 && n < 0; tries++) {
-		if (a->fd < 0 && (a->fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) < 0)
-			break;
-		do
-			n = pread(a->fd, buf, sizeof(buf) - 1, 0);
-		while (n < 0 && errno == EINTR);
-		if (n < 0) {
-			close(a->fd);
-			a->fd = -1;
-		}
-	}
-	if (n >= 0)
-		buf[n] = '\0';
+	n = rm_read_kept(&a->kept, dir, file, buf, sizeof(buf), 0);
 	a->gen = C.gen;
 	a->has = n > 0 && rm_cg_parse_limit(buf, &a->v) == 1;
 	*v = a->v;
@@ -1041,8 +1004,8 @@ static void anc_sweep(int all)
 			i++;
 			continue;
 		}
-		if (A[i].fd >= 0)
-			close(A[i].fd);
+		if (A[i].kept)
+			close(A[i].kept - 1);
 		free(A[i].dir);
 		A[i] = A[--nanc];
 	}
