@@ -2,10 +2,11 @@
  * cgroup_read: CPU per rm_cg_read() of this process's own memory cgroup
  * (what rm-sample --cgroup-path adds to every tick), measured alone.
  *
- * usage: cgroup_read COUNT   prints "MS_PER_READ FLOOR_MS" (CPU
+ * usage: cgroup_read COUNT   prints "MS_PER_READ FLOOR_MS BY_FILE" (CPU
  * milliseconds): FLOOR_MS is the kernel's part, the same preads of the
  * same cgroup files (the descriptors rm_cg_read keeps, found in
- * /proc/self/fd) with nothing parsed.
+ * /proc/self/fd) with nothing parsed; BY_FILE that part file by file,
+ * NAME=MS joined by commas (what a tick pays for each file it reads).
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -38,6 +39,7 @@ int main(int argc, char **argv)
 	/* The floor: every kept descriptor on a cgroup file, read as rm_cg_read
 	 * reads it (pread from 0). */
 	int fds[32], nfd = 0;
+	char names[32][64];
 	static char buf[16384];
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *de;
@@ -52,8 +54,11 @@ int main(int argc, char **argv)
 		if (len <= 0)
 			continue;
 		to[len] = '\0';
-		if (strncmp(to, "/sys/fs/cgroup/", 15) == 0)
+		if (strncmp(to, "/sys/fs/cgroup/", 15) == 0) {
+			const char *base = strrchr(to, '/');
+			snprintf(names[nfd], sizeof(names[nfd]), "%s", base ? base + 1 : to);
 			fds[nfd++] = fd;
+		}
 	}
 	if (d)
 		closedir(d);
@@ -63,7 +68,17 @@ int main(int argc, char **argv)
 			if (pread(fds[k], buf, sizeof(buf) - 1, 0) < 0)
 				break;
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
-	printf("%.5f %.5f\n", ours,
+	printf("%.5f %.5f ", ours,
 	       ((double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6) / (double)n);
+	for (int k = 0; k < nfd; k++) {
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+		for (long i = 0; i < n; i++)
+			if (pread(fds[k], buf, sizeof(buf) - 1, 0) < 0)
+				break;
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+		printf("%s%s=%.5f", k ? "," : "", names[k],
+		       ((double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6) / (double)n);
+	}
+	printf("%s\n", nfd ? "" : "-");
 	return 0;
 }
