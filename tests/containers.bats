@@ -246,11 +246,15 @@ said_then_stop() {
   {
     echo 'until [ -e go ]; do sleep 0.1; done'
     # create: writes its cidfile (relative to its own cwd) and exits
-    # at once; a later client cannot name it.
-    echo '(cd sub && exec -a docker bash -s create --cidfile c1.cid img <<<"echo '"$ID1"' >c1.cid")'
+    # 50 ms later, as a real docker create does once the engine has
+    # answered (a bash that lives about 2 ms can end before rm-tree reads
+    # its command line, within the 2 ms settle or a late wake-up: a full
+    # make check once failed here with the tie never made); a later
+    # client cannot name it.
+    echo '(cd sub && exec -a docker bash -s create --cidfile c1.cid img <<<"echo '"$ID1"' >c1.cid; sleep 0.05")'
     # a client that wrote nothing; the same name is written afterwards
     # by someone else.
-    echo '(cd sub && exec -a docker bash -s create --cidfile c2.cid img <<<":")'
+    echo '(cd sub && exec -a docker bash -s create --cidfile c2.cid img <<<"sleep 0.05")'
     echo 'touch created; until [ -e stop ]; do sleep 0.1; done'
   } >orch.sh
   bash orch.sh & ORCH=$!
