@@ -341,17 +341,10 @@ enum { K_STAT, K_USED, K_LIMIT, K_OOM, K_PSI, K_SWAP, K_MAX0 };
 _Static_assert(K_MAX0 + RM_CG_WALK_KEPT == sizeof(((struct rm_cg *)0)->kept) / sizeof(int),
 	       "a descriptor for each file kept");
 
-/* name in dir (NULL: name is the whole path). */
-static ssize_t kept_read_in(struct rm_cg *cg, int slot, const char *dir, const char *name,
-			    char *buf, size_t size)
-{
-	return rm_read_kept(&cg->kept[slot], dir, name, buf, size, 0);
-}
-
 /* name: in cg->dir, or for K_PSI the whole path. */
 static ssize_t kept_read(struct rm_cg *cg, int slot, const char *name, char *buf, size_t size)
 {
-	return kept_read_in(cg, slot, slot == K_PSI ? NULL : cg->dir, name, buf, size);
+	return rm_read_kept(&cg->kept[slot], slot == K_PSI ? NULL : cg->dir, name, buf, size, 0);
 }
 
 static int kept_u64(struct rm_cg *cg, int slot, const char *name, uint64_t *v)
@@ -495,7 +488,7 @@ static int tightest_limit(struct rm_cg *cg, const char *stat, uint64_t *lim)
 	memcpy(d, cg->dir, sizeof(d));
 	for (int level = 0;; level++) {
 		ssize_t n = level < RM_CG_WALK_KEPT
-			    ? kept_read_in(cg, K_MAX0 + level, d, "memory.max", buf, sizeof(buf))
+			    ? rm_read_kept(&cg->kept[K_MAX0 + level], d, "memory.max", buf, sizeof(buf), 0)
 			    : read_in(d, "memory.max", buf, sizeof(buf));
 		if (n >= 0 && rm_cg_parse_limit(buf, &v) == 1 && (!found || v < *lim)) {
 			*lim = v;

@@ -120,6 +120,10 @@ ssize_t rm_read_at(int dirfd, const char *path, char *buf, size_t size)
 
 ssize_t rm_read_kept(int *kept, const char *dir, const char *name, char *buf, size_t size, int whole)
 {
+	int once = 0;
+
+	if (!kept)
+		kept = &once;
 	for (int tries = 0; tries < 2; tries++) {
 		size_t got = 0;
 		ssize_t n;
@@ -144,6 +148,8 @@ ssize_t rm_read_kept(int *kept, const char *dir, const char *name, char *buf, si
 		} while (whole && n > 0 && got < size - 1);
 		if (n >= 0) {
 			buf[got] = '\0';
+			if (once)
+				close(once - 1);
 			return (ssize_t)got;
 		}
 		close(*kept - 1);

@@ -45,8 +45,8 @@ ssize_t rm_read_file(const char *path, char *buf, size_t size);
  * (a file the kernel hands out a page at a time, cgroup.procs); else one
  * pread (a file the kernel writes in one go).  On an error the
  * descriptor is closed and the file opened once more (removed and made
- * again).  Returns the bytes read into buf (NUL-terminated, at most
- * size-1), or -1 with errno.
+ * again).  kept NULL: read the same way once, nothing kept.  Returns the
+ * bytes read into buf (NUL-terminated, at most size-1), or -1 with errno.
  */
 ssize_t rm_read_kept(int *kept, const char *dir, const char *name, char *buf, size_t size, int whole);
 

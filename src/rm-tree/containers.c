@@ -525,11 +525,7 @@ static void resolve_cidfiles(void)
  */
 static ssize_t ct_read(struct ct *c, int slot, const char *file, char *buf, size_t cap, int whole)
 {
-	char p[4200];
-
-	if (c->keep)
-		return rm_read_kept(&c->kept[slot], c->dir, file, buf, cap, whole);
-	return rm_pathf(p, sizeof(p), "%s/%s", c->dir, file) == 0 ? rm_read_file(p, buf, cap) : -1;
+	return rm_read_kept(c->keep ? &c->kept[slot] : NULL, c->dir, file, buf, cap, whole);
 }
 
 static void ct_close(struct ct *c)
@@ -554,42 +550,46 @@ static int no_subdirs_at(int dirfd, const char *path)
 	return C.kernfs && fstatat(dirfd, path, &st, 0) == 0 && S_ISDIR(st.st_mode) && st.st_nlink == 2;
 }
 
-/* A container's cgroup.procs (c, at depth 0), else the one in dir. */
-static ssize_t procs_read(struct ct *c, const char *dir, char *buf)
+/* fn for each PID of the cgroup.procs of c (at depth 0) or of dir, until
+ * it returns non-zero: that value, else 0.  One buffer: the list is read
+ * whole before a caller goes down a level. */
+static int procs_each(struct ct *c, const char *dir, int (*fn)(int pid))
 {
-	char p[4200];
+	static char buf[PROCS_MAX];
+	ssize_t got = c ? ct_read(c, KF_PROCS, "cgroup.procs", buf, sizeof(buf), 1)
+			: rm_read_kept(NULL, dir, "cgroup.procs", buf, sizeof(buf), 1);
 
-	if (c)
-		return ct_read(c, KF_PROCS, "cgroup.procs", buf, PROCS_MAX, 1);
-	return rm_pathf(p, sizeof(p), "%s/cgroup.procs", dir) == 0 ? rm_read_file(p, buf, PROCS_MAX) : -1;
+	for (char *s = buf; got > 0 && *s; ) {
+		char *end;
+		long pid = strtol(s, &end, 10);
+		int r;
+		if (end == s)
+			break;
+		if ((r = fn((int)pid)) != 0)
+			return r;
+		s = end;
+		while (*s == '\n')
+			s++;
+	}
+	return 0;
+}
+
+static int build_member(int pid)
+{
+	const struct rm_pnode *n = table_find(pid);
+
+	return n && table_is_member(n) && !table_is_excluded(n);
 }
 
 /* Is a member of the tree in the container's cgroup (or one below it)?
  * c: the container, at depth 0. */
 static int member_inside(struct ct *c, const char *dir, int depth)
 {
-	char p[4200], *buf;
-	ssize_t got;
-	int hit = 0;
+	char p[4200];
+	int hit = procs_each(c, dir, build_member);
 	DIR *d;
 	struct dirent *de;
 
-	if ((buf = malloc(PROCS_MAX)) != NULL) {
-		got = procs_read(c, dir, buf);
-		for (char *s = buf; got > 0 && *s && !hit; ) {
-			char *end;
-			long pid = strtol(s, &end, 10);
-			const struct rm_pnode *n;
-			if (end == s)
-				break;
-			n = table_find((int)pid);
-			hit = n && table_is_member(n) && !table_is_excluded(n);
-			s = end;
-			while (*s == '\n')
-				s++;
-		}
-		free(buf);
-	}
 	if (hit || depth >= 2 || no_subdirs_at(AT_FDCWD, dir) || !(d = opendir(dir)))
 		return hit;
 	while (!hit && (de = readdir(d)) != NULL)
@@ -696,35 +696,27 @@ int containers_pid_tied(int pid)
 /* Every process of a tied container's cgroup (and the cgroups below it,
  * two levels) is listed to join the build (containers_adopted).  c: the
  * container, at depth 0. */
+static int adopt_pid(int pid)
+{
+	if (C.nadopt == C.capadopt) {
+		size_t cap = C.capadopt ? C.capadopt * 2 : 64;
+		int *v = realloc(C.adopt, cap * sizeof(*v));
+		if (!v)
+			tree_oom();
+		C.adopt = v;
+		C.capadopt = cap;
+	}
+	C.adopt[C.nadopt++] = pid;
+	return 0;
+}
+
 static void adopt_inside(struct ct *c, const char *dir, int depth)
 {
-	char p[4200], *buf;
-	ssize_t got;
+	char p[4200];
 	DIR *d;
 	struct dirent *de;
 
-	if ((buf = malloc(PROCS_MAX)) != NULL) {
-		got = procs_read(c, dir, buf);
-		for (char *s = buf; got > 0 && *s; ) {
-			char *end;
-			long pid = strtol(s, &end, 10);
-			if (end == s)
-				break;
-			if (C.nadopt == C.capadopt) {
-				size_t cap = C.capadopt ? C.capadopt * 2 : 64;
-				int *v = realloc(C.adopt, cap * sizeof(*v));
-				if (!v)
-					tree_oom();
-				C.adopt = v;
-				C.capadopt = cap;
-			}
-			C.adopt[C.nadopt++] = (int)pid;
-			s = end;
-			while (*s == '\n')
-				s++;
-		}
-		free(buf);
-	}
+	procs_each(c, dir, adopt_pid);
 	if (depth >= 2 || no_subdirs_at(AT_FDCWD, dir) || !(d = opendir(dir)))
 		return;
 	while ((de = readdir(d)) != NULL)
@@ -971,7 +963,7 @@ static int anc_limit(const char *dir, uint64_t *v)
 {
 	const char *file = C.v2 ? "memory.max" : "memory.limit_in_bytes";
 	struct anc *a = NULL;
-	char p[4200], buf[128];
+	char buf[128];
 	ssize_t n;
 
 	for (size_t i = 0; i < nanc && !a; i++)
@@ -982,8 +974,7 @@ static int anc_limit(const char *dir, uint64_t *v)
 		return a->has;
 	}
 	if (!a && nanc == ANC_MAX)  /* so many: by path */
-		return rm_pathf(p, sizeof(p), "%s/%s", dir, file) == 0 &&
-		       rm_read_file(p, buf, sizeof(buf)) > 0 && rm_cg_parse_limit(buf, v) == 1;
+		return rm_read_kept(NULL, dir, file, buf, sizeof(buf), 0) > 0 && rm_cg_parse_limit(buf, v) == 1;
 	if (!a) {
 		a = &A[nanc++];
 		a->dir = xstrdup(dir);
