@@ -699,6 +699,8 @@ int rm_ts_query_open(int *family, char *why, size_t wsize)
 	return fd;
 }
 
+_Static_assert(RM_TS_QUERY_MAX <= 64, "a batch's replies in one rm_nl_recvm");
+
 /* One TASKSTATS_CMD_GET request for a PID, as the kernel reads it. */
 struct ts_req {
 	struct nlmsghdr h;
@@ -710,9 +712,10 @@ struct ts_req {
 int rm_ts_query(int fd, int family, const int *pids, int n,
 		void (*cb)(void *arg, const struct rm_ts *r), void *arg)
 {
+	enum { EACH = 2048 };  /* a reply: about 600 bytes, as the version grows */
 	static struct ts_req q[RM_TS_QUERY_MAX];
-	static unsigned char buf[64 * 2048];
-	size_t lens[64];
+	static unsigned char buf[RM_TS_QUERY_MAX * EACH];
+	size_t lens[RM_TS_QUERY_MAX];
 	int replies = 0, got;
 	ssize_t sent;
 
@@ -742,9 +745,9 @@ int rm_ts_query(int fd, int family, const int *pids, int n,
 	while (sent < 0 && errno == EINTR);
 	if (sent < 0)
 		return -1;
-	while (replies < n && (got = rm_nl_recvm(fd, buf, 2048, 64, lens)) > 0)
+	while (replies < n && (got = rm_nl_recvm(fd, buf, EACH, RM_TS_QUERY_MAX, lens)) > 0)
 		for (int i = 0; i < got; i++, replies++)
-			rm_ts_parse(buf + (size_t)i * 2048, lens[i], family, cb, arg, NULL);
+			rm_ts_parse(buf + (size_t)i * EACH, lens[i], family, cb, arg, NULL);
 	return replies;
 }
 

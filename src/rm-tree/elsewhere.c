@@ -104,9 +104,6 @@ static struct {
 	int q;                   /* the taskstats query socket + 1; 0 not yet opened, -1 none */
 	int family;
 	int xacct;               /* a record carried a VmHWM: the kernel counts it */
-	int heavy[SWEEP_EACH];   /* a batch's heavy ones, by PID, with their users */
-	uint32_t uid[SWEEP_EACH];
-	int nheavy;
 } X = { .started = -1 };
 
 static void sweep_end(void)
@@ -164,17 +161,17 @@ static void read_outsider(int pid)
 	heavy(pid, pst.uid, pst.has_uid);
 }
 
+/* A record of the batch: a heavy one is named at once.  A VmHWM of 0 is
+ * a kernel thread's (no memory of its own: status has no VmHWM either),
+ * or every record's where the kernel does not count it. */
 static void on_record(void *arg, const struct rm_ts *r)
 {
 	(void)arg;
-	if (r->tgid_aggr || !r->has_mem)
+	if (r->tgid_aggr || !r->has_mem || r->hiwater_rss_kib == 0)
 		return;
-	if (r->hiwater_rss_kib > 0)
-		X.xacct = 1;
-	if (r->hiwater_rss_kib >= W.o->elsewhere_kib && X.nheavy < SWEEP_EACH) {
-		X.heavy[X.nheavy] = (int)r->id;
-		X.uid[X.nheavy++] = r->uid;
-	}
+	X.xacct = 1;
+	if (r->hiwater_rss_kib >= W.o->elsewhere_kib)
+		heavy((int)r->id, r->uid, 1);
 }
 
 /* Ask taskstats about batch[0..n): 0, or -1 when it cannot be asked
@@ -191,7 +188,6 @@ static int query(const int *batch, int n)
 	}
 	if (X.q < 0)
 		return -1;
-	X.nheavy = 0;
 	if (rm_ts_query(X.q - 1, X.family, batch, n, on_record, NULL) < 0 || !X.xacct) {
 		/* No record of the first batch (PID 1's, as a rule) had a VmHWM:
 		 * the kernel does not count it (no TASK_XACCT).  Were they all
@@ -200,8 +196,6 @@ static int query(const int *batch, int n)
 		X.q = -1;
 		return -1;
 	}
-	for (int i = 0; i < X.nheavy; i++)
-		heavy(X.heavy[i], X.uid[i], 1);
 	return 0;
 }
 
