@@ -218,28 +218,34 @@ exitlog_pair() {
   }'
 }
 
-@test "a long build's exit log is folded as read: the same report, and memory that hardly grows per row" {
+@test "a long build's exit log is folded as read: the same report, --csv and --trace, and memory that hardly grows per row" {
   local d=$BATS_TEST_TMPDIR n=40000 rss1 rss10 held folded fmt
   exitlog_pair "$d" "$n"
   exitlog_pair "$d" $((10 * n))
-  # Held rows (--csv writes every one) and folded rows print the same report.
+  # Held rows (RM_SUMMARIZE_HOLD, a test knob) and folded rows print the
+  # same report, and write the same --csv and --trace files.
   for args in "--json --top 10" "--json --top 4 --include cc1 --exclude sh2" "--json --top 3 --exclude ." \
     "--markdown" "--markdown --top 2 --include sh1" "--exclude ." "--top 3 --include cc1 --exclude sh2" ""; do
     # shellcheck disable=SC2086  # the options, word-split on purpose
-    held=$(rm-summarize --csv "$d/rows.csv" $args "$d/sys.csv" "$d/$n.procs.csv")
+    held=$(RM_SUMMARIZE_HOLD=1 rm-summarize --csv "$d/held.csv" --trace "$d/held.json" $args "$d/sys.csv" "$d/$n.procs.csv")
     # shellcheck disable=SC2086
-    folded=$(rm-summarize $args "$d/sys.csv" "$d/$n.procs.csv")
+    folded=$(rm-summarize --csv "$d/rows.csv" --trace "$d/rows.json" $args "$d/sys.csv" "$d/$n.procs.csv")
     [ "$held" = "$folded" ]
+    cmp "$d/held.csv" "$d/rows.csv"
+    cmp "$d/held.json" "$d/rows.json"
   done
-  [ "$(rm-summarize --csv "$d/rows.csv" "$d/$n.procs.csv")" = "$(rm-summarize "$d/$n.procs.csv")" ]
+  [ "$(RM_SUMMARIZE_HOLD=1 rm-summarize "$d/$n.procs.csv")" = "$(rm-summarize "$d/$n.procs.csv")" ]
   [[ "$folded" == *"Processes: $((n - n / 997 - 1)), "* ]]  # less the rows elsewhere
   [[ "$folded" == *"src/u"*".cpp (x"* ]]
   under_san || under_valgrind && skip "RSS not measurable under ASan or valgrind"
-  # The summary JSON of the top N, as the text (without --top it lists
-  # every process, as rm-run's of one job does).
-  for fmt in "" --json; do
-    /usr/bin/time -f %M -o "$d/rss1" rm-summarize ${fmt:+"$fmt"} --top 10 "$d/sys.csv" "$d/$n.procs.csv" >/dev/null
-    /usr/bin/time -f %M -o "$d/rss10" rm-summarize ${fmt:+"$fmt"} --top 10 "$d/sys.csv" "$d/$((10 * n)).procs.csv" >/dev/null
+  # The summary JSON of the top N, as the text; what lists every row (the
+  # JSON without --top, as rm-run's of one job, --top all, --csv and
+  # --trace) through the external sort (spill.c).
+  for fmt in "--top 10" "--json --top 10" --json "--top all" "--csv $d/o.csv --trace $d/o.json"; do
+    # shellcheck disable=SC2086  # the options, word-split on purpose
+    /usr/bin/time -f %M -o "$d/rss1" rm-summarize $fmt "$d/sys.csv" "$d/$n.procs.csv" >/dev/null
+    # shellcheck disable=SC2086
+    /usr/bin/time -f %M -o "$d/rss10" rm-summarize $fmt "$d/sys.csv" "$d/$((10 * n)).procs.csv" >"$d/out"
     read -r rss1 <"$d/rss1" && read -r rss10 <"$d/rss10"
     # (n = 40,000: every one of the log's 30,000 PIDs has its row in the
     # unit walk's table already, a bounded 2 MiB at most.)
@@ -248,7 +254,13 @@ exitlog_pair() {
     # eight, and their arrays' doubling.  It was 31 with a 22-byte parent
     # link kept for every row and 40 bytes a compiler, then 19 with the
     # links gone.)
-    echo "${fmt:-text}: rss $rss1 KiB for $n rows, $rss10 KiB for $((10 * n))" >&3
+    echo "$fmt: rss $rss1 KiB for $n rows, $rss10 KiB for $((10 * n))" >&3
+    # Every row listed, where every row is asked for.
+    case $fmt in
+      --json) [ "$(jq '.processes.top | length' "$d/out")" -eq "$((10 * n - 10 * n / 997 - 1))" ] ;;
+      "--top all") [ "$(awk '/^ +PID +peak MiB +at s/ { on = 1; next } on && !NF { exit } on { k++ } END { print k }' "$d/out")" -eq "$((10 * n - 10 * n / 997 - 1))" ] ;;
+      --csv*) [ "$(($(wc -l <"$d/o.csv") - 1))" -eq "$((10 * n - 10 * n / 997 - 1))" ] ;;
+    esac
     (((rss10 - rss1) * 1024 < 12 * 9 * n))
   done
 }
@@ -273,7 +285,7 @@ exitlog_pair() {
   for ends in all some; do
     for args in "--json --top 10" "" "--markdown"; do
       # shellcheck disable=SC2086  # the options, word-split on purpose
-      held=$(rm-summarize --csv "$d/rows.csv" $args "$d/sys.csv" "$d/odd-$ends.procs.csv")
+      held=$(RM_SUMMARIZE_HOLD=1 rm-summarize $args "$d/sys.csv" "$d/odd-$ends.procs.csv")
       # shellcheck disable=SC2086
       folded=$(rm-summarize $args "$d/sys.csv" "$d/odd-$ends.procs.csv")
       [ "$held" = "$folded" ]
@@ -326,11 +338,10 @@ for u in sorted(runs):
 PY
   [ "$(wc -l <"$d/want")" -eq 1000 ]
   [ "$(awk '{ n += $2 } END { print n }' "$d/want")" -eq 7500 ]
-  # Folded (--top 10) and held (--csv writes every row): the same counts.
+  # Folded (--top 10) and held (RM_SUMMARIZE_HOLD): the same counts.
   local how
-  for how in "" "--csv $d/rows.csv"; do
-    # shellcheck disable=SC2086  # the options, word-split on purpose
-    rm-summarize --json --top 10 $how "$d/sys.csv" "$d/60000.procs.csv" |
+  for how in "" 1; do
+    RM_SUMMARIZE_HOLD=$how rm-summarize --json --top 10 "$d/sys.csv" "$d/60000.procs.csv" |
       jq -r '.compile_units[] | "\(.unit) \(.count)"' | sort >"$d/got"
     diff "$d/want" "$d/got"
   done
@@ -344,9 +355,10 @@ PY
     /usr/bin/time -f '%U %S' -o "$d/t" "$@" >/dev/null
     awk '{ printf "%d", ($1 + $2) * 1000 }' "$d/t"
   }
-  # --json without --top holds every row; --include leaves 90 % out.
-  plain=$(cpu_ms rm-summarize --json "$d/sys.csv" "$d/$n.procs.csv")
-  filt=$(cpu_ms rm-summarize --json --include sh1 "$d/sys.csv" "$d/$n.procs.csv")
+  # RM_SUMMARIZE_HOLD=1 (a test knob) holds every row, as --compare and
+  # --fail-on do; --include leaves 90 % out.
+  plain=$(cpu_ms env RM_SUMMARIZE_HOLD=1 rm-summarize --json "$d/sys.csv" "$d/$n.procs.csv")
+  filt=$(cpu_ms env RM_SUMMARIZE_HOLD=1 rm-summarize --json --include sh1 "$d/sys.csv" "$d/$n.procs.csv")
   echo "CPU: $plain ms unfiltered, $filt ms with --include" >&3
   ((filt < 2 * plain + 200))
 }
@@ -452,6 +464,47 @@ PY
   [ "$(csv_get "$out" pid 1)" = 106 ]
   [ "$(csv_get "$out" unit 1)" = src/big.cpp ]
   [ "$(csv_get "$out" cmd 7)" = 'weird "name", with comma' ]
+}
+
+# --csv and --trace list every row, so a long build's are sorted on
+# disk (spill.c): runs of RM_SUMMARIZE_SPILL_KIB (64 here, a dozen runs)
+# in an unnamed temporary file in $TMPDIR, merged as written.  Where no
+# temporary file can be made or written, one warning, the same files.
+@test "--csv and --trace of a long log: sorted in runs on disk and merged, the same files as sorted in memory, nothing named in TMPDIR; a full or missing TMPDIR warns and loses nothing" {
+  local d=$BATS_TEST_TMPDIR mnt=$BATS_TEST_TMPDIR/fs
+  exitlog_pair "$d" 20000
+  mkdir "$d/tmp"
+  RM_SUMMARIZE_SPILL_KIB=1000000 rm-summarize --csv "$d/mem.csv" --trace "$d/mem.json" "$d/sys.csv" "$d/20000.procs.csv" >/dev/null
+  TMPDIR=$d/tmp RM_SUMMARIZE_SPILL_KIB=64 strace -f -o "$d/st" -e trace=openat,pwrite64 \
+    rm-summarize --csv "$d/disk.csv" --trace "$d/disk.json" "$d/sys.csv" "$d/20000.procs.csv" >/dev/null
+  cmp "$d/mem.csv" "$d/disk.csv"
+  cmp "$d/mem.json" "$d/disk.json"
+  # One unnamed file a sort, written in runs; nothing left in the directory.
+  [ "$(grep -c "openat(AT_FDCWD, \"$d/tmp\", O_RDWR|O_EXCL|O_CLOEXEC|O_TMPFILE" "$d/st")" -eq 2 ]
+  (($(grep -c '^[0-9]* *pwrite64(' "$d/st") > 20))
+  [ -z "$(ls -A "$d/tmp")" ]
+  # Heaviest first, ties by PID: every row of the log in scope.
+  python3 - "$d/disk.csv" "$d/20000.procs.csv" <<'PY'
+import csv, sys
+got = [(float(r["peak_rss_kib"]), int(r["pid"])) for r in csv.DictReader(open(sys.argv[1]))]
+want = sorted(((float(r["peak_rss_kib"]), int(r["pid"])) for r in csv.DictReader(open(sys.argv[2]))
+               if r["scope"] != "out"), key=lambda x: (-x[0], x[1]))
+assert got == want, (len(got), len(want))
+PY
+  # No temporary file to be made: a warning, the same file.
+  run -0 --separate-stderr env TMPDIR="$d/none" RM_SUMMARIZE_SPILL_KIB=64 \
+    rm-summarize --csv "$d/none.csv" "$d/sys.csv" "$d/20000.procs.csv"
+  [ "$stderr" = "rm-summarize: warning: cannot make a temporary file in '$d/none' (No such file or directory): the rows to sort are held in memory" ]
+  cmp "$d/mem.csv" "$d/none.csv"
+  # A full one: the runs written so far are kept, the rest held.
+  mkdir -p "$mnt"
+  mount -t tmpfs -o size=256k rm-sum "$mnt" 2>"$d/mount.err" ||
+    skip_needs_root "cannot mount a tmpfs here: $(cat "$d/mount.err")" 21
+  run -0 --separate-stderr env TMPDIR="$mnt" RM_SUMMARIZE_SPILL_KIB=64 \
+    rm-summarize --csv "$d/full.csv" "$d/sys.csv" "$d/20000.procs.csv"
+  umount "$mnt"
+  [ "$stderr" = "rm-summarize: warning: cannot write to a temporary file in '$mnt' (No space left on device): the rows to sort are held in memory" ]
+  cmp "$d/mem.csv" "$d/full.csv"
 }
 
 @test "colour only on a terminal, never with NO_COLOR" {

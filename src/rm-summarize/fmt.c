@@ -2,8 +2,10 @@
  * fmt.c: how the renderers say things, shared so each is said one way:
  * times, durations and sizes, the peaks' labels and values, the job's
  * budget and cgroup lines, the filter's words, -j advice, colour,
- * Markdown cells and JSON values.  Reads the report, never changes it.
+ * Markdown cells and JSON values.  Reads the report, never changes it
+ * (listed_next moves only its sort's read position).
  */
+#include <err.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include "fmt.h"
 #include "fold.h"
 #include "kmsg.h"
+#include "spill.h"
 
 static const char *const pk_label[PK_N] = {
 	"max memory used", "min memory available", "max swap used", "min disk available",
@@ -156,6 +159,33 @@ struct sty sty_of(const struct opts *o)
 }
 
 /* The heaviest in-scope row of the exit log, NULL without one. */
+const struct proc *listed_next(const struct report *r, size_t *it, struct proc *tmp)
+{
+	int n;
+
+	if (r->opt && r->opt->list_spill) {
+		if (!r->sp_peak)
+			return NULL;
+		if ((*it)++ == 0 && spill_rewind(r->sp_peak) < 0)
+			err(RM_EXIT_FAIL, "cannot read back the sorted rows");
+		if ((n = spill_next(r->sp_peak, tmp)) < 0)
+			err(RM_EXIT_FAIL, "cannot read back the sorted rows");
+		return n ? tmp : NULL;
+	}
+	while (*it < r->nproc) {
+		const struct proc *p = r->order[(*it)++];
+		if (p->shown)
+			return p;
+	}
+	return NULL;
+}
+
+void out_flush(struct rm_buf *b, const struct opts *o)
+{
+	if (o->stream && b->len >= (1u << 20))
+		rm_out(b);
+}
+
 const struct proc *largest_row(const struct report *r)
 {
 	return r->nproc && !isnan(r->order[0]->peak_kib) ? r->order[0] : NULL;

@@ -31,6 +31,14 @@ struct sty {
 };
 struct sty sty_of(const struct opts *o);
 
+/* The shown processes, heaviest first, one a call: from the report's
+ * sort (spill.c) where opts.list_spill says so, else from r->order.  *it
+ * starts at 0; tmp holds a row read back.  NULL after the last. */
+const struct proc *listed_next(const struct report *r, size_t *it, struct proc *tmp);
+/* Write out b's report so far where opts.stream allows and it is long:
+ * a list of every process is never all held. */
+void out_flush(struct rm_buf *b, const struct opts *o);
+
 /* The heaviest in-scope row of the exit log, NULL without one. */
 const struct proc *largest_row(const struct report *r);
 /* The heaviest row of a process that ended (the exact figure's), NULL without one. */

@@ -14,10 +14,11 @@
  *   - whole rows only for the top N, the top 5 by write, read and reclaim
  *     stall, the largest, the largest ended, the survivors and killed
  *     compilers.
- * The text and Markdown reports fold, and the JSON when --top N says how
- * many processes it lists (no --csv, --trace, --series, --top over 1000,
- * no OOM kill to tie to a row): the others hold every row, as the JSON
- * without --top does, which lists every process (rm-run's of one job).
+ * Every report folds (text, Markdown, JSON) but --compare, --fail-on,
+ * --memwatch, --now and an exit log with an OOM kill to tie to a row,
+ * which hold every row.  What lists every row (--csv, --trace, and the
+ * process list of --top over 1000 or of the JSON without --top) takes
+ * each as it is read into an external sort (spill.c).
  * The result is byte for byte what holding every row gives
  * (tests/tools/summarize-golden.sh; rm-summarize.bats compares the two
  * on a generated log).
@@ -39,6 +40,7 @@
 #include "cu.h"
 #include "fmt.h"
 #include "fold.h"
+#include "spill.h"
 #include "unitwalk.h"
 
 enum { R_TOP = 1, R_LARGEST = 2, R_ENDED = 4, R_KEEP = 8, R_IO = 16 /* 16, 32, 64 */ };
@@ -105,12 +107,6 @@ struct fold {
 	size_t seq, hidden;
 	double hidden_kib;
 };
-
-int fold_options_ok(const struct opts *o)
-{
-	/* The JSON lists every process unless --top N says how many. */
-	return (!o->json || o->top_set) && !o->csv && !o->trace && !o->series && o->top <= 1000;
-}
 
 static uint64_t hash_str(const char *s)
 {
@@ -412,7 +408,9 @@ static struct fold *fold_new(struct report *r)
 	struct fold *f = xmalloc(sizeof(*f));
 
 	memset(f, 0, sizeof(*f));
-	f->top = (struct kheap){ .cap = r->opt->top > 0 ? (size_t)r->opt->top : 0, .key = -1, .role = R_TOP };
+	/* A list read from the report's sort (spill.c) keeps no row here. */
+	f->top = (struct kheap){ .cap = r->opt->top > 0 && !r->opt->list_spill ? (size_t)r->opt->top : 0,
+				 .key = -1, .role = R_TOP };
 	for (int i = 0; i < 3; i++)
 		f->io[i] = (struct kheap){ .cap = FOLD_IO_TOP, .key = i, .role = R_IO << i };
 	f->off = report_tree_off(r);
@@ -521,6 +519,7 @@ void fold_row(struct report *r, struct proc *p)
 
 	if (p->shown)
 		fold_io_row(r, f, p);
+	spill_row(r, p);
 	k = fold_keep(f, p, seq);
 	if (!k) {
 		free(p->cmd);

@@ -32,8 +32,6 @@ void fold_io_init(struct fold_io *io, int nstages);
 /* A shown row into the sums; stage: its stage for reclaim (-1 none). */
 void fold_io_add(struct fold_io *io, const struct proc *p, int stage);
 
-/* Whether the options' outputs are all computed from a folded log. */
-int fold_options_ok(const struct opts *o);
 /* Whether comm is a compiler's, asked once a name; the row read next is
  * this command's (fold_row takes its figures there). */
 int fold_compiler(struct report *r, const char *comm);

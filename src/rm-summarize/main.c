@@ -612,6 +612,24 @@ static void warn_filtered_out(const struct report *reps, int nrep)
 }
 
 /*
+ * How the reports read their exit logs.  A report folds its exit log as
+ * read (fold.c); --compare, --fail-on and --memwatch hold every row (as
+ * the test knob RM_SUMMARIZE_HOLD=1 makes every report do).  A process
+ * list longer than 1,000 (--top all, the JSON without --top) is read from
+ * the report's sort (spill.c), and written out as it is made unless
+ * --fail-on's lines are to be placed in it.
+ */
+static void how_to_read(struct opts *o)
+{
+	const char *hold = getenv("RM_SUMMARIZE_HOLD");
+
+	o->fold = !compare && !gate.n && !history && !g_mw.on && !now_live && !(hold && *hold);
+	o->list_spill = !compare && !history && !g_mw.on && !now_live &&
+			(o->top > 1000 || (o->json && !o->top_set));
+	o->stream = !gate.n && !compare && !g_mw.on;
+}
+
+/*
  * Read every file into reports (model.c), then write the files asked for
  * and print the reports in the format asked for.
  */
@@ -647,11 +665,7 @@ int main(int argc, char **argv)
 		for (int j = 0; j < i; j++)
 			if (strcmp(argv[optind + i], "-") == 0 && strcmp(argv[optind + j], "-") == 0)
 				rm_cli_usage_error(&cli, "'-' (standard input) given twice");
-	/* A text report (or --json --top N, with or without --run-csv)
-	 * folds its exit log as read (fold.c); the other outputs hold every
-	 * row. */
-	g_opt.fold = fold_options_ok(&g_opt) && !compare && !gate.n && !history &&
-		     !g_mw.on && !now_live;
+	how_to_read(&g_opt);
 	in = inputs_open(argv + optind, nin);
 	check_outputs(in, nin);
 	if (compare) {

@@ -28,6 +28,7 @@
 #include "model.h"
 #include "oom.h"
 #include "procs.h"
+#include "spill.h"
 #include "sys.h"
 #include "unitwalk.h"
 
@@ -608,6 +609,7 @@ static void report_finish(struct report *r, const struct opts *o)
 		p->shown = (!o->has_inc || matches(&o->inc, p)) && !(o->has_exc && matches(&o->exc, p));
 		if (r->fold)
 			continue;
+		spill_row(r, p);
 		r->nrows++;
 		r->nshown += p->shown;
 		if (!isnan(p->cpu_s))
@@ -649,6 +651,8 @@ void report_free(struct report *r)
 	}
 	free(r->others);
 	free(r->oorder);
+	spill_free(r->sp_peak);
+	spill_free(r->sp_start);
 	for (int i = 0; i < r->nstages; i++) {
 		free(r->stages[i].name);
 		free(r->stages[i].raw);

@@ -533,13 +533,15 @@ static void json_processes(struct rm_buf *b, const struct report *r, const struc
 	jkey(b, &g, "top");
 	rm_buf_addc(b, '[');
 	/* Every process unless --top says otherwise, as memwatch's. */
-	max = o->top_set ? (size_t)o->top : r->nproc;
-	for (size_t i = 0; i < r->nproc && listed < max; i++) {
-		if (!r->order[i]->shown)
-			continue;
+	max = o->top_set ? (size_t)o->top : (size_t)-1;
+	const struct proc *p;
+	struct proc tmp;
+	size_t it = 0;
+	while (listed < max && (p = listed_next(r, &it, &tmp))) {
 		if (listed++)
 			rm_buf_addc(b, ',');
-		json_proc(b, r, r->order[i]);
+		json_proc(b, r, p);
+		out_flush(b, o);
 	}
 	rm_buf_adds(b, "]}");
 }

@@ -342,11 +342,13 @@ static void md_lists(struct rm_buf *b, const struct report *r, const struct opts
 	if (r->nexitlogs && !r->nunits) {
 		size_t listed = 0;
 		rm_buf_adds(b, MD_PROC_HEAD);
-		for (size_t i = 0; i < r->nproc && listed < (size_t)o->top; i++) {
-			if (!r->order[i]->shown)
-				continue;
+		const struct proc *p;
+		struct proc tmp;
+		size_t it = 0;
+		while (listed < (size_t)o->top && (p = listed_next(r, &it, &tmp))) {
 			listed++;
-			md_proc_row(b, r->order[i]);
+			md_proc_row(b, p);
+			out_flush(b, o);
 		}
 		rm_buf_adds(b, "\n");
 	}

@@ -694,11 +694,11 @@ static void text_procs(struct rm_buf *b, const struct report *r, const struct op
 	if (shown) {
 		rm_buf_addf(b, "  %7s %10s %10s %8s %6s  %-15s %s\n", "PID", "peak MiB", "at s",
 			    "cpu s", "exit", "comm", "unit or cmd");
-		for (size_t i = 0; i < r->nproc && listed < (size_t)o->top; i++) {
-			const struct proc *p = r->order[i];
+		const struct proc *p;
+		struct proc tmp;
+		size_t it = 0;
+		while (listed < (size_t)o->top && (p = listed_next(r, &it, &tmp))) {
 			char pk[16], at[16], cs[16];
-			if (!p->shown)
-				continue;
 			listed++;
 			snprintf(pk, sizeof(pk), isnan(p->peak_kib) ? "-" : "%.1f", mib(p->peak_kib));
 			snprintf(at, sizeof(at), isnan(p->peak_at) ? "-" : "%.2f", p->peak_at);
@@ -706,6 +706,7 @@ static void text_procs(struct rm_buf *b, const struct report *r, const struct op
 			rm_buf_addf(b, "  %7d %10s %10s %8s %6s  %-15s %.100s%s\n", p->pid, pk, at, cs,
 				    p->exit[0] ? p->exit : "-", p->comm, p->unit ? p->unit : p->rcmd,
 				    emu_mark(p->emulated));
+			out_flush(b, o);
 		}
 		if (listed < shown)
 			rm_buf_addf(b, "  ... %zu more (--top N, --csv FILE)\n", shown - listed);

@@ -43,7 +43,12 @@ struct opts {
 	int elsewhere_cmdlines; /* --elsewhere-cmdlines: other users' command
 				 * lines under "Elsewhere on this host" */
 	int fold;              /* the outputs asked for allow an exit log folded as
-				* read (fold.c): text or Markdown, no --json, --csv, --trace... */
+				* read (fold.c): not --compare, --fail-on, --memwatch... */
+	int list_spill;        /* the process list is read from the report's sort
+				* (spill.c): --top over 1000 (all), or --json without
+				* --top, which lists every process */
+	int stream;            /* a renderer may write out what it has made so far
+				* (rm_out), its lines never revisited: no --fail-on */
 };
 
 /* A peak (or trough) of one column, with when and during what. */
@@ -410,6 +415,7 @@ struct verdict {
 };
 
 struct fold;
+struct spill;
 
 struct report {
 	const struct opts *opt;  /* the options it was built with */
@@ -433,6 +439,10 @@ struct report {
 	struct proc *others;
 	size_t nothers, capothers;
 	struct proc **oorder;  /* others, heaviest first */
+	/* The in-scope rows --csv and --top all list (shown, heaviest first)
+	 * and --trace draws (with a start, in start order), put in order as
+	 * read (spill.c); NULL where no output asks. */
+	struct spill *sp_peak, *sp_start;
 	size_t others_hidden;  /* others whose command line is not shown */
 	size_t others_hidden_nouid; /* of which no uid was recorded */
 	int has_scope;         /* an exit log with a scope column */

@@ -14,9 +14,11 @@
  * from the run's origin: the moment rm-tree's start_s counts from (the
  * same origin the report maps peaks with), so every track shares it.
  *
- * The report gives the processes, stages and OOM kills; the counter
- * series and the exit log's read_kib / write_kib columns (read by name,
- * empty when the log has none) are read here from the report's files.
+ * The report gives the processes (in start order, from its sort:
+ * spill.c), stages and OOM kills; the counter series are read here from
+ * the report's files.  The file is written as it is made, a buffer at a
+ * time, so that neither the rows nor the events are ever all held; the
+ * lanes' names come last, once the packing knows how many there are.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +29,8 @@
 #include <unistd.h>
 
 #include "oom.h"
+#include "outfile.h"
+#include "spill.h"
 #include "trace.h"
 #include "util.h"
 
@@ -35,27 +39,36 @@
 #define TID_OOM_ELSE 3     /* other programs' kills, muted */
 #define TID_LANE0 10
 
-struct io {
-	int pid;
-	double start_s, read_kib, write_kib;
-};
+#define FLUSH_AT 65536
 
 struct scan {
 	struct rm_buf *b;
+	int fd;                  /* the file being written */
+	int err;                 /* errno of the first failed write */
 	double origin;
-	int kind;                /* 0 unknown, 1 system CSV, 2 timeline, 3 exit log */
+	int kind;                /* 0 unknown, 1 system CSV, 2 timeline */
 	int col[8];
-	struct io *io;
-	size_t nio, capio;
 	long counters;
 };
 
-enum { K_SYS = 1, K_TL, K_XL };
-/* Columns by kind: system CSV, timeline, exit log. */
+enum { K_SYS = 1, K_TL };
+/* Columns by kind: system CSV, timeline. */
 static const char *const sys_cols[] = { "epoch", "mem_used_mb", "mem_avail_mb", "cpu_pct",
 					"disk_avail_gb", "swap_used_mb", NULL };
 static const char *const tl_cols[] = { "epoch", "rss_kib", "cpu_pct", "procs", NULL };
-static const char *const xl_cols[] = { "pid", "start_s", "read_kib", "write_kib", "peak_rss_kib", NULL };
+
+/* What is made so far to the file, once there is enough of it (or at the
+ * end, force): the first failure is kept and the rest dropped. */
+static void flush(struct scan *s, int force)
+{
+	if (s->err || (!force && s->b->len < FLUSH_AT))
+		return;
+	if (s->b->oom)
+		s->err = ENOMEM;
+	else if (rm_buf_write(s->fd, s->b) < 0)
+		s->err = errno;
+	rm_buf_reset(s->b);
+}
 
 static double fnum(const struct rm_csv *c, int col)
 {
@@ -107,9 +120,12 @@ static int on_row(void *arg, struct rm_csv *c)
 	if (c->records == 1) {
 		/* The header: what the file is, and where its columns are. */
 		s->kind = header_col(c->f, c->nf, "mem_avail_mb") >= 0 ? K_SYS :
-			  header_col(c->f, c->nf, "peak_rss_kib") >= 0 ? K_XL :
+			  header_col(c->f, c->nf, "peak_rss_kib") >= 0 ? 0 :
 			  header_col(c->f, c->nf, "procs") >= 0 && header_col(c->f, c->nf, "rss_kib") >= 0 ? K_TL : 0;
-		names = s->kind == K_SYS ? sys_cols : s->kind == K_TL ? tl_cols : xl_cols;
+		/* An exit log's rows are the report's (write_procs). */
+		if (!s->kind)
+			return 1;
+		names = s->kind == K_SYS ? sys_cols : tl_cols;
 		for (int i = 0; i < 8; i++)
 			s->col[i] = -1;
 		for (int i = 0; s->kind && names[i]; i++)
@@ -131,17 +147,8 @@ static int on_row(void *arg, struct rm_csv *c)
 		counter(s, "job RSS MiB", e, "rss", fnum(c, s->col[1]) / 1024.0, NULL, NAN);
 		counter(s, "job CPU %", e, "cpu", fnum(c, s->col[2]), NULL, NAN);
 		counter(s, "job processes", e, "procs", fnum(c, s->col[3]), NULL, NAN);
-	} else if (s->kind == K_XL && s->col[2] >= 0) {
-		if (s->nio == s->capio) {
-			s->capio = s->capio ? s->capio * 2 : 256;
-			s->io = xrealloc(s->io, s->capio * sizeof(*s->io));
-		}
-		s->io[s->nio].pid = (int)fnum(c, s->col[0]);
-		s->io[s->nio].start_s = fnum(c, s->col[1]);
-		s->io[s->nio].read_kib = fnum(c, s->col[2]);
-		s->io[s->nio].write_kib = fnum(c, s->col[3]);
-		s->nio++;
 	}
+	flush(s, 0);
 	return 0;
 }
 
@@ -170,38 +177,6 @@ static void scan_file(struct scan *s, const char *path)
 	close(fd);
 }
 
-static int by_io(const void *a, const void *b)
-{
-	const struct io *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return (x->pid > y->pid) - (x->pid < y->pid);
-	return (x->start_s > y->start_s) - (x->start_s < y->start_s);
-}
-
-static const struct io *io_find(const struct scan *s, int pid, double start)
-{
-	struct io key = { pid, start, 0, 0 };
-	const struct io *f = s->nio ? bsearch(&key, s->io, s->nio, sizeof(*s->io), by_io) : NULL;
-
-	return f;
-}
-
-struct span {
-	size_t i;                /* index in r->procs */
-	long long ts, end;
-	int lane;
-};
-
-static int by_start(const void *a, const void *b)
-{
-	const struct span *x = a, *y = b;
-
-	if (x->ts != y->ts)
-		return (x->ts > y->ts) - (x->ts < y->ts);
-	return (x->end < y->end) - (x->end > y->end);
-}
-
 static void thread_name(struct rm_buf *b, int tid, const char *name, int sort)
 {
 	rm_buf_addf(b, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"ts\":0,\"name\":\"thread_name\","
@@ -221,76 +196,76 @@ static void arg_num(struct rm_buf *b, const char *k, double v, int prec)
 		rm_buf_num(b, v, prec);
 }
 
-/* The processes as complete events on packed lanes; returns lanes used. */
-static int write_procs(struct rm_buf *b, const struct report *r, const struct scan *s, double run_end)
+/* The processes as complete events, in start order, each on the lowest
+ * lane free since it started (first fit), written as they come; the
+ * lanes' names after them.  Returns the lanes used. */
+static int write_procs(struct scan *sc, const struct report *r, double run_end)
 {
-	struct span *v = xmalloc((r->nproc ? r->nproc : 1) * sizeof(*v));
+	struct rm_buf *b = sc->b;
 	long long *lane_end = NULL;
-	int nlanes = 0;
-	size_t n = 0;
+	int nlanes = 0, got;
+	struct proc p;
 
-	for (size_t i = 0; i < r->nproc; i++) {
-		const struct proc *p = &r->procs[i];
-		double end = isnan(p->end_s) ? run_end : p->end_s;
-		if (isnan(p->start_s) || isnan(end))
-			continue;
-		v[n].i = i;
-		v[n].ts = us(p->start_s);
-		v[n].end = us(end);
-		if (v[n].end < v[n].ts)
-			v[n].end = v[n].ts;
-		n++;
+	if (!r->sp_start)
+		return 0;
+	if (spill_rewind(r->sp_start) < 0) {
+		sc->err = errno;
+		return 0;
 	}
-	qsort(v, n, sizeof(*v), by_start);
-	/* First fit: the lowest lane free since this process started. */
-	for (size_t k = 0; k < n; k++) {
+	while (!sc->err && (got = spill_next(r->sp_start, &p)) > 0) {
+		double end = isnan(p.end_s) ? run_end : p.end_s;
+		long long ts, te;
 		int l = 0;
-		while (l < nlanes && lane_end[l] > v[k].ts)
+		if (isnan(end))
+			continue;
+		ts = us(p.start_s);
+		te = us(end);
+		if (te < ts)
+			te = ts;
+		while (l < nlanes && lane_end[l] > ts)
 			l++;
 		if (l == nlanes) {
 			lane_end = xrealloc(lane_end, (size_t)(nlanes + 1) * sizeof(*lane_end));
 			nlanes++;
 		}
-		lane_end[l] = v[k].end;
-		v[k].lane = l;
+		lane_end[l] = te;
+
+		char *comm = sanitized(p.comm, strlen(p.comm));
+		ev_head(b, "X", ts, TID_LANE0 + l);
+		rm_buf_addf(b, "\"dur\":%lld,\"name\":", te - ts);
+		rm_buf_json(b, p.unit ? p.unit : comm);
+		rm_buf_adds(b, ",\"cat\":\"process\",\"args\":{\"pid\":");
+		rm_buf_addf(b, "%d", p.pid);
+		rm_buf_adds(b, ",\"comm\":");
+		rm_buf_json(b, comm);
+		arg_num(b, "peak_mib", p.peak_kib / 1024.0, 1);
+		arg_num(b, "cpu_s", p.cpu_s, 2);
+		arg_num(b, "read_kib", p.read_kib, 0);
+		arg_num(b, "write_kib", p.write_kib, 0);
+		rm_buf_adds(b, ",\"exit\":");
+		if (p.exit[0])
+			rm_buf_json(b, p.exit);
+		else
+			rm_buf_adds(b, "null");
+		rm_buf_adds(b, ",\"command\":");
+		if (p.cmd && p.cmd[0])
+			rm_buf_json(b, p.cmd);
+		else
+			rm_buf_adds(b, "null");
+		rm_buf_adds(b, p.emulated == 1 ? ",\"emulated\":true" :
+			       p.emulated == 0 ? ",\"emulated\":false" : ",\"emulated\":null");
+		rm_buf_adds(b, "}}");
+		free(comm);
+		flush(sc, 0);
 	}
+	if (got < 0 && !sc->err)
+		sc->err = errno;
 	for (int l = 0; l < nlanes; l++) {
 		char name[32];
 		snprintf(name, sizeof(name), "processes %d", l + 1);
 		thread_name(b, TID_LANE0 + l, name, TID_LANE0 + l);
 	}
-	for (size_t k = 0; k < n; k++) {
-		const struct proc *p = &r->procs[v[k].i];
-		const struct io *io = io_find(s, p->pid, p->start_s);
-		char *comm = sanitized(p->comm, strlen(p->comm));
-		ev_head(b, "X", v[k].ts, TID_LANE0 + v[k].lane);
-		rm_buf_addf(b, "\"dur\":%lld,\"name\":", v[k].end - v[k].ts);
-		rm_buf_json(b, p->unit ? p->unit : comm);
-		rm_buf_adds(b, ",\"cat\":\"process\",\"args\":{\"pid\":");
-		rm_buf_addf(b, "%d", p->pid);
-		rm_buf_adds(b, ",\"comm\":");
-		rm_buf_json(b, comm);
-		arg_num(b, "peak_mib", p->peak_kib / 1024.0, 1);
-		arg_num(b, "cpu_s", p->cpu_s, 2);
-		arg_num(b, "read_kib", io ? io->read_kib : NAN, 0);
-		arg_num(b, "write_kib", io ? io->write_kib : NAN, 0);
-		rm_buf_adds(b, ",\"exit\":");
-		if (p->exit[0])
-			rm_buf_json(b, p->exit);
-		else
-			rm_buf_adds(b, "null");
-		rm_buf_adds(b, ",\"command\":");
-		if (p->cmd && p->cmd[0])
-			rm_buf_json(b, p->cmd);
-		else
-			rm_buf_adds(b, "null");
-		rm_buf_adds(b, p->emulated == 1 ? ",\"emulated\":true" :
-			       p->emulated == 0 ? ",\"emulated\":false" : ",\"emulated\":null");
-		rm_buf_adds(b, "}}");
-		free(comm);
-	}
 	free(lane_end);
-	free(v);
 	return nlanes;
 }
 
@@ -375,10 +350,16 @@ static void write_ooms(struct rm_buf *b, const struct report *r, double origin)
 int write_trace(const struct report *r, const char *path)
 {
 	struct rm_buf b = { 0 };
+	struct rm_outfile o;
 	struct scan s;
 	double origin = NAN, run_end = NAN;
+	char why[128];
 	int e = 0;
 
+	/* Whole or not at all, through the directory's descriptor (outfile.h):
+	 * a symlink or FIFO at the name is refused, a file only replaced. */
+	if (rm_out_open(path, &o, why, sizeof(why)) < 0)
+		return -1;
 	/* The origin rm-tree's times count from, as report_finish finds it;
 	 * with no exit log, the system CSV's own. */
 	if (r->tl.known)
@@ -391,6 +372,7 @@ int write_trace(const struct report *r, const char *path)
 		origin = 0;
 	memset(&s, 0, sizeof(s));
 	s.b = &b;
+	s.fd = o.fd;
 	s.origin = origin;
 	rm_buf_adds(&b, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"rm-summarize " RM_VERSION
 		    "\",\"origin_epoch\":");
@@ -399,21 +381,21 @@ int write_trace(const struct report *r, const char *path)
 		    "\"name\":\"process_name\",\"args\":{\"name\":\"build\"}}");
 	for (int i = 0; i < r->nfiles; i++)
 		scan_file(&s, r->files[i]);
-	if (s.nio)
-		qsort(s.io, s.nio, sizeof(*s.io), by_io);
 	if (r->sys && r->sys->samples)
 		run_end = r->sys->last_epoch - origin;
 	if (r->tl.known && !isnan(r->tl.last_epoch) && (isnan(run_end) || r->tl.last_epoch - origin > run_end))
 		run_end = r->tl.last_epoch - origin;
 	write_stages(&b, r, origin);
 	write_ooms(&b, r, origin);
-	write_procs(&b, r, &s, run_end);
+	write_procs(&s, r, run_end);
 	rm_buf_adds(&b, "\n]}\n");
-	free(s.io);
-	/* Whole or not at all, through the directory's descriptor (outfile.h):
-	 * a symlink or FIFO at the name is refused, a file only replaced. */
-	if (write_whole(path, &b) < 0)
+	flush(&s, 1);
+	if (s.err) {
+		e = s.err;
+		rm_out_abort(&o);
+	} else if (rm_out_commit(&o, why, sizeof(why)) < 0) {
 		e = errno;
+	}
 	rm_buf_free(&b);
 	errno = e;
 	return e ? -1 : 0;
