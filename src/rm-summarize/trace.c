@@ -203,7 +203,7 @@ static int write_procs(struct scan *sc, const struct report *r, double run_end)
 {
 	struct rm_buf *b = sc->b;
 	long long *lane_end = NULL;
-	int nlanes = 0, got;
+	int nlanes = 0, got = 0;
 	struct proc p;
 
 	if (!r->sp_start)
