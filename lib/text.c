@@ -2,7 +2,6 @@
  * text: see text.h.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,7 +175,10 @@ static int buf_grow(struct rm_buf *b, size_t need)
 
 void rm_buf_add(struct rm_buf *b, const char *s, size_t n)
 {
-	if (buf_grow(b, n) < 0)
+	/* The room is there but for a buffer's first rows and growth. */
+	if (b->len + n + 1 > b->cap && buf_grow(b, n) < 0)
+		return;
+	if (b->oom)
 		return;
 	memcpy(b->p + b->len, s, n);
 	b->len += n;
@@ -227,18 +229,70 @@ void rm_buf_csv(struct rm_buf *b, const char *s)
 void rm_buf_json(struct rm_buf *b, const char *s)
 {
 	rm_buf_addc(b, '"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\') {
-			rm_buf_addc(b, '\\');
-			rm_buf_addc(b, (char)c);
-		} else if (c < 0x20 || c == 0x7f) {
-			rm_buf_addf(b, "\\u%04x", c);
-		} else {
-			rm_buf_addc(b, (char)c);
+	while (*s) {
+		/* A run of bytes that need no escape, in one copy. */
+		size_t n = 0;
+		unsigned char c;
+		while ((c = (unsigned char)s[n]) && c != '"' && c != '\\' && c >= 0x20 && c != 0x7f)
+			n++;
+		if (n) {
+			rm_buf_add(b, s, n);
+			s += n;
+			continue;
 		}
+		if (c == '"' || c == '\\') {
+			char e[2] = { '\\', (char)c };
+			rm_buf_add(b, e, 2);
+		} else {
+			rm_buf_addf(b, "\\u%04x", c);
+		}
+		s++;
 	}
 	rm_buf_addc(b, '"');
+}
+
+static const double pow10_tab[RM_NUM_PREC_MAX + 1] = {
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
+	1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17,
+};
+
+/*
+ * "%.*f" of v (finite), its "-0" dropped, without printf's exact decimal
+ * expansion (a quarter of rm-summarize's time writing JSON): where
+ * |v| * 10^prec is below 2^53 and not within its own rounding error
+ * (half an ulp: the product is one rounded multiplication by an exact
+ * power of ten) of a half, the nearest integer to it is the one the exact
+ * value rounds to, as printf's would.  Returns the length written to out,
+ * or 0 where printf must decide (a tie or near one, a large number).
+ */
+static int num_fast(char *out, double v, int prec)
+{
+	double a = v < 0 ? -v : v, s = a * pow10_tab[prec], f, m;
+	unsigned long long n;
+	char dig[24];
+	int k = 0, len = 0;
+
+	if (!(s < 9007199254740992.0))   /* 2^53 */
+		return 0;
+	n = (unsigned long long)s;
+	f = s - (double)n;               /* exact */
+	m = s * 0x1p-51 + 0x1p-1074;     /* above half an ulp of s */
+	if (f > 0.5 - m && f < 0.5 + m)
+		return 0;
+	if (f > 0.5)
+		n++;
+	if (v < 0 && n)
+		out[len++] = '-';
+	do {
+		dig[k++] = (char)('0' + n % 10);
+		n /= 10;
+	} while (n || k <= prec);
+	while (k--) {
+		out[len++] = dig[k];
+		if (k == prec && prec > 0)
+			out[len++] = '.';
+	}
+	return len;
 }
 
 void rm_buf_num(struct rm_buf *b, double v, int prec)
@@ -255,6 +309,10 @@ void rm_buf_num(struct rm_buf *b, double v, int prec)
 		prec = 0;
 	if (prec > RM_NUM_PREC_MAX)
 		prec = RM_NUM_PREC_MAX;
+	if ((n = num_fast(tmp, v, prec)) > 0) {
+		rm_buf_add(b, tmp, (size_t)n);
+		return;
+	}
 	n = snprintf(tmp, sizeof(tmp), "%.*f", prec, v);
 	if (n <= 0)
 		return;
@@ -285,10 +343,13 @@ void rm_buf_json_num(struct rm_buf *b, double v, int prec)
 void rm_buf_u64(struct rm_buf *b, uint64_t v)
 {
 	char tmp[24];
-	int n = snprintf(tmp, sizeof(tmp), "%" PRIu64, v);
+	size_t n = sizeof(tmp);
 
-	if (n > 0)
-		rm_buf_add(b, tmp, (size_t)n);
+	do {
+		tmp[--n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	rm_buf_add(b, tmp + n, sizeof(tmp) - n);
 }
 
 int rm_buf_write(int fd, const struct rm_buf *b)

@@ -532,7 +532,12 @@ void jkey_num(struct rm_buf *b, int *first, const char *k, double v, int prec)
 void jkey_long(struct rm_buf *b, int *first, const char *k, long v)
 {
 	jkey(b, first, k);
-	rm_buf_addf(b, "%ld", v);
+	if (v < 0) {
+		rm_buf_addc(b, '-');
+		rm_buf_u64(b, -(uint64_t)v);
+	} else {
+		rm_buf_u64(b, (uint64_t)v);
+	}
 }
 
 void jkey_str(struct rm_buf *b, int *first, const char *k, const char *s)

@@ -2,6 +2,7 @@
  * Unit tests of the pure parsers in lib/ on fixture strings.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -241,6 +242,80 @@ static void csv_and_json_fields(void)
 	rm_buf_free(&b);
 }
 
+/* printf's "%.*f" with "-0..." as "0...": what rm_buf_num promises. */
+static void num_ref(char *out, size_t size, double v, int prec)
+{
+	int zero = 1;
+
+	snprintf(out, size, "%.*f", prec, v);
+	for (const char *p = out + 1; *p; p++)
+		if (*p != '0' && *p != '.')
+			zero = 0;
+	if (out[0] == '-' && zero)
+		memmove(out, out + 1, strlen(out));
+}
+
+/* rm_buf_num's fast path (no printf) gives printf's digits, ties and
+ * near-ties included, over every precision and many magnitudes: the
+ * figures rm-tree and rm-summarize write are compared to the KiB. */
+static void num_as_printf(void)
+{
+	static const double fixed[] = { 0.125, 0.375, 2.5, 1.5, 0.5, -0.5, 0.005, 1.005, 2.675, 1e15 + 0.5,
+					4503599627370495.5, 9007199254740991.0, 9007199254740993.0, 1e-300, -1e-300,
+					0.045, 1.0000000000000002, 123456.789, -0.0, 5e-324, 1e308, 0.1, 0.7, 1234.5678 };
+	struct rm_buf b = { 0 };
+	char want[400];
+	unsigned long long x = 88172645463325252ULL;
+	int bad = 0;
+
+	for (int i = 0; i < (int)(sizeof(fixed) / sizeof(fixed[0])) * (RM_NUM_PREC_MAX + 1); i++) {
+		double v = fixed[i / (RM_NUM_PREC_MAX + 1)];
+		int prec = i % (RM_NUM_PREC_MAX + 1);
+		rm_buf_reset(&b);
+		rm_buf_num(&b, v, prec);
+		num_ref(want, sizeof(want), v, prec);
+		if (strcmp(b.p, want) != 0 && bad++ < 5)
+			fprintf(stderr, "# %.17g prec %d: %s, printf %s\n", v, prec, b.p, want);
+	}
+	for (int i = 0; i < 400000; i++) {
+		double v;
+		int prec = i % 6;
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		switch (i % 4) {
+		case 0: /* a KiB count or a time with three decimals, as written */
+			v = (double)(x % 100000000) / 1000.0;
+			break;
+		case 1: /* halves and near halves at the printed precision */
+			v = ((double)(x % 2000000) + 0.5) / (prec == 0 ? 1 : prec == 1 ? 10 : prec == 2 ? 100 : 1000);
+			break;
+		case 2: /* any bits at all, finite */
+			memcpy(&v, &x, sizeof(v));
+			if (!__builtin_isfinite(v))
+				v = 1.0;
+			break;
+		default: /* percentages, MiB, seconds */
+			v = (double)(x % 1000000007) / 7.0 * ((x >> 40) & 1 ? -1 : 1) / ((x >> 41) % 1000 + 1);
+		}
+		rm_buf_reset(&b);
+		rm_buf_num(&b, v, prec);
+		num_ref(want, sizeof(want), v, prec);
+		if (strcmp(b.p, want) != 0 && bad++ < 5)
+			fprintf(stderr, "# %.17g prec %d: %s, printf %s\n", v, prec, b.p, want);
+	}
+	CHECK(bad == 0);
+	/* And whole numbers, every digit. */
+	for (int i = 0; i < 100000; i++) {
+		uint64_t u = i == 0 ? 0 : i == 1 ? UINT64_MAX : (x ^= x << 13, x ^= x >> 7, x ^= x << 17) >> (i % 64);
+		rm_buf_reset(&b);
+		rm_buf_u64(&b, u);
+		snprintf(want, sizeof(want), "%" PRIu64, u);
+		if (strcmp(b.p, want) != 0 && bad++ < 5)
+			fprintf(stderr, "# u64 %s: %s\n", want, b.p);
+	}
+	CHECK(bad == 0);
+	rm_buf_free(&b);
+}
+
 static void last_line(void)
 {
 	char out[RM_TEXT_MAX + 1];
@@ -377,6 +452,7 @@ int main(void)
 	RUN(csv_and_json_fields);
 	RUN(last_line);
 	RUN(numbers);
+	RUN(num_as_printf);
 	RUN(iso_time);
 	RUN(big_proc_files);
 	return tap_done();
