@@ -7,10 +7,11 @@
  * unit and cmd, NUL-terminated, padded to 8 bytes.  Records are held in
  * one buffer; when it passes run_bytes they are sorted by key and
  * written to the temporary file as one run, and the buffer is reused.
- * Reading back merges the runs, each through a small buffer, with the
- * rows still held (sorted in place) as one more run: a binary heap of
- * the runs' next records.  Held: run_bytes, and a read buffer a run
- * (4 MiB over all the runs, between 4 and 64 KiB each).
+ * Reading back merges the runs, each through a small buffer: a binary
+ * heap of the runs' next records.  The rows still held join the runs on
+ * disk first (where none was written, they are sorted in place and read
+ * from memory).  Held: run_bytes while reading, a read buffer a run while
+ * merging (4 MiB over all the runs, between 4 and 64 KiB each).
  *
  * The temporary file has no name (O_TMPFILE), so nothing in a directory
  * another user may write is touched.  Where it cannot be made, or a run
@@ -349,6 +350,19 @@ int spill_rewind(struct spill *s)
 {
 	size_t each;
 
+	/* Rows already on disk: the held ones join them as the last run, and
+	 * their buffer goes before the merge's come. */
+	if (s->nruns && s->nidx && !s->nospill) {
+		if (write_run(s) < 0)
+			warn_held(s, "write to", errno);
+	}
+	if (!s->nidx) {
+		free(s->buf);
+		free(s->idx);
+		s->buf = NULL;
+		s->idx = NULL;
+		s->len = s->cap = s->capidx = 0;
+	}
 	for (size_t i = 0; i < s->ncur; i++)
 		free(s->cur[i].buf);
 	free(s->cur);
