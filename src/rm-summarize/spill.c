@@ -145,7 +145,8 @@ static int by_rec(const void *a, const void *b, void *arg)
 
 static void sort_held(struct spill *s)
 {
-	qsort_r(s->idx, s->nidx, sizeof(*s->idx), by_rec, s->buf);
+	if (s->nidx)
+		qsort_r(s->idx, s->nidx, sizeof(*s->idx), by_rec, s->buf);
 }
 
 static int put(int fd, const char *p, size_t n, off_t off)
