@@ -266,7 +266,8 @@ int spill_add(struct spill *s, const struct proc *p)
 	t += ul + 1;
 	if (ml)
 		memcpy(t, p->cmd, ml);
-	t[ml] = 0;
+	/* Its NUL and the padding: every byte written to the file is set. */
+	memset(t + ml, 0, (size_t)((char *)r + need - (t + ml)));
 	s->len += need;
 	s->rows++;
 	return 0;
