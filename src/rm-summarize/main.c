@@ -611,21 +611,16 @@ static void warn_filtered_out(const struct report *reps, int nrep)
 	}
 }
 
-/*
- * How the reports read their exit logs.  A report folds its exit log as
- * read (fold.c); --compare, --fail-on and --memwatch hold every row (as
- * the test knob RM_SUMMARIZE_HOLD=1 makes every report do).  A process
- * list longer than 1,000 (--top all, the JSON without --top) is read from
- * the report's sort (spill.c), and written out as it is made unless
- * --fail-on's lines are to be placed in it.
- */
+/* Exit logs fold as read (fold.c) but for --compare, --fail-on, --memwatch
+ * (and RM_SUMMARIZE_HOLD=1, a test knob); a list of over 1,000 processes
+ * comes from the sort (spill.c), written out as made but for --fail-on. */
 static void how_to_read(struct opts *o)
 {
 	const char *hold = getenv("RM_SUMMARIZE_HOLD");
+	int summary = !compare && !history && !g_mw.on && !now_live;
 
-	o->fold = !compare && !gate.n && !history && !g_mw.on && !now_live && !(hold && *hold);
-	o->list_spill = !compare && !history && !g_mw.on && !now_live &&
-			(o->top > 1000 || (o->json && !o->top_set));
+	o->fold = summary && !gate.n && !(hold && *hold);
+	o->list_spill = summary && (o->top > 1000 || (o->json && !o->top_set));
 	o->stream = !gate.n && !compare && !g_mw.on;
 }
 
