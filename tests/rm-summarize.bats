@@ -636,6 +636,27 @@ PY
   umount "$mnt"
 }
 
+# --csv and --trace write as they go: a disk that fills part-way through
+# leaves the old files whole and nothing else behind.
+@test "--csv and --trace onto existing files on a filesystem that fills part-way: exit 1, the old files whole" {
+  local d=$BATS_TEST_TMPDIR mnt="$BATS_TEST_TMPDIR/fs"
+  exitlog_pair "$d" 20000
+  mkdir -p "$mnt"
+  mount -t tmpfs -o size=512k rm-sum "$mnt" 2>"$d/mount.err" ||
+    skip_needs_root "cannot mount a tmpfs here: $(cat "$d/mount.err")" 21
+  printf 'OLD CSV\n' >"$mnt/old.csv"
+  printf 'OLD TRACE\n' >"$mnt/old.json"
+  run -1 --separate-stderr rm-summarize --csv "$mnt/old.csv" "$d/sys.csv" "$d/20000.procs.csv"
+  [ "$stderr" = "rm-summarize: cannot write '$mnt/old.csv': No space left on device" ]
+  run -1 --separate-stderr rm-summarize --trace "$mnt/old.json" "$d/sys.csv" "$d/20000.procs.csv"
+  [ "$stderr" = "rm-summarize: cannot write '$mnt/old.json': No space left on device" ]
+  [ "$(cat "$mnt/old.csv")" = "OLD CSV" ]
+  [ "$(cat "$mnt/old.json")" = "OLD TRACE" ]
+  run -0 bash -c 'ls -A "$1" | sort | tr "\n" " "' _ "$mnt"
+  [ "$output" = "old.csv old.json " ]
+  umount "$mnt"
+}
+
 @test "an unterminated quote is an error naming the line where it opened, not one swallowed row (exit 1)" {
   local f="$BATS_TEST_TMPDIR/uq.csv"
   # Row 4 opens a quote that never closes; 10 rows follow it.

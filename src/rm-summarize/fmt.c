@@ -158,7 +158,6 @@ struct sty sty_of(const struct opts *o)
 	return o->color ? on : off;
 }
 
-/* The heaviest in-scope row of the exit log, NULL without one. */
 const struct proc *listed_next(const struct report *r, size_t *it, struct proc *tmp)
 {
 	int n;
@@ -186,6 +185,7 @@ void out_flush(struct rm_buf *b, const struct opts *o)
 		rm_out(b);
 }
 
+/* The heaviest in-scope row of the exit log, NULL without one. */
 const struct proc *largest_row(const struct report *r)
 {
 	return r->nproc && !isnan(r->order[0]->peak_kib) ? r->order[0] : NULL;

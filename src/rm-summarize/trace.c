@@ -61,13 +61,13 @@ static const char *const tl_cols[] = { "epoch", "rss_kib", "cpu_pct", "procs", N
  * end, force): the first failure is kept and the rest dropped. */
 static void flush(struct scan *s, int force)
 {
-	if (s->err || (!force && s->b->len < FLUSH_AT))
+	if (!force && s->b->len < FLUSH_AT)
 		return;
-	if (s->b->oom)
+	if (!s->err && s->b->oom)
 		s->err = ENOMEM;
-	else if (rm_buf_write(s->fd, s->b) < 0)
+	else if (!s->err && rm_buf_write(s->fd, s->b) < 0)
 		s->err = errno;
-	rm_buf_reset(s->b);
+	rm_buf_reset(s->b);   /* after a failure, dropped rather than held */
 }
 
 static double fnum(const struct rm_csv *c, int col)
