@@ -396,10 +396,8 @@ static void fold_io_row(struct report *r, struct fold *f, const struct proc *p)
 {
 	int st = -1;
 
-	if (!isnan(p->delay_ms[D_RECLAIM])) {
-		double t = !isnan(p->peak_at) ? p->peak_at : !isnan(p->end_s) ? p->end_s : p->start_s;
-		st = stage_at(r, isnan(t) ? NAN : f->off + t);
-	}
+	if (!isnan(p->delay_ms[D_RECLAIM]))
+		st = proc_stage(r, p, f->off);
 	fold_io_add(&f->fio, p, st);
 }
 
@@ -496,7 +494,7 @@ void fold_row(struct report *r, struct proc *p)
 	ci = fold_comm(f, p, seq);
 	c = &f->c[ci];
 
-	double t = !isnan(p->peak_at) ? p->peak_at : !isnan(p->end_s) ? p->end_s : p->start_s;
+	double t = proc_peak_time(p);
 	int ui = -1;
 	if (p->shown && p->unit) {
 		struct funit *u;

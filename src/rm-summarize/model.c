@@ -486,20 +486,6 @@ static void derive_perjob(struct report *r, const struct opts *o)
 	}
 }
 
-/*
- * When a process's peak was reached, for its stage: the sampled time of
- * its peak (an exit log's times are seconds after OFF), else its end (an exact row's peak is the kernel's high-water
- * mark at exit, reached by then at the latest), else its start.
- */
-static double peak_bound(const struct proc *p, double off)
-{
-	double t = !isnan(p->peak_at) ? p->peak_at : !isnan(p->end_s) ? p->end_s : p->start_s;
-
-	if (isnan(t))
-		return NAN;
-	return off + t;
-}
-
 struct cev {
 	double t;
 	int d;                 /* +1 a start, -1 an end */
@@ -605,7 +591,7 @@ static void report_finish(struct report *r, const struct opts *o)
 		struct proc *p = &r->procs[i];
 		if (!isnan(p->peak_at))
 			p->peak_epoch = off + p->peak_at;
-		p->stage = stage_at(r, peak_bound(p, off));
+		p->stage = proc_stage(r, p, off);
 		p->shown = (!o->has_inc || matches(&o->inc, p)) && !(o->has_exc && matches(&o->exc, p));
 		if (r->fold)
 			continue;
@@ -620,7 +606,7 @@ static void report_finish(struct report *r, const struct opts *o)
 		struct proc *p = &r->others[i];
 		if (!isnan(p->peak_at))
 			p->peak_epoch = off + p->peak_at;
-		p->stage = stage_at(r, peak_bound(p, off));
+		p->stage = proc_stage(r, p, off);
 	}
 	procs_hide_cmdlines(r, o);
 	r->oorder = xmalloc((r->nothers ? r->nothers : 1) * sizeof(*r->oorder));

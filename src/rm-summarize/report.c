@@ -146,6 +146,18 @@ const char *verdict_kind_name(enum verdict_kind k)
 	return names[k];
 }
 
+double proc_peak_time(const struct proc *p)
+{
+	return !isnan(p->peak_at) ? p->peak_at : !isnan(p->end_s) ? p->end_s : p->start_s;
+}
+
+int proc_stage(const struct report *r, const struct proc *p, double off)
+{
+	double t = proc_peak_time(p);
+
+	return stage_at(r, isnan(t) ? NAN : off + t);
+}
+
 double report_tree_off(const struct report *r)
 {
 	if (r->tl.known)

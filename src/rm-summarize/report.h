@@ -488,6 +488,12 @@ int stage_begun(const struct report *r, double epoch, double *until);
 /* rm-tree's time 0 as an epoch (its times are seconds after it): its
  * timeline's or job row's start, else the system CSV's; NaN. */
 double report_tree_off(const struct report *r);
+/* When a process's peak was reached at the latest, in its exit log's
+ * seconds: the sampled time of its peak, else its end (an exact row's
+ * peak is the kernel's high-water mark at exit), else its start; NaN. */
+double proc_peak_time(const struct proc *p);
+/* The stage then (off: rm-tree's time 0 as an epoch), or -1. */
+int proc_stage(const struct report *r, const struct proc *p, double off);
 /* The stage's name, "" for -1 or none. */
 const char *stage_name(const struct report *r, int i);
 /* A new verdict of kind k, zeroed (no time, no stage, no victim). */

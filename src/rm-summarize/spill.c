@@ -71,7 +71,6 @@ struct spill {
 	off_t *run_off, *run_end;
 	size_t nruns, capruns;
 	uint64_t seq;
-	size_t rows;
 	int err;
 	/* reading back */
 	struct cursor *cur;
@@ -211,7 +210,7 @@ static int write_run(struct spill *s)
 	return 0;
 }
 
-int spill_add(struct spill *s, const struct proc *p)
+void spill_add(struct spill *s, const struct proc *p, int stage)
 {
 	size_t cl = strlen(p->comm), el = strlen(p->exit), ul = p->unit ? strlen(p->unit) : 0,
 	       ml = p->cmd ? strlen(p->cmd) : 0;
@@ -240,7 +239,7 @@ int spill_add(struct spill *s, const struct proc *p)
 	r->ppid = p->ppid;
 	r->emulated = (int8_t)p->emulated;
 	r->has_unit = p->unit != NULL;
-	r->stage = (int16_t)(p->stage >= -1 && p->stage < INT16_MAX ? p->stage : -1);
+	r->stage = (int16_t)(stage >= -1 && stage < INT16_MAX ? stage : -1);
 	r->comm_len = (uint16_t)cl;
 	r->exit_len = (uint16_t)el;
 	r->unit_len = (uint32_t)ul;
@@ -269,8 +268,6 @@ int spill_add(struct spill *s, const struct proc *p)
 	/* Its NUL and the padding: every byte written to the file is set. */
 	memset(t + ml, 0, (size_t)((char *)r + need - (t + ml)));
 	s->len += need;
-	s->rows++;
-	return 0;
 }
 
 /* The cursor's next record, reading more of its run where needed; NULL
@@ -462,21 +459,6 @@ int spill_next(struct spill *s, struct proc *p)
 	return 1;
 }
 
-int spill_error(const struct spill *s)
-{
-	return s->err;
-}
-
-size_t spill_rows(const struct spill *s)
-{
-	return s->rows;
-}
-
-size_t spill_runs(const struct spill *s)
-{
-	return s->nruns;
-}
-
 void spill_free(struct spill *s)
 {
 	if (!s)
@@ -501,18 +483,14 @@ void spill_row(struct report *r, const struct proc *p)
 	if (!o)
 		return;
 	if ((o->csv || o->list_spill) && p->shown) {
-		struct proc q = *p;
-		/* Its stage, as report_finish gives a held row (model.c's
-		 * peak_bound: when its peak was reached at the latest). */
-		double t = !isnan(p->peak_at) ? p->peak_at : !isnan(p->end_s) ? p->end_s : p->start_s;
-		q.stage = stage_at(r, isnan(t) ? NAN : report_tree_off(r) + t);
 		if (!r->sp_peak)
 			r->sp_peak = spill_new(SPILL_PEAK, 0);
-		spill_add(r->sp_peak, &q);
+		/* Its stage, as report_finish gives a held row. */
+		spill_add(r->sp_peak, p, proc_stage(r, p, report_tree_off(r)));
 	}
 	if (o->trace && !isnan(p->start_s)) {
 		if (!r->sp_start)
 			r->sp_start = spill_new(SPILL_START, 0);
-		spill_add(r->sp_start, p);
+		spill_add(r->sp_start, p, -1);
 	}
 }

@@ -24,19 +24,15 @@ enum spill_order {
 /* A new, empty spill; run_bytes is the most held before a run is written
  * (0: the default, or RM_SUMMARIZE_SPILL_KIB from the environment). */
 struct spill *spill_new(enum spill_order order, size_t run_bytes);
-/* Copy p in (its numbers, stage, comm, exit, unit and cmd).  Returns 0, or -1
- * once a run could not be written (errno kept for spill_error). */
-int spill_add(struct spill *s, const struct proc *p);
+/* Copy p in (its numbers, comm, exit, unit and cmd) with its stage
+ * (read back as p->stage).  A run that cannot be written is warned of
+ * once and its rows held from then on: nothing is lost. */
+void spill_add(struct spill *s, const struct proc *p, int stage);
 /* Start reading back in order: 0, or -1 with errno. */
 int spill_rewind(struct spill *s);
 /* The next row into *p (its cmd and unit point into the spill, valid to
  * the next call): 1, 0 after the last, -1 with errno on a read error. */
 int spill_next(struct spill *s, struct proc *p);
-/* The errno of the first failure, 0 if none. */
-int spill_error(const struct spill *s);
-/* Rows added, and runs written to the temporary file. */
-size_t spill_rows(const struct spill *s);
-size_t spill_runs(const struct spill *s);
 void spill_free(struct spill *s);
 
 /*
